@@ -1,0 +1,47 @@
+/*
+ * CPU GEMM through OpenBLAS's CBLAS interface (row-major). Batched GEMM is a
+ * loop of single calls: each call is already multi-threaded by OpenBLAS, and
+ * Debian's OpenBLAS 0.3.21 has no batched interface.
+ */
+#include "config.h"
+
+#include <cblas.h>
+#include <limits.h>
+
+#include "backends/cpu/cpu_plugin.h"
+
+static int fits_blasint(int64_t v) { return v <= (int64_t)INT_MAX; }
+
+adnn_status adnn_cpu_gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *g) {
+  (void)ctx;
+  /* OpenBLAS as Debian builds it takes 32-bit integers. */
+  if (!fits_blasint(g->m) || !fits_blasint(g->n) || !fits_blasint(g->k) ||
+      !fits_blasint(g->lda) || !fits_blasint(g->ldb) || !fits_blasint(g->ldc))
+    return adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                               "adnn_gemm: cpu backend: sizes and leading dimensions must be at "
+                               "most %d for OpenBLAS (m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld)",
+                               INT_MAX, (long long)g->m, (long long)g->n, (long long)g->k,
+                               (long long)g->lda, (long long)g->ldb, (long long)g->ldc);
+  enum CBLAS_TRANSPOSE ta = g->ta == ADNN_TRANS ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tb = g->tb == ADNN_TRANS ? CblasTrans : CblasNoTrans;
+  int m = (int)g->m, n = (int)g->n, k = (int)g->k;
+  int lda = (int)g->lda, ldb = (int)g->ldb, ldc = (int)g->ldc;
+  if (g->dtype == ADNN_DTYPE_F32) {
+    const float *a = g->a, *b = g->b;
+    float *c = g->c;
+    for (int64_t i = 0; i < g->batch; i++)
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, (float)g->alpha, a + i * g->stride_a, lda,
+                  b + i * g->stride_b, ldb, (float)g->beta, c + i * g->stride_c, ldc);
+    return ADNN_STATUS_SUCCESS;
+  }
+  if (g->dtype == ADNN_DTYPE_F64) {
+    const double *a = g->a, *b = g->b;
+    double *c = g->c;
+    for (int64_t i = 0; i < g->batch; i++)
+      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, g->alpha, a + i * g->stride_a, lda,
+                  b + i * g->stride_b, ldb, g->beta, c + i * g->stride_c, ldc);
+    return ADNN_STATUS_SUCCESS;
+  }
+  return adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED, "adnn_gemm: cpu backend: dtype %d is not supported",
+                             (int)g->dtype);
+}

@@ -1,0 +1,60 @@
+/*
+ * The CPU backend plugin: the plugin table, its entry point and the context
+ * functions. Probe and init are in cpu_probe.c, memory in cpu_memory.c, GEMM in
+ * cpu_gemm.c.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "backends/cpu/cpu_plugin.h"
+
+const adnn_plugin_host *adnn_cpu_host = NULL;
+
+static adnn_status cpu_context_create(int device, adnn_plugin_context **out) {
+  if (device != 0)
+    return adnn_cpu_host->fail(ADNN_STATUS_BAD_PARAM, "cpu backend has one device (0), not %d",
+                               device);
+  adnn_plugin_context *ctx = calloc(1, sizeof *ctx);
+  if (ctx == NULL) return adnn_cpu_host->fail(ADNN_STATUS_OUT_OF_MEMORY, "out of host memory");
+  ctx->device = device;
+  *out = ctx;
+  return ADNN_STATUS_SUCCESS;
+}
+
+static void cpu_context_destroy(adnn_plugin_context *ctx) { free(ctx); }
+
+/* Every CPU operation completes before it returns. */
+static adnn_status cpu_synchronize(adnn_plugin_context *ctx) {
+  (void)ctx;
+  return ADNN_STATUS_SUCCESS;
+}
+
+static const adnn_plugin cpu_plugin = {
+    .abi_version = ADNN_PLUGIN_ABI_VERSION,
+    .struct_size = sizeof(adnn_plugin),
+    .name = "cpu",
+    .version = PACKAGE_VERSION,
+    .probe = adnn_cpu_probe,
+    .init = adnn_cpu_init,
+    .context_create = cpu_context_create,
+    .context_destroy = cpu_context_destroy,
+    .synchronize = cpu_synchronize,
+    .mem_alloc = adnn_cpu_mem_alloc,
+    .mem_free = adnn_cpu_mem_free,
+    .mem_copy = adnn_cpu_mem_copy,
+    .mem_set = adnn_cpu_mem_set,
+    .gemm = adnn_cpu_gemm,
+};
+
+ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,
+                                                        const adnn_plugin_host *host);
+
+ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,
+                                                        const adnn_plugin_host *host) {
+  /* A core of another major ABI would read our table wrongly; refuse it. The
+   * core checks the same from its side. */
+  if ((host_abi_version >> 16) != ADNN_PLUGIN_ABI_MAJOR || host == NULL) return NULL;
+  adnn_cpu_host = host;
+  return &cpu_plugin;
+}

@@ -1,0 +1,187 @@
+/*
+ * Contexts: parsing the backend request, choosing the plugin, creating and
+ * destroying the plugin's per-context state.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/loader.h"
+
+const char *adnn__backend_env_override(void);
+
+adnn_status adnn__check_context(const char *func, const adnn_context *ctx) {
+  if (ctx == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: ctx is NULL", func);
+  return ADNN_STATUS_SUCCESS;
+}
+
+/* Splits "name" or "name:N" into its parts. Returns 0 for a malformed request. */
+static int parse_backend(const char *spec, char *name, size_t name_size, int *device) {
+  const char *colon = strchr(spec, ':');
+  size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+  if (len == 0 || len >= name_size) return 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = spec[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
+  }
+  memcpy(name, spec, len);
+  name[len] = '\0';
+  *device = 0;
+  if (colon) {
+    const char *digits = colon + 1;
+    if (*digits < '0' || *digits > '9') return 0;
+    errno = 0;
+    char *end = NULL;
+    long v = strtol(digits, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 0 || v > 1000000) return 0;
+    *device = (int)v;
+  }
+  return 1;
+}
+
+static adnn_status status_for_state(adnn_backend_state s) {
+  return s == ADNN_BACKEND_INCOMPATIBLE ? ADNN_STATUS_BACKEND_INCOMPATIBLE
+                                        : ADNN_STATUS_BACKEND_UNAVAILABLE;
+}
+
+/* Finds the plugin for an explicit request; fails loudly, never falls back. */
+static adnn_status find_explicit(const char *spec, const char *origin, adnn__plugin_record **out,
+                                 int *device) {
+  char name[64];
+  if (!parse_backend(spec, name, sizeof name, device))
+    return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                      "adnn_context_create: backend \"%s\"%s is malformed; use \"auto\", "
+                      "\"cpu\", \"cuda\" or \"cuda:N\"", spec, origin);
+  adnn__plugin_record **recs;
+  size_t n;
+  adnn__loader_records(&recs, &n);
+  adnn__plugin_record *found = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(recs[i]->info.name, name) != 0) continue;
+    if (found == NULL || (recs[i]->info.state == ADNN_BACKEND_READY &&
+                          found->info.state != ADNN_BACKEND_READY))
+      found = recs[i];
+  }
+  if (found == NULL) {
+    const char *path, *source;
+    adnn_plugin_search_path(&path, &source);
+    char known[512] = "";
+    for (size_t i = 0; i < n; i++) {
+      size_t used = strlen(known);
+      snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", recs[i]->info.name);
+    }
+    return adnn__fail(ADNN_STATUS_BACKEND_UNAVAILABLE,
+                      "adnn_context_create: backend \"%s\"%s was requested, but no plugin named "
+                      "%s was found in %s (%s); plugins found: %s", spec, origin, name, path,
+                      source, *known ? known : "none");
+  }
+  if (found->info.state != ADNN_BACKEND_READY)
+    return adnn__fail(status_for_state(found->info.state),
+                      "adnn_context_create: backend \"%s\"%s was requested, but it is %s: %s",
+                      spec, origin,
+                      found->info.state == ADNN_BACKEND_INCOMPATIBLE ? "incompatible"
+                      : found->info.state == ADNN_BACKEND_LOAD_FAILED ? "not loadable"
+                                                                      : "unavailable",
+                      found->info.reason);
+  if ((size_t)*device >= found->info.device_count)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                      "adnn_context_create: backend \"%s\"%s: device %d does not exist (%s has "
+                      "%zu usable device%s)", spec, origin, *device, name,
+                      found->info.device_count, found->info.device_count == 1 ? "" : "s");
+  *out = found;
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_context_create(const char *backend, adnn_context **out) {
+  if (out == NULL)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "adnn_context_create: out is NULL");
+  adnn__plugin_record *rec = NULL;
+  int device = 0;
+  adnn_status st;
+  int is_auto = backend == NULL || *backend == '\0' || strcmp(backend, "auto") == 0;
+  const char *env = is_auto ? adnn__backend_env_override() : NULL;
+  if (!is_auto) {
+    st = find_explicit(backend, "", &rec, &device);
+  } else if (env != NULL) {
+    st = find_explicit(env, " (from ADNN_BACKEND)", &rec, &device);
+  } else {
+    const char *name, *reason;
+    st = adnn_backend_auto_choice(&name, &reason);
+    if (st != ADNN_STATUS_SUCCESS)
+      return adnn__fail(st, "adnn_context_create: no backend is usable: %s", reason);
+    st = find_explicit(name, " (chosen by auto)", &rec, &device);
+  }
+  if (st != ADNN_STATUS_SUCCESS) return st;
+
+  st = adnn__plugin_ensure_init(rec);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+
+  adnn_context *ctx = calloc(1, sizeof *ctx);
+  if (ctx == NULL)
+    return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "adnn_context_create: out of host memory");
+  ctx->plugin = rec;
+  ctx->table = rec->table;
+  ctx->device = device;
+  const char *tf32 = getenv("ADNN_ALLOW_TF32");
+  if (tf32 != NULL && strcmp(tf32, "1") == 0) ctx->flags |= ADNN_CONTEXT_ALLOW_TF32;
+  pthread_mutex_init(&ctx->alloc_lock, NULL);
+  st = rec->table->context_create(device, &ctx->pctx);
+  if (st != ADNN_STATUS_SUCCESS) {
+    /* Keep the plugin's message, but say which call it belongs to. */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", adnn_last_error());
+    pthread_mutex_destroy(&ctx->alloc_lock);
+    free(ctx);
+    return adnn__fail(st, "adnn_context_create: backend %s device %d: %s", rec->info.name, device,
+                      msg);
+  }
+  *out = ctx;
+  return ADNN_STATUS_SUCCESS;
+}
+
+void adnn_context_destroy(adnn_context *ctx) {
+  if (ctx == NULL) return;
+  /* Errors here cannot be returned; they are logged instead. */
+  if (ctx->table->synchronize(ctx->pctx) != ADNN_STATUS_SUCCESS)
+    adnn__log(ADNN_LOG_WARN, "core", "adnn_context_destroy: pending work failed: %s",
+              adnn_last_error());
+  if (ctx->allocs.live > 0) {
+    adnn__log(ADNN_LOG_DEBUG, "core", "adnn_context_destroy: freeing %zu allocation(s) still "
+              "owned by the context", ctx->allocs.live);
+    for (size_t i = 0; i < ctx->allocs.capacity; i++) {
+      void *p = ctx->allocs.keys[i];
+      if (p != NULL && p != ADNN__TOMBSTONE) ctx->table->mem_free(ctx->pctx, p);
+    }
+  }
+  adnn__alloc_set_free(&ctx->allocs);
+  ctx->table->context_destroy(ctx->pctx);
+  pthread_mutex_destroy(&ctx->alloc_lock);
+  free(ctx);
+}
+
+const char *adnn_context_backend(const adnn_context *ctx) {
+  return ctx ? ctx->plugin->info.name : "";
+}
+
+int adnn_context_device(const adnn_context *ctx) { return ctx ? ctx->device : -1; }
+
+adnn_status adnn_context_synchronize(adnn_context *ctx) {
+  adnn_status st = adnn__check_context("adnn_context_synchronize", ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  return ctx->table->synchronize(ctx->pctx);
+}
+
+adnn_status adnn_context_set_flags(adnn_context *ctx, uint32_t flags) {
+  adnn_status st = adnn__check_context("adnn_context_set_flags", ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  const uint32_t known = ADNN_CONTEXT_ALLOW_TF32;
+  if (flags & ~known)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                      "adnn_context_set_flags: unknown flag bits 0x%x", (unsigned)(flags & ~known));
+  ctx->flags = flags;
+  return ADNN_STATUS_SUCCESS;
+}
+
+uint32_t adnn_context_get_flags(const adnn_context *ctx) { return ctx ? ctx->flags : 0; }

@@ -1,0 +1,28 @@
+/* Element type sizes and names. */
+#include "config.h"
+
+#include "core/internal.h"
+
+size_t adnn_dtype_size(adnn_dtype dtype) {
+  switch (dtype) {
+    case ADNN_DTYPE_F32: return 4;
+    case ADNN_DTYPE_F64: return 8;
+    case ADNN_DTYPE_F16: return 2;
+    case ADNN_DTYPE_BF16: return 2;
+    case ADNN_DTYPE_I8: return 1;
+    case ADNN_DTYPE_I32: return 4;
+  }
+  return 0;
+}
+
+const char *adnn_dtype_name(adnn_dtype dtype) {
+  switch (dtype) {
+    case ADNN_DTYPE_F32: return "f32";
+    case ADNN_DTYPE_F64: return "f64";
+    case ADNN_DTYPE_F16: return "f16";
+    case ADNN_DTYPE_BF16: return "bf16";
+    case ADNN_DTYPE_I8: return "i8";
+    case ADNN_DTYPE_I32: return "i32";
+  }
+  return "unknown";
+}

@@ -1,0 +1,92 @@
+/*
+ * Logging: a level (from ADNN_LOG, else WARN) and a sink (stderr, or a callback
+ * installed by the application). Messages are formatted into a stack buffer and
+ * handed to the sink in one call, so lines from different threads never
+ * interleave.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/internal.h"
+
+static atomic_int log_level = -1; /* -1: not yet read from the environment */
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static adnn_log_callback sink_callback = NULL;
+static void *sink_user_data = NULL;
+
+static const char *const level_names[] = {"off", "error", "warn", "info", "debug"};
+
+static int level_from_env(void) {
+  const char *v = getenv("ADNN_LOG");
+  if (v == NULL || *v == '\0') return ADNN_LOG_WARN;
+  for (int i = 0; i <= ADNN_LOG_DEBUG; i++)
+    if (strcasecmp(v, level_names[i]) == 0) return i;
+  if (strcasecmp(v, "warning") == 0) return ADNN_LOG_WARN;
+  if (strcmp(v, "0") == 0 || strcasecmp(v, "none") == 0) return ADNN_LOG_OFF;
+  /* An unknown value must not silence real warnings. */
+  return ADNN_LOG_WARN;
+}
+
+static int current_level(void) {
+  int level = atomic_load(&log_level);
+  if (level < 0) {
+    int from_env = level_from_env();
+    int expected = -1;
+    atomic_compare_exchange_strong(&log_level, &expected, from_env);
+    level = atomic_load(&log_level);
+  }
+  return level;
+}
+
+int adnn__log_enabled(adnn_log_level level) {
+  return level != ADNN_LOG_OFF && (int)level <= current_level();
+}
+
+adnn_status adnn_log_set_level(adnn_log_level level) {
+  if ((int)level < ADNN_LOG_OFF || (int)level > ADNN_LOG_DEBUG)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                      "adnn_log_set_level: level %d is not an adnn_log_level (0..4)", (int)level);
+  atomic_store(&log_level, (int)level);
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_log_level adnn_log_get_level(void) { return (adnn_log_level)current_level(); }
+
+adnn_status adnn_log_set_callback(adnn_log_callback callback, void *user_data) {
+  pthread_mutex_lock(&sink_lock);
+  sink_callback = callback;
+  sink_user_data = user_data;
+  pthread_mutex_unlock(&sink_lock);
+  return ADNN_STATUS_SUCCESS;
+}
+
+void adnn__vlog(adnn_log_level level, const char *source, const char *fmt, va_list ap) {
+  if (!adnn__log_enabled(level)) return;
+  char message[2048];
+  vsnprintf(message, sizeof message, fmt, ap);
+  size_t len = strlen(message);
+  while (len > 0 && message[len - 1] == '\n') message[--len] = '\0';
+
+  pthread_mutex_lock(&sink_lock);
+  adnn_log_callback cb = sink_callback;
+  void *user = sink_user_data;
+  pthread_mutex_unlock(&sink_lock);
+  if (cb != NULL) {
+    cb(level, source ? source : "core", message, user);
+  } else {
+    fprintf(stderr, "adnn[%s] %s: %s\n", level_names[level], source ? source : "core", message);
+  }
+}
+
+void adnn__log(adnn_log_level level, const char *source, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  adnn__vlog(level, source, fmt, ap);
+  va_end(ap);
+}

@@ -1,0 +1,2 @@
+# Documentation installed in $(docdir).
+dist_doc_DATA += README.md doc/api.md doc/plugins.md doc/cpu.md doc/testing.md

@@ -1,0 +1,318 @@
+#!/bin/sh
+# adnn GPU check: build adnn from a release tarball on a machine with an NVIDIA
+# GPU, run the whole test suite with the CUDA plugin, measure the overhead of
+# the adnn layer on cuBLAS GEMM, and print a summary table last.
+#
+# Two steps, on two machines (see doc/gpu-check.md):
+#
+#   tools/gpu-check.sh prepare [CARRY_DIR]
+#       On a build machine (Autotools, OpenBLAS installed from Debian packages,
+#       a configured build tree): makes CARRY_DIR (default ./gpu-carry) with
+#       the `make dist` tarball, this script, and the OpenBLAS files (and the
+#       libgfortran/libquadmath they need) copied from this machine's Debian
+#       packages. Needs no GPU.
+#
+#   sh CARRY_DIR/gpu-check.sh run [CARRY_DIR]
+#       On the GPU machine (nvcc, a driver, NVIDIA's libraries as a toolkit or
+#       as Python packages; no Autotools, no OpenBLAS needed): configures,
+#       builds, runs `make check`, adnn-info and the benchmark. Logs go to $OUT
+#       when set (else CARRY_DIR/logs). Aims to finish in under 5 minutes.
+#
+# Environment: BUILD_DIR (an existing configured build tree, for prepare; default
+# the current directory), CUDA_HOME (the toolkit, default: where nvcc is, else
+# /usr/local/cuda), PYTHON (to find NVIDIA's pip libraries, default python3),
+# JOBS (make -j, default the number of CPUs), CUDA_ARCH_FLAGS (passed to
+# configure; default sm_90 only, which is what the H200 needs, to save time).
+set -eu
+
+mode=${1:-run}
+here=$(cd "$(dirname "$0")" && pwd)
+
+log() { printf '%s\n' "gpu-check: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------------------
+# prepare: on the build machine
+# ---------------------------------------------------------------------------
+prepare() {
+  carry=${1:-gpu-carry}
+  build=${BUILD_DIR:-.}
+  [ -f "$build/Makefile" ] || die "no configured build tree in $build (set BUILD_DIR)"
+  mkdir -p "$carry"
+  carry=$(cd "$carry" && pwd)
+  log "making the release tarball in $build"
+  (cd "$build" && make dist >/dev/null) || die "make dist failed in $build"
+  tarball=$(ls -t "$build"/adnn-*.tar.gz | head -n 1)
+  cp "$tarball" "$carry/"
+  cp "$here/gpu-check.sh" "$carry/gpu-check.sh" 2>/dev/null ||
+    cp "$0" "$carry/gpu-check.sh"
+  chmod +x "$carry/gpu-check.sh"
+  # OpenBLAS from Debian: the library, its headers, and the Fortran runtime it
+  # links against (the GPU machine may have none of them). Copied with their
+  # paths, as `dpkg -x` would unpack them.
+  rm -rf "$carry/openblas"
+  mkdir -p "$carry/openblas"
+  for pkg in libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libquadmath0; do
+    dpkg -L "$pkg" >/dev/null 2>&1 || die "Debian package $pkg is not installed here"
+    dpkg -L "$pkg" | while read -r f; do
+      case $f in
+        */liblapack.*) ;; # not used by adnn; saves 7 MB
+        *.so | *.so.* | *.h)
+          if [ -f "$f" ] || [ -L "$f" ]; then
+            mkdir -p "$carry/openblas$(dirname "$f")"
+            cp -P "$f" "$carry/openblas$f"
+          fi ;;
+      esac
+    done
+  done
+  # Debian's alternatives symlink libopenblas.so.0 lives in the parent
+  # directory; the openblas-pthread directory has its own libopenblas.so.0.
+  log "carry directory ready: $carry ($(du -sh "$carry" | cut -f1))"
+  ls -la "$carry" >&2
+}
+
+# ---------------------------------------------------------------------------
+# run: on the GPU machine
+# ---------------------------------------------------------------------------
+
+# Seconds since the epoch, for step timings.
+now() { date +%s; }
+
+# Records one summary row: step, result, seconds, note.
+summary_rows=""
+row() { summary_rows="$summary_rows$1|$2|$3|$4
+"; }
+
+# Runs a step with a time limit, its output in a log file; returns its status.
+step() {
+  name=$1 limit=$2
+  shift 2
+  t0=$(now)
+  log "step $name (limit ${limit}s): $*"
+  set +e
+  timeout "$limit" "$@" >"$logs/$name.log" 2>&1
+  rc=$?
+  set -e
+  step_seconds=$(($(now) - t0))
+  return $rc
+}
+
+# Finds NVIDIA's Python-package library roots (site-packages/nvidia/*).
+nvidia_pip_roots() {
+  py=${PYTHON:-python3}
+  command -v "$py" >/dev/null 2>&1 || return 0
+  "$py" - <<'EOF' 2>/dev/null || true
+import glob, os, site, sys
+dirs = []
+try:
+    dirs += site.getsitepackages()
+except Exception:
+    pass
+dirs += [site.getusersitepackages()] + sys.path
+seen = set()
+for d in dirs:
+    for root in sorted(glob.glob(os.path.join(d, "nvidia", "*"))):
+        if os.path.isdir(root) and root not in seen:
+            seen.add(root)
+            print(root)
+EOF
+}
+
+# Makes a toolkit-shaped directory ($1) whose include/ and lib64/ hold symlinks
+# to the toolkit's files first and NVIDIA's pip packages' files second (the
+# first file of a name wins, so a library's headers and its .so come from the
+# same place), plus the unversioned .so names the linker needs and pip
+# packages lack.
+stage_cuda_root() {
+  root=$1 toolkit=$2
+  rm -rf "$root"
+  mkdir -p "$root/include" "$root/lib64"
+  sources="$toolkit"
+  for p in $(nvidia_pip_roots); do sources="$sources $p"; done
+  for src in $sources; do
+    for inc in "$src/include" "$src/targets/x86_64-linux/include"; do
+      [ -d "$inc" ] || continue
+      for f in "$inc"/*; do
+        [ -e "$root/include/$(basename "$f")" ] || ln -s "$f" "$root/include/"
+      done
+    done
+    for lib in "$src/lib64" "$src/lib" "$src/targets/x86_64-linux/lib"; do
+      [ -d "$lib" ] || continue
+      for f in "$lib"/*.so* "$lib"/*.a; do
+        [ -e "$f" ] || continue
+        [ -e "$root/lib64/$(basename "$f")" ] || ln -s "$f" "$root/lib64/"
+      done
+    done
+  done
+  # libfoo.so.13 -> also libfoo.so, for -lfoo.
+  for f in "$root"/lib64/*.so.*; do
+    [ -e "$f" ] || continue
+    base=$(basename "$f" | sed 's/\.so\..*$/.so/')
+    [ -e "$root/lib64/$base" ] || ln -s "$(readlink "$f")" "$root/lib64/$base"
+  done
+}
+
+run() {
+  carry=${1:-$here}
+  carry=$(cd "$carry" && pwd)
+  logs=${OUT:-$carry/logs}
+  mkdir -p "$logs"
+  logs=$(cd "$logs" && pwd)
+  start=$(now)
+  jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+  work=${GPU_CHECK_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/adnn-gpu-check.XXXXXX")}
+  log "carry $carry, logs $logs, work $work"
+
+  # --- the machine ---------------------------------------------------------
+  {
+    echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "host: $(uname -a)"
+    echo "cpus: $jobs"
+    command -v nvidia-smi >/dev/null 2>&1 &&
+      nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv 2>&1
+    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi 2>&1 | head -n 15
+    echo "nvcc: $(command -v nvcc || echo none)"
+    command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -n 2
+    echo "gcc: $(gcc --version 2>/dev/null | head -n 1)"
+    echo "make: $(make --version 2>/dev/null | head -n 1)"
+    echo "libcuda.so.1: $(ldconfig -p 2>/dev/null | grep 'libcuda.so.1 ' | head -n 1)"
+    echo "NVIDIA pip packages:"
+    nvidia_pip_roots | sed 's/^/  /'
+  } >"$logs/machine.log" 2>&1 || true
+  gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || true)
+  row machine ok 0 "${gpu:-no nvidia-smi}"
+
+  command -v make >/dev/null 2>&1 || die "make is missing on this machine"
+  command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || die "no C compiler on this machine"
+
+  # --- CUDA: toolkit plus NVIDIA's pip libraries ---------------------------
+  nvcc_path=${NVCC:-$(command -v nvcc || true)}
+  [ -n "$nvcc_path" ] || { [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] && nvcc_path=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc; }
+  [ -n "$nvcc_path" ] || die "nvcc not found (set NVCC or CUDA_HOME)"
+  toolkit=${CUDA_HOME:-$(cd "$(dirname "$(readlink -f "$nvcc_path")")/.." && pwd)}
+  stage_cuda_root "$work/cuda-root" "$toolkit"
+  { echo "=== staged CUDA root"; ls -la "$work/cuda-root/include" "$work/cuda-root/lib64"; } >>"$logs/machine.log" 2>&1 || true
+
+  # The loader path for everything run below: the staged CUDA libraries (their
+  # links keep cuDNN's $ORIGIN lookups inside one directory), the carried
+  # OpenBLAS and Fortran runtime, and the driver's usual container location.
+  ob=$carry/openblas
+  obinc=$ob/usr/include/x86_64-linux-gnu/openblas-pthread
+  oblib=$ob/usr/lib/x86_64-linux-gnu/openblas-pthread
+  fortran=$ob/usr/lib/x86_64-linux-gnu
+  driver_dirs=""
+  if ! ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 '; then
+    for d in /usr/local/nvidia/lib64 /usr/lib/x86_64-linux-gnu /usr/lib64; do
+      [ -e "$d/libcuda.so.1" ] && driver_dirs="$driver_dirs:$d"
+    done
+  fi
+  LD_LIBRARY_PATH="$work/cuda-root/lib64:$oblib:$fortran$driver_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH
+
+  # Debian's OpenBLAS 0.3.21 does not know CPUs newer than it and falls back
+  # to slow generic kernels; name a kernel family the CPU surely supports.
+  if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -r /proc/cpuinfo ]; then
+    if grep -q -m1 'avx512f' /proc/cpuinfo && grep -q -m1 GenuineIntel /proc/cpuinfo; then
+      OPENBLAS_CORETYPE=SkylakeX
+    elif grep -q -m1 'avx2' /proc/cpuinfo; then
+      OPENBLAS_CORETYPE=Haswell
+    fi
+    [ -n "${OPENBLAS_CORETYPE:-}" ] && export OPENBLAS_CORETYPE
+  fi
+
+  # --- configure and build -------------------------------------------------
+  tarball=$(ls -t "$carry"/adnn-*.tar.gz 2>/dev/null | head -n 1)
+  [ -n "$tarball" ] || die "no adnn-*.tar.gz in $carry (run 'prepare' first)"
+  tar -C "$work" -xzf "$tarball"
+  src=$(ls -d "$work"/adnn-*/ | head -n 1)
+  mkdir -p "$work/build"
+  if [ -f "$obinc/cblas.h" ]; then
+    OPENBLAS_CFLAGS="-I$obinc"
+    OPENBLAS_LIBS="-L$oblib -lopenblas -Wl,-rpath-link,$fortran"
+    [ -e "$oblib/libopenblas.so" ] || ln -s libopenblas.so.0 "$oblib/libopenblas.so" 2>/dev/null || true
+    export OPENBLAS_CFLAGS OPENBLAS_LIBS
+  fi
+  arch=${CUDA_ARCH_FLAGS:-"-gencode=arch=compute_90,code=sm_90"}
+  if step configure 180 sh -c "cd '$work/build' && '$src/configure' --with-cuda='$work/cuda-root' NVCC='$nvcc_path' CUDA_ARCH_FLAGS='$arch'"; then
+    row configure ok "$step_seconds" "$(grep -m1 'CUDA plugin:' "$logs/configure.log" | sed 's/^ *//' | cut -c1-60)"
+  else
+    row configure FAIL "$step_seconds" "see configure.log / config.log"
+    { echo "=== config.log"; cat "$work/build/config.log"; } >>"$logs/configure.log" 2>/dev/null || true
+    print_summary
+    exit 1
+  fi
+  if step build 300 make -C "$work/build" -j"$jobs"; then
+    row build ok "$step_seconds" "make -j$jobs"
+  else
+    row build FAIL "$step_seconds" "see build.log"
+    print_summary
+    exit 1
+  fi
+
+  # --- tests -----------------------------------------------------------------
+  if step check 300 make -C "$work/build" -j"$jobs" check; then check_result=ok; else check_result=FAIL; fi
+  suite=$work/build/test-suite.log
+  counts=$(grep -E '^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):' "$logs/check.log" | tr -d '#' | tr -s ' ' | tr '\n' ' ')
+  row "make check" "$check_result" "$step_seconds" "$counts"
+  # The CUDA tests' own output, whatever the outcome, for the record.
+  # The device tool brings back at most 8 files, so the suite's log and the
+  # CUDA tests' own TAP output (whatever the outcome) go into check.log.
+  { echo "=== test-suite.log"; cat "$suite"; } >>"$logs/check.log" 2>/dev/null || true
+  for t in "$work"/build/t/cuda-*.log; do
+    [ -f "$t" ] && { echo "=== $(basename "$t")"; cat "$t"; }
+  done >>"$logs/check.log" 2>&1 || true
+  for t in cuda-probe cuda-memory cuda-gemm cuda-fake-driver cuda-compat; do
+    f=$work/build/t/$t.log
+    [ -f "$f" ] || continue
+    res=$(sed -n 's/^:global-test-result: //p' "$work/build/t/$t.trs" 2>/dev/null | head -n 1)
+    n_ok=$(grep -c '^ok ' "$f" || true)
+    n_bad=$(grep -c '^not ok ' "$f" || true)
+    skip=$(grep -m1 '^1\.\.0 # SKIP' "$f" | cut -c1-60 || true)
+    row "  t/$t" "${res:-?}" - "ok $n_ok, not ok $n_bad ${skip}"
+  done
+
+  # --- what adnn sees --------------------------------------------------------
+  plugins="$work/build/backends/cpu/.libs:$work/build/backends/cuda/.libs"
+  if step adnn-info 60 env ADNN_PLUGIN_PATH="$plugins" "$work/build/tools/adnn-info"; then
+    row adnn-info ok "$step_seconds" "$(grep -m1 '^ *cuda ' "$logs/adnn-info.log" | sed 's/^ *//' | cut -c1-70)"
+  else
+    row adnn-info FAIL "$step_seconds" "see adnn-info.log"
+  fi
+  { echo "=== adnn-info --json"; env ADNN_PLUGIN_PATH="$plugins" timeout 60 "$work/build/tools/adnn-info" --json 2>/dev/null; } >>"$logs/adnn-info.log" || true
+
+  # --- benchmark ---------------------------------------------------------------
+  bench=$work/build/bench/gemm-cuda-overhead
+  if [ ! -x "$bench" ]; then
+    row bench FAIL 0 "bench/gemm-cuda-overhead was not built (no CUDA plugin?)"
+  elif step bench 180 env ADNN_PLUGIN_PATH="$plugins" "$bench" 4096 15; then
+    row bench ok "$step_seconds" "SGEMM/DGEMM 4096 and 64, adnn vs cuBLAS"
+  elif [ "$rc" -eq 2 ]; then
+    # The benchmark's "no usable CUDA device" exit: a dry run without a GPU.
+    row bench SKIP "$step_seconds" "$(tail -n 1 "$logs/bench.log" | cut -c1-70)"
+  else
+    row bench FAIL "$step_seconds" "$(tail -n 1 "$logs/bench.log" 2>/dev/null | cut -c1-60)"
+  fi
+
+  row total - $(($(now) - start)) "logs in $logs"
+  print_summary
+  [ "$check_result" = ok ]
+}
+
+print_summary() {
+  {
+    echo
+    echo "==== adnn GPU check summary ($(date -u '+%Y-%m-%d %H:%M UTC')) ===="
+    printf '%s' "$summary_rows" | awk -F'|' '{ printf "%-22s %-6s %6s  %s\n", $1, $2, ($3 == "-" ? "" : $3 "s"), $4 }'
+    if [ -f "$logs/bench.log" ] && grep -q '^op ' "$logs/bench.log"; then
+      echo
+      echo "GEMM through adnn vs cuBLAS called directly (median; latency rows per call):"
+      sed -n '/^op /,$p' "$logs/bench.log"
+    fi
+  } | tee "$logs/summary.txt"
+}
+
+case $mode in
+  prepare) shift; prepare "$@" ;;
+  run) [ $# -gt 0 ] && shift; run "$@" ;;
+  *) die "usage: $0 prepare [CARRY_DIR] | run [CARRY_DIR]" ;;
+esac
