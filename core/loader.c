@@ -129,13 +129,13 @@ static char *explain_dlerror(const char *path, const char *err) {
     lib[n] = '\0';
     const char *advice;
     if (strncmp(lib, "libcudnn", 8) == 0)
-      advice = "install cuDNN 9 for CUDA 13 (e.g. the cudnn9-cuda-13 package or the "
+      advice = "install cuDNN 9 for CUDA 13 (NVIDIA's libcudnn9-cuda-13 package or the "
                "nvidia-cudnn-cu13 wheel) and make its directory known to the dynamic "
                "loader (a file in /etc/ld.so.conf.d/ then ldconfig, or LD_LIBRARY_PATH)";
     else if (strncmp(lib, "libcublas", 9) == 0)
-      advice = "install cuBLAS for CUDA 13 (libcublas 13, part of the CUDA 13 toolkit or "
-               "the nvidia-cublas wheel) and make its directory known to the dynamic "
-               "loader (/etc/ld.so.conf.d/ then ldconfig, or LD_LIBRARY_PATH)";
+      advice = "install cuBLAS for CUDA 13 (the CUDA 13 toolkit, NVIDIA's libcublas-13 "
+               "package or the nvidia-cublas wheel) and make its directory known to the "
+               "dynamic loader (a file in /etc/ld.so.conf.d/ then ldconfig, or LD_LIBRARY_PATH)";
     else if (strncmp(lib, "libcuda.so", 10) == 0)
       advice = "install the NVIDIA driver (>= 580 for CUDA 13)";
     else if (strncmp(lib, "libopenblas", 11) == 0)
@@ -297,7 +297,7 @@ static adnn__plugin_record *load_plugin(const char *path) {
   adnn_plugin_report *report = calloc(1, sizeof *report);
   if (report == NULL) {
     info->state = ADNN_BACKEND_UNAVAILABLE;
-    info->reason = "out of memory while probing";
+    info->reason = dup_str("out of memory while probing"); /* heap, like every reason */
     return rec;
   }
   report->struct_size = sizeof *report;
@@ -380,8 +380,10 @@ static void mark_shadowed(void) {
     for (size_t j = 0; j < i; j++) {
       adnn_backend_info *first = &records[j]->info;
       if (records[j]->table != NULL && strcmp(first->name, later->name) == 0) {
+        char *old = (char *)later->reason;
         later->reason = dup_printf("shadowed by %s, which comes earlier in the plugin search "
-                                   "path (%s)", first->path, later->reason);
+                                   "path (%s)", first->path, old);
+        if (*old) free(old); /* "" is the static out-of-memory fallback */
         later->state = ADNN_BACKEND_UNAVAILABLE;
         later->score = 0;
         break;

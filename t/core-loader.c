@@ -8,7 +8,9 @@
  *        adnn-noentry.so    no adnn_plugin_entry     -> LOAD_FAILED
  *        adnn-notelf.so     a text file              -> LOAD_FAILED
  *        adnn-nulltable.so  entry returns NULL       -> INCOMPATIBLE
+ *        adnn-probefail.so  probe returns an error   -> UNAVAILABLE, its reason
  *        adnn-unavail.so    probe says unavailable   -> UNAVAILABLE, its reason
+ *        adnn-zeroscore.so  probe: READY, score 0    -> UNAVAILABLE
  *        adnn-subdir.so/    a directory              -> ignored
  *        README             not *.so                 -> ignored
  *   empty/                  an empty directory
@@ -95,7 +97,8 @@ int main(void) {
   mkdir(empty, 0755);
   char path[PATH_MAX * 2], from[PATH_MAX], to[PATH_MAX];
   const char *test_plugins[] = {"adnn-badabi.so", "adnn-malformed.so", "adnn-noentry.so",
-                                "adnn-nulltable.so", "adnn-unavail.so"};
+                                "adnn-nulltable.so", "adnn-unavail.so", "adnn-probefail.so",
+                                "adnn-zeroscore.so"};
   int made = 1;
   for (size_t i = 0; i < sizeof test_plugins / sizeof test_plugins[0]; i++) {
     snprintf(from, sizeof from, "%s/%s", tp, test_plugins[i]);
@@ -130,11 +133,13 @@ int main(void) {
   snprintf(path, sizeof path, "%s:rel:%s:%s::%s", p1, empty, missing, p2);
   setenv("ADNN_PLUGIN_PATH", path, 1);
   adnn_log_set_callback(sink, NULL);
+  adnn_log_set_level(ADNN_LOG_WARN); /* whatever ADNN_LOG says */
+  unsetenv("ADNN_BACKEND");
 
   /* ---- enumeration ---- */
   size_t count = 0;
   is_status(adnn_backend_count(&count), ADNN_STATUS_SUCCESS, "adnn_backend_count");
-  is_int(count, 8, "8 plugin files: 7 in p1 (not README, not the directory), 1 in p2; none from "
+  is_int(count, 10, "10 plugin files: 9 in p1 (not README, not the directory), 1 in p2; none from "
          "the empty, missing or relative directories");
   const char *sp = NULL, *source = NULL;
   adnn_plugin_search_path(&sp, &source);
@@ -187,6 +192,13 @@ int main(void) {
            strcmp(b->properties[0].value, "none") == 0,
        "unavail: the probe's property is kept");
   }
+  b = expect(p1, "adnn-probefail.so", ADNN_BACKEND_UNAVAILABLE, "probefail");
+  if (b) {
+    contains(b->reason, "probe exploded", "probefail: the probe's reason is kept");
+    contains(b->reason, "EXECUTION_FAILED", "probefail: with the status it returned");
+  }
+  b = expect(p1, "adnn-zeroscore.so", ADNN_BACKEND_UNAVAILABLE, "zeroscore");
+  if (b) contains(b->reason, "score 0", "zeroscore: the reason says score 0 means unusable");
   b = expect(p2, "adnn-cpu.so", ADNN_BACKEND_UNAVAILABLE, "cpu");
   if (b) {
     contains(b->reason, "shadowed", "the second cpu plugin is shadowed");
@@ -217,6 +229,10 @@ int main(void) {
   is_status(adnn_context_create("noentry", &ctx), ADNN_STATUS_BACKEND_UNAVAILABLE,
             "explicit \"noentry\" is unavailable");
   contains(adnn_last_error(), "adnn_plugin_entry", "with the reason");
+  is_status(adnn_context_create("zeroscore", &ctx), ADNN_STATUS_BACKEND_UNAVAILABLE,
+            "explicit \"zeroscore\" is unavailable");
+  is_status(adnn_context_create("probefail", &ctx), ADNN_STATUS_BACKEND_UNAVAILABLE,
+            "explicit \"probefail\" is unavailable");
   is_status(adnn_context_create("relonly", &ctx), ADNN_STATUS_BACKEND_UNAVAILABLE,
             "\"relonly\" (only in the relative directory) is not found");
   ok(ctx == NULL, "no context was written by the failures");

@@ -2,6 +2,7 @@
  * creation happen on 8 threads at once; each thread then runs a small GEMM on
  * its own context and checks it. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <adnn.h>
@@ -65,6 +66,7 @@ static void *worker(void *arg) {
 int main(void) {
   job jobs[THREADS];
   pthread_t th[THREADS];
+  unsetenv("ADNN_BACKEND"); /* this test is about "auto" */
   pthread_barrier_init(&start, NULL, THREADS);
   for (int i = 0; i < THREADS; i++) {
     memset(&jobs[i], 0, sizeof jobs[i]);

@@ -95,8 +95,12 @@ static void *to_device(const hbuf *h, adnn_dtype t) {
     if (t == ADNN_DTYPE_F32) ((float *)tmp)[i] = (float)h->v[i];
     else ((double *)tmp)[i] = h->v[i];
   }
-  adnn_memcpy(ctx, d, tmp, bytes, ADNN_MEMCPY_HOST_TO_DEVICE);
+  adnn_status st = adnn_memcpy(ctx, d, tmp, bytes, ADNN_MEMCPY_HOST_TO_DEVICE);
   free(tmp);
+  if (st != ADNN_STATUS_SUCCESS) {
+    adnn_free(ctx, d);
+    return NULL;
+  }
   return d;
 }
 
@@ -104,8 +108,12 @@ static double *from_device(const void *d, int64_t len, adnn_dtype t) {
   size_t bytes = (size_t)len * esize(t);
   void *tmp = malloc(bytes);
   double *out = malloc((size_t)len * sizeof *out);
-  adnn_memcpy(ctx, tmp, d, bytes, ADNN_MEMCPY_DEVICE_TO_HOST);
-  adnn_context_synchronize(ctx);
+  if (adnn_memcpy(ctx, tmp, d, bytes, ADNN_MEMCPY_DEVICE_TO_HOST) != ADNN_STATUS_SUCCESS ||
+      adnn_context_synchronize(ctx) != ADNN_STATUS_SUCCESS) {
+    free(tmp);
+    free(out);
+    return NULL;
+  }
   for (int64_t i = 0; i < len; i++)
     out[i] = t == ADNN_DTYPE_F32 ? (double)((float *)tmp)[i] : ((double *)tmp)[i];
   free(tmp);
@@ -185,6 +193,10 @@ static void run(const gcase *g0) {
       is_status(st, ADNN_STATUS_SUCCESS, "%s", label);
     } else {
       double *got = from_device(dc, C.len, t);
+      if (got == NULL) {
+        ok(0, "%s: read back C (%s)", label, adnn_last_error());
+        goto done;
+      }
       int64_t bad = 0, first = -1, worst = -1;
       double worst_ratio = 0;
       for (int64_t i = 0; i < C.len; i++) {
@@ -213,6 +225,7 @@ static void run(const gcase *g0) {
       free(got);
     }
   }
+done:
   adnn_free(ctx, da);
   adnn_free(ctx, db);
   adnn_free(ctx, dc);

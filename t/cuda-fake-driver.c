@@ -63,6 +63,8 @@ static int run_child(const char *plugin_path) {
     print_line("dlopen_error", dlerror());
     return 0;
   }
+  /* The statically linked CUDA runtime must stay inside the plugin. */
+  printf("exports_cuda_runtime=%d\n", dlsym(lib, "cudaMalloc") != NULL || dlsym(lib, "cudaGetDeviceCount") != NULL);
   adnn_plugin_entry_fn entry = (adnn_plugin_entry_fn)dlsym(lib, ADNN_PLUGIN_ENTRY_SYMBOL);
   static const adnn_plugin_host host = {ADNN_PLUGIN_ABI_VERSION, sizeof(adnn_plugin_host),
                                         child_log, child_fail, child_getenv};
@@ -227,6 +229,7 @@ int main(int argc, char **argv) {
     contains(reason, "13.0", "old driver: the reason names the CUDA version built for");
     contains(reason, "580", "old driver: the reason names the minimum driver");
     contains(get(&res, "driver_library"), dir, "old driver: the fake libcuda.so.1 was the one probed");
+    is_str(get(&res, "exports_cuda_runtime"), "0", "the plugin does not export the CUDA runtime's symbols");
     if (tap_failed_) show(&res);
   }
 

@@ -62,7 +62,7 @@ EXTRA_t_core_auto_select_DEPENDENCIES = t/plugins/adnn-hiscore.la backends/cpu/a
 # t/plugins/.libs/). They do not link against libadnn, like real plugins.
 test_plugins = t/plugins/adnn-badabi.la t/plugins/adnn-noentry.la \
 	t/plugins/adnn-nulltable.la t/plugins/adnn-unavail.la t/plugins/adnn-malformed.la \
-	t/plugins/adnn-hiscore.la
+	t/plugins/adnn-hiscore.la t/plugins/adnn-zeroscore.la t/plugins/adnn-probefail.la
 check_LTLIBRARIES += $(test_plugins)
 test_plugin_ldflags = -module -avoid-version -shared -rpath /nowhere
 t_plugins_adnn_badabi_la_SOURCES = t/plugins/adnn-badabi.c t/plugins/test-plugin.h
@@ -77,4 +77,7 @@ t_plugins_adnn_malformed_la_SOURCES = t/plugins/adnn-malformed.c t/plugins/test-
 t_plugins_adnn_malformed_la_LDFLAGS = $(test_plugin_ldflags)
 t_plugins_adnn_hiscore_la_SOURCES = t/plugins/adnn-hiscore.c t/plugins/test-plugin.h
 t_plugins_adnn_hiscore_la_LDFLAGS = $(test_plugin_ldflags)
-
+t_plugins_adnn_zeroscore_la_SOURCES = t/plugins/adnn-zeroscore.c t/plugins/test-plugin.h
+t_plugins_adnn_zeroscore_la_LDFLAGS = $(test_plugin_ldflags)
+t_plugins_adnn_probefail_la_SOURCES = t/plugins/adnn-probefail.c t/plugins/test-plugin.h
+t_plugins_adnn_probefail_la_LDFLAGS = $(test_plugin_ldflags)

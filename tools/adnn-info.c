@@ -124,10 +124,13 @@ static int print_text(FILE *out, int verbose) {
     fprintf(out, "  %-*s  %-12s  %s\n", (int)width, b->name, state_name(b->state), b->reason);
     fprintf(out, "  %-*s  %-12s  file %s%s%s\n", (int)width, "", "", b->path,
             b->version && *b->version ? ", version " : "", b->version ? b->version : "");
+    /* Properties (versions, driver support) help most when a plugin is NOT
+     * ready, so they are always shown; device details only when verbose or
+     * ready. */
+    for (size_t p = 0; p < b->property_count; p++)
+      fprintf(out, "  %-*s  %-12s  %s: %s\n", (int)width, "", "", b->properties[p].key,
+              b->properties[p].value);
     if (verbose || b->state == ADNN_BACKEND_READY) {
-      for (size_t p = 0; p < b->property_count; p++)
-        fprintf(out, "  %-*s  %-12s  %s: %s\n", (int)width, "", "", b->properties[p].key,
-                b->properties[p].value);
       for (size_t d = 0; d < b->device_count; d++) {
         const adnn_device_info *dev = &b->devices[d];
         fprintf(out, "  %-*s  device %-5d  %s\n", (int)width, "", dev->index, dev->name);

@@ -27,6 +27,13 @@ adnn_status adnn_cpu_mem_copy(adnn_plugin_context *ctx, void *dst, const void *s
                               adnn_memcpy_kind kind);
 adnn_status adnn_cpu_mem_set(adnn_plugin_context *ctx, void *ptr, int value, size_t bytes);
 
+adnn_status adnn_cpu_plan_create(adnn_plugin_context *ctx, const adnn_plugin_op *op,
+                                 adnn_plugin_plan **out);
+adnn_status adnn_cpu_plan_execute(adnn_plugin_plan *plan, const void *const *inputs, void *output);
+void adnn_cpu_plan_destroy(adnn_plugin_plan *plan);
+void adnn_cpu_plan_describe(const adnn_plugin_plan *plan, const char **algorithm,
+                            size_t *workspace_bytes);
+
 adnn_status adnn_cpu_gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *args);
 
 #endif

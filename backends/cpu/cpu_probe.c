@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "backends/cpu/cpu_plugin.h"
+#include "kernels/cpu/cpu_parallel.h"
 
 #ifndef HAVE_OPENBLAS_GET_CONFIG
 static char *openblas_get_config(void) { return (char *)"unknown"; }
@@ -113,9 +114,12 @@ adnn_status adnn_cpu_probe(adnn_plugin_report *r) {
 }
 
 adnn_status adnn_cpu_init(void) {
-#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
   const char *source = NULL;
   int threads = adnn_cpu_thread_count(&source);
+  /* Our own kernels use the same number of threads as OpenBLAS. The two pools
+   * never run at once: a kernel either calls OpenBLAS or runs its own loop. */
+  /* adnn_cpu_parallel_init(threads); -- wired in at kernel integration */
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
   if (strcmp(source, "OPENBLAS_NUM_THREADS") != 0 && strcmp(source, "OMP_NUM_THREADS") != 0)
     openblas_set_num_threads(threads);
   adnn_cpu_host->log(ADNN_LOG_DEBUG, "cpu", "using %d thread%s (from %s)", threads,
