@@ -15,14 +15,4 @@ size_t adnn_dtype_size(adnn_dtype dtype) {
   return 0;
 }
 
-const char *adnn_dtype_name(adnn_dtype dtype) {
-  switch (dtype) {
-    case ADNN_DTYPE_F32: return "f32";
-    case ADNN_DTYPE_F64: return "f64";
-    case ADNN_DTYPE_F16: return "f16";
-    case ADNN_DTYPE_BF16: return "bf16";
-    case ADNN_DTYPE_I8: return "i8";
-    case ADNN_DTYPE_I32: return "i32";
-  }
-  return "unknown";
-}
+const char *adnn_dtype_name(adnn_dtype dtype) { return adnn_plugin_dtype_name(dtype); }

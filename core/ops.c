@@ -140,16 +140,7 @@ static adnn_status check_epsilon(const char *func, double eps) {
 /* ------------------------------------------------------------------------ */
 
 const char *adnn_conv2d_algorithm_name(adnn_conv2d_algorithm algo) {
-  switch (algo) {
-    case ADNN_CONV2D_ALGO_AUTO: return "auto";
-    case ADNN_CONV2D_ALGO_REFERENCE: return "reference";
-    case ADNN_CONV2D_ALGO_IM2COL_GEMM: return "im2col_gemm";
-    case ADNN_CONV2D_ALGO_GEMM_1X1: return "gemm_1x1";
-    case ADNN_CONV2D_ALGO_WINOGRAD_F2X3: return "winograd_f2x3";
-    case ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT: return "depthwise_direct";
-    case ADNN_CONV2D_ALGO_DIRECT: return "direct";
-  }
-  return "unknown";
+  return adnn_plugin_conv2d_algorithm_name(algo);
 }
 
 static adnn_status conv2d_params(const char *func, const adnn_conv2d_desc *d, int64_t out[4]) {

@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
   float *w2 = device_random(32 * 16 * 9, 0.1f, 0.0f), *b2 = device_random(32, 0.1f, 0.0f);
   float *w3 = device_random(64 * 32, 0.2f, 0.0f), *b3 = device_random(64, 0.1f, 0.0f);
   float *w4 = device_random(64 * 9, 0.3f, 0.0f), *b4 = device_random(64, 0.1f, 0.0f);
-  float *fc = device_random(64 * CLASSES, 0.3f, 0.0f), *fcb = device_random(CLASSES, 0.1f, 0.0f);
+  float *fc = device_random(64 * CLASSES, 3.0f, 0.0f), *fcb = device_random(CLASSES, 0.1f, 0.0f);
   float *a1 = device_buffer((size_t)(t1.dims[0] * t1.dims[1] * t1.dims[2] * t1.dims[3]));
   float *a2 = device_buffer((size_t)(t2.dims[0] * t2.dims[1] * t2.dims[2] * t2.dims[3]));
   float *a3 = device_buffer((size_t)(t3.dims[0] * t3.dims[1] * t3.dims[2] * t3.dims[3]));

@@ -45,6 +45,10 @@ static const adnn_plugin cpu_plugin = {
     .mem_copy = adnn_cpu_mem_copy,
     .mem_set = adnn_cpu_mem_set,
     .gemm = adnn_cpu_gemm,
+    .plan_create = adnn_cpu_plan_create,
+    .plan_execute = adnn_cpu_plan_execute,
+    .plan_destroy = adnn_cpu_plan_destroy,
+    .plan_describe = adnn_cpu_plan_describe,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

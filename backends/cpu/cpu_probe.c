@@ -118,7 +118,7 @@ adnn_status adnn_cpu_init(void) {
   int threads = adnn_cpu_thread_count(&source);
   /* Our own kernels use the same number of threads as OpenBLAS. The two pools
    * never run at once: a kernel either calls OpenBLAS or runs its own loop. */
-  /* adnn_cpu_parallel_init(threads); -- wired in at kernel integration */
+  adnn_cpu_parallel_init(threads);
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
   if (strcmp(source, "OPENBLAS_NUM_THREADS") != 0 && strcmp(source, "OMP_NUM_THREADS") != 0)
     openblas_set_num_threads(threads);

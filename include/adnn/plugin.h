@@ -158,6 +158,34 @@ static inline void adnn_plugin_report_reason(adnn_plugin_report *r, const char *
   va_end(ap);
 }
 
+/* Names that plugins need in messages. Plugins never link libadnn, so these
+ * are inline here; the core's public adnn_conv2d_algorithm_name() and
+ * adnn_dtype_name() return the same strings. */
+static inline const char *adnn_plugin_conv2d_algorithm_name(adnn_conv2d_algorithm algo) {
+  switch (algo) {
+    case ADNN_CONV2D_ALGO_AUTO: return "auto";
+    case ADNN_CONV2D_ALGO_REFERENCE: return "reference";
+    case ADNN_CONV2D_ALGO_IM2COL_GEMM: return "im2col_gemm";
+    case ADNN_CONV2D_ALGO_GEMM_1X1: return "gemm_1x1";
+    case ADNN_CONV2D_ALGO_WINOGRAD_F2X3: return "winograd_f2x3";
+    case ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT: return "depthwise_direct";
+    case ADNN_CONV2D_ALGO_DIRECT: return "direct";
+  }
+  return "unknown";
+}
+
+static inline const char *adnn_plugin_dtype_name(adnn_dtype dtype) {
+  switch (dtype) {
+    case ADNN_DTYPE_F32: return "f32";
+    case ADNN_DTYPE_F64: return "f64";
+    case ADNN_DTYPE_F16: return "f16";
+    case ADNN_DTYPE_BF16: return "bf16";
+    case ADNN_DTYPE_I8: return "i8";
+    case ADNN_DTYPE_I32: return "i32";
+  }
+  return "unknown";
+}
+
 /* ------------------------------------------------------------------------ */
 /* Operation arguments                                                       */
 /* ------------------------------------------------------------------------ */

@@ -1,0 +1,197 @@
+/*
+ * Elementwise binary ops with broadcasting: y = op(alpha * a, beta * b).
+ *
+ * The core hands us a and b already broadcast to y's rank (stride 0 on the
+ * broadcast dims). The three tensors are collapsed into as few loops as their
+ * layouts allow (adnn_cpu_loop_init), after which the innermost loop is one of:
+ *   - y, a, b all unit stride (same-shape contiguous, residual add),
+ *   - y and one operand unit stride, the other stride 0 (scalar operand, bias
+ *     add along the last dim, row broadcast),
+ *   - y unit stride and both operands stride 0 (column broadcast of two
+ *     vectors: a fill),
+ * each a vector loop; anything else (y or an operand with another stride) is
+ * gathered into stack buffers row by row and uses the same vector loop. A
+ * fully collapsed problem (one loop) is split by elements across threads,
+ * otherwise by rows.
+ *
+ * Like the rest of the vector code this file includes itself once per
+ * instruction set; see kernels/cpu/simd.h.
+ */
+#ifdef ADNN_SIMD_VECTOR_PART
+
+SIMD_INLINE VF NAME(vbin)(int op, VF a, VF b) {
+  switch (op) {
+    case ADNN_BINARY_ADD: return a + b;
+    case ADNN_BINARY_SUB: return a - b;
+    case ADNN_BINARY_MUL: return a * b;
+    case ADNN_BINARY_DIV: return a / b;
+    case ADNN_BINARY_MAX: return NAME(vmax_nan)(a, b);
+    case ADNN_BINARY_MIN: return NAME(vmin_nan)(a, b);
+  }
+  return a;
+}
+
+/* One row of n outputs at unit stride; sa / sb are 1 (unit stride) or 0 (the
+ * operand is one value repeated). The op is a constant inside each case. */
+#define BIN_ROWS(OP)                                                                    \
+  do {                                                                                  \
+    size_t i = 0;                                                                       \
+    if (sa && sb) {                                                                     \
+      for (; i + VL <= n; i += VL)                                                      \
+        NAME(vstore)(y + i, NAME(vbin)(OP, NAME(vload)(a + i) * va, NAME(vload)(b + i) * vb)); \
+      if (i < n)                                                                        \
+        NAME(vstore_n)(y + i, NAME(vbin)(OP, NAME(vload_n)(a + i, n - i, 1.0f) * va,    \
+                                         NAME(vload_n)(b + i, n - i, 1.0f) * vb), n - i); \
+    } else if (sb) {                                                                    \
+      const VF ca = NAME(vset)(a[0]) * va;                                              \
+      for (; i + VL <= n; i += VL)                                                      \
+        NAME(vstore)(y + i, NAME(vbin)(OP, ca, NAME(vload)(b + i) * vb));              \
+      if (i < n)                                                                        \
+        NAME(vstore_n)(y + i, NAME(vbin)(OP, ca, NAME(vload_n)(b + i, n - i, 1.0f) * vb), n - i); \
+    } else if (sa) {                                                                    \
+      const VF cb = NAME(vset)(b[0]) * vb;                                              \
+      for (; i + VL <= n; i += VL)                                                      \
+        NAME(vstore)(y + i, NAME(vbin)(OP, NAME(vload)(a + i) * va, cb));              \
+      if (i < n)                                                                        \
+        NAME(vstore_n)(y + i, NAME(vbin)(OP, NAME(vload_n)(a + i, n - i, 1.0f) * va, cb), n - i); \
+    } else {                                                                            \
+      const VF c = NAME(vbin)(OP, NAME(vset)(a[0]) * va, NAME(vset)(b[0]) * vb);        \
+      for (; i + VL <= n; i += VL) NAME(vstore)(y + i, c);                              \
+      if (i < n) NAME(vstore_n)(y + i, c, n - i);                                       \
+    }                                                                                   \
+  } while (0)
+
+static void NAME(bin_row)(int op, float *y, const float *a, int sa, const float *b, int sb,
+                          size_t n, float alpha, float beta) {
+  const VF va = NAME(vset)(alpha), vb = NAME(vset)(beta);
+  switch (op) {
+    case ADNN_BINARY_ADD: BIN_ROWS(ADNN_BINARY_ADD); break;
+    case ADNN_BINARY_SUB: BIN_ROWS(ADNN_BINARY_SUB); break;
+    case ADNN_BINARY_MUL: BIN_ROWS(ADNN_BINARY_MUL); break;
+    case ADNN_BINARY_DIV: BIN_ROWS(ADNN_BINARY_DIV); break;
+    case ADNN_BINARY_MAX: BIN_ROWS(ADNN_BINARY_MAX); break;
+    case ADNN_BINARY_MIN: BIN_ROWS(ADNN_BINARY_MIN); break;
+  }
+}
+#undef BIN_ROWS
+
+#else /* the dispatch part */
+
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/simd.h"
+
+#define ADNN_SIMD_VECTOR_PART
+#define ADNN_SIMD_ISA 3
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/binary.c"
+#include "kernels/cpu/simd_end.h"
+#define ADNN_SIMD_ISA 2
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/binary.c"
+#include "kernels/cpu/simd_end.h"
+#define ADNN_SIMD_ISA 0
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/binary.c"
+#include "kernels/cpu/simd_end.h"
+#undef ADNN_SIMD_VECTOR_PART
+
+enum { PATH_FLAT = 0, PATH_ROWS = 1, PATH_STRIDED = 2 };
+
+static void loop_of(const adnn_binary_desc *d, adnn_cpu_loop *L) {
+  const adnn_tensor_desc *t[3] = {&d->y, &d->a, &d->b};
+  adnn_cpu_loop_init(L, 3, t);
+}
+
+static int unit_or_zero(int64_t s) { return s == 0 || s == 1; }
+
+void adnn_cpu_binary_prepare(const adnn_binary_desc *d, adnn_cpu_op_state *s) {
+  adnn_cpu_loop L;
+  loop_of(d, &L);
+  const int in = L.rank - 1;
+  const int vec_inner = L.st[0][in] == 1 && unit_or_zero(L.st[1][in]) && unit_or_zero(L.st[2][in]);
+  s->simd = adnn_cpu_simd_level();
+  s->path = !vec_inner ? PATH_STRIDED : (L.rank == 1 ? PATH_FLAT : PATH_ROWS);
+  s->inner = L.dims[in];
+  s->outer = adnn_cpu_loop_rows(&L);
+  s->axis_len = 0;
+}
+
+typedef struct bin_task {
+  const adnn_binary_desc *d;
+  const adnn_cpu_op_state *s;
+  const float *a, *b;
+  float *y;
+  float alpha, beta;
+  adnn_cpu_loop L;
+} bin_task;
+
+static void run_flat(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const bin_task *t = arg;
+  const int64_t sa = t->L.st[1][0], sb = t->L.st[2][0];
+  ADNN_SIMD_CALL(t->s->simd, bin_row, t->d->op, t->y + begin, t->a + begin * sa, (int)sa,
+                 t->b + begin * sb, (int)sb, (size_t)(end - begin), t->alpha, t->beta);
+}
+
+#define STRIDED_CHUNK 256
+
+static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const bin_task *t = arg;
+  const adnn_cpu_loop *L = &t->L;
+  const int in = L->rank - 1;
+  const int64_t len = L->dims[in];
+  const int64_t sy = L->st[0][in], sa = L->st[1][in], sb = L->st[2][in];
+  float ba[STRIDED_CHUNK], bb[STRIDED_CHUNK], by[STRIDED_CHUNK];
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off[3];
+    adnn_cpu_loop_row_offsets(L, row, off);
+    float *y = t->y + off[0];
+    const float *a = t->a + off[1], *b = t->b + off[2];
+    if (t->s->path != PATH_STRIDED) {
+      ADNN_SIMD_CALL(t->s->simd, bin_row, t->d->op, y, a, (int)sa, b, (int)sb, (size_t)len,
+                     t->alpha, t->beta);
+      continue;
+    }
+    /* Operands at unit or zero stride are used in place; others gathered. */
+    for (int64_t j0 = 0; j0 < len; j0 += STRIDED_CHUNK) {
+      const int64_t m = len - j0 < STRIDED_CHUNK ? len - j0 : STRIDED_CHUNK;
+      const float *pa = a + j0 * sa, *pb = b + j0 * sb;
+      int ua = (int)sa, ub = (int)sb;
+      if (!unit_or_zero(sa)) {
+        for (int64_t j = 0; j < m; j++) ba[j] = pa[j * sa];
+        pa = ba;
+        ua = 1;
+      }
+      if (!unit_or_zero(sb)) {
+        for (int64_t j = 0; j < m; j++) bb[j] = pb[j * sb];
+        pb = bb;
+        ub = 1;
+      }
+      float *py = sy == 1 ? y + j0 : by;
+      ADNN_SIMD_CALL(t->s->simd, bin_row, t->d->op, py, pa, ua, pb, ub, (size_t)m, t->alpha,
+                     t->beta);
+      if (sy != 1)
+        for (int64_t j = 0; j < m; j++) y[(j0 + j) * sy] = by[j];
+    }
+  }
+}
+
+void adnn_cpu_binary_f32(const adnn_binary_desc *d, const adnn_cpu_op_state *s, const float *a,
+                         const float *b, float *y) {
+  bin_task t = {d, s, a, b, y, (float)d->alpha, (float)d->beta, {0}};
+  loop_of(d, &t.L);
+  if (s->path == PATH_FLAT) {
+    adnn_cpu_parallel_for(s->inner, ADNN_CPU_GRAIN, run_flat, &t);
+    return;
+  }
+  int64_t grain = ADNN_CPU_GRAIN / s->inner;
+  adnn_cpu_parallel_for(s->outer, grain > 1 ? grain : 1, run_rows, &t);
+}
+
+#endif

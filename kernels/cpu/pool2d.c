@@ -1,0 +1,365 @@
+/*
+ * 2-D pooling: max (NaN wins), average including padding (divided by the
+ * window clipped to the padded image), average excluding padding (divided by
+ * the number of in-image elements). Padding is at most half the kernel, so
+ * every window holds at least one image element (validated by the core).
+ *
+ * Paths (prepare time):
+ *   nhwc:  C has unit stride in x and y: each output pixel reduces its window
+ *          with vectors across channels (the fast layout for pooling).
+ *   nchw separable: W has unit stride in x (packed NCHW and most views):
+ *          max and sum are separable, so each output row first reduces its
+ *          rows [h0, h1) column-wise into a stack buffer with contiguous
+ *          vector loads, then reduces kw neighbours of the buffer per output
+ *          (vectorized for interior columns when stride_w is 1 or 2, scalar
+ *          otherwise, which is cheap because the buffer is in L1).
+ *   scalar: anything else (strided W): one output at a time with the window
+ *          clipped to the image.
+ * Work is split across threads by output rows: (n, c, p) for the NCHW-style
+ * paths, (n, p) for nhwc.
+ */
+#ifdef ADNN_SIMD_VECTOR_PART
+
+SIMD_INLINE VF NAME(pool_step)(int kind, VF acc, VF v) {
+  return kind == ADNN_POOL_MAX ? NAME(vmax_nan)(acc, v) : acc + v;
+}
+
+/* Vertical pass of the separable NCHW path: buf[j] = reduction over rows
+ * [h0, h1) of x[h * sh + j] for j < n (x at unit column stride). Max and sum
+ * are both separable, so the window reduction is this followed by a
+ * horizontal pass over buf. */
+SIMD_INLINE void NAME(pool_vert_k)(int kind, const float *x, int64_t sh, int64_t h0, int64_t h1,
+                                   size_t n, float *buf) {
+  const VF init = NAME(vset)(kind == ADNN_POOL_MAX ? -__builtin_inff() : 0.0f);
+  size_t j = 0;
+  for (; j + VL <= n; j += VL) {
+    VF acc = init;
+    for (int64_t h = h0; h < h1; h++) acc = NAME(pool_step)(kind, acc, NAME(vload)(x + h * sh + j));
+    NAME(vstore)(buf + j, acc);
+  }
+  if (j < n) {
+    VF acc = init;
+    for (int64_t h = h0; h < h1; h++)
+      acc = NAME(pool_step)(kind, acc, NAME(vload_n)(x + h * sh + j, n - j, 0.0f));
+    NAME(vstore_n)(buf + j, acc, n - j);
+  }
+}
+/* The kind is made a constant of each copy so the loops carry no branch. */
+static void NAME(pool_vert)(int kind, const float *x, int64_t sh, int64_t h0, int64_t h1,
+                            size_t n, float *buf) {
+  if (kind == ADNN_POOL_MAX)
+    NAME(pool_vert_k)(ADNN_POOL_MAX, x, sh, h0, h1, n, buf);
+  else
+    NAME(pool_vert_k)(ADNN_POOL_AVG_INCLUDE_PAD, x, sh, h0, h1, n, buf);
+}
+
+/* Horizontal pass for stride_w == 1 and interior outputs: y[j] = reduction of
+ * buf[j .. j + kw) for j < n, divided by div for averages (y unit stride). */
+SIMD_INLINE void NAME(pool_horiz_s1_k)(int kind, const float *buf, int64_t kw, size_t n,
+                                       float div, float *y) {
+  const VF init = NAME(vset)(kind == ADNN_POOL_MAX ? -__builtin_inff() : 0.0f);
+  const VF vdiv = NAME(vset)(div);
+  size_t j = 0;
+  for (; j + VL <= n; j += VL) {
+    VF acc = init;
+    for (int64_t k = 0; k < kw; k++) acc = NAME(pool_step)(kind, acc, NAME(vload)(buf + j + k));
+    if (kind != ADNN_POOL_MAX) acc = acc / vdiv;
+    NAME(vstore)(y + j, acc);
+  }
+  if (j < n) {
+    VF acc = init;
+    for (int64_t k = 0; k < kw; k++)
+      acc = NAME(pool_step)(kind, acc, NAME(vload_n)(buf + j + k, n - j, 0.0f));
+    if (kind != ADNN_POOL_MAX) acc = acc / vdiv;
+    NAME(vstore_n)(y + j, acc, n - j);
+  }
+}
+static void NAME(pool_horiz_s1)(int kind, const float *buf, int64_t kw, size_t n, float div,
+                                float *y) {
+  if (kind == ADNN_POOL_MAX)
+    NAME(pool_horiz_s1_k)(ADNN_POOL_MAX, buf, kw, n, div, y);
+  else
+    NAME(pool_horiz_s1_k)(ADNN_POOL_AVG_INCLUDE_PAD, buf, kw, n, div, y);
+}
+
+/* Lane indices picking the even elements of two concatenated vectors. */
+#if VL == 16
+#define POOL_EVEN 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#elif VL == 8
+#define POOL_EVEN 0, 2, 4, 6, 8, 10, 12, 14
+#else
+#define POOL_EVEN 0, 2, 4, 6
+#endif
+
+/* Horizontal pass for stride_w == 2: y[j] = reduction of buf[2j .. 2j + kw)
+ * for j < n. Two loads and an even-lane shuffle give VL strided windows at
+ * once. The last vector may read up to 2 * VL floats past the n windows;
+ * callers size buf for that (the lanes are never stored). */
+SIMD_INLINE void NAME(pool_horiz_s2_k)(int kind, const float *buf, int64_t kw, size_t n,
+                                       float div, float *y) {
+  const VF init = NAME(vset)(kind == ADNN_POOL_MAX ? -__builtin_inff() : 0.0f);
+  const VF vdiv = NAME(vset)(div);
+  for (size_t j = 0; j < n; j += VL) {
+    VF acc = init;
+    for (int64_t k = 0; k < kw; k++) {
+      const float *p = buf + 2 * j + k;
+#if defined(__clang__) || __GNUC__ >= 12
+      VF e = __builtin_shufflevector(NAME(vload)(p), NAME(vload)(p + VL), POOL_EVEN);
+#else /* no __builtin_shufflevector before GCC 12: pick the lanes one by one */
+      VF e;
+      for (int l = 0; l < VL; l++) e[l] = p[2 * l];
+#endif
+      acc = NAME(pool_step)(kind, acc, e);
+    }
+    if (kind != ADNN_POOL_MAX) acc = acc / vdiv;
+    if (j + VL <= n)
+      NAME(vstore)(y + j, acc);
+    else
+      NAME(vstore_n)(y + j, acc, n - j);
+  }
+}
+static void NAME(pool_horiz_s2)(int kind, const float *buf, int64_t kw, size_t n, float div,
+                                float *y) {
+  if (kind == ADNN_POOL_MAX)
+    NAME(pool_horiz_s2_k)(ADNN_POOL_MAX, buf, kw, n, div, y);
+  else
+    NAME(pool_horiz_s2_k)(ADNN_POOL_AVG_INCLUDE_PAD, buf, kw, n, div, y);
+}
+#undef POOL_EVEN
+
+/* One NHWC output pixel: C channels (unit stride) reduced over the in-image
+ * window [h0, h1) x [w0, w1) of the image x (strides sh, sw). */
+static void NAME(pool_pixel)(int kind, const float *x, int64_t sh, int64_t sw, int64_t h0,
+                             int64_t h1, int64_t w0, int64_t w1, size_t C, float div, float *y) {
+  const VF init = NAME(vset)(kind == ADNN_POOL_MAX ? -__builtin_inff() : 0.0f);
+  const VF vdiv = NAME(vset)(div);
+  for (size_t c = 0; c < C; c += VL) {
+    const size_t m = C - c < VL ? C - c : VL;
+    VF acc = init;
+    for (int64_t h = h0; h < h1; h++)
+      for (int64_t w = w0; w < w1; w++) {
+        const float *p = x + h * sh + w * sw + (int64_t)c;
+        acc = NAME(pool_step)(kind, acc, m == VL ? NAME(vload)(p) : NAME(vload_n)(p, m, 0.0f));
+      }
+    if (kind != ADNN_POOL_MAX) acc = acc / vdiv;
+    if (m == VL)
+      NAME(vstore)(y + c, acc);
+    else
+      NAME(vstore_n)(y + c, acc, m);
+  }
+}
+
+#else /* the dispatch part */
+
+#include "config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/simd.h"
+
+#define ADNN_SIMD_VECTOR_PART
+#define ADNN_SIMD_ISA 3
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/pool2d.c"
+#include "kernels/cpu/simd_end.h"
+#define ADNN_SIMD_ISA 2
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/pool2d.c"
+#include "kernels/cpu/simd_end.h"
+#define ADNN_SIMD_ISA 0
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/pool2d.c"
+#include "kernels/cpu/simd_end.h"
+#undef ADNN_SIMD_VECTOR_PART
+
+enum { PATH_SCALAR = 0, PATH_NCHW_SEP = 1, PATH_NHWC = 2 };
+
+void adnn_cpu_pool2d_prepare(const adnn_pool2d_desc *d, adnn_cpu_op_state *s) {
+  s->simd = adnn_cpu_simd_level();
+  if (d->x.dims[1] > 1 && d->x.strides[1] == 1 && d->y.strides[1] == 1)
+    s->path = PATH_NHWC;
+  else if ((d->x.strides[3] == 1 || d->x.dims[3] == 1) && d->kernel_w <= 512)
+    s->path = PATH_NCHW_SEP;
+  else
+    s->path = PATH_SCALAR;
+  s->outer = d->x.dims[0] * d->x.dims[1]; /* planes */
+  s->inner = d->y.dims[2];                /* output rows per plane */
+  s->axis_len = 0;
+}
+
+typedef struct pool_task {
+  const adnn_pool2d_desc *d;
+  const adnn_cpu_op_state *s;
+  const float *x;
+  float *y;
+} pool_task;
+
+/* The in-image part [h0, h1) of the window of output row p, and the row
+ * factor of its divisor (include-pad: clipped to the padded extent). */
+static void window_rows(const adnn_pool2d_desc *d, int64_t p, int64_t *h0, int64_t *h1,
+                        int64_t *rows_div) {
+  const int64_t H = d->x.dims[2];
+  const int64_t a = p * d->stride_h - d->pad_top, b = a + d->kernel_h;
+  *h0 = a < 0 ? 0 : a;
+  *h1 = b > H ? H : b;
+  if (d->kind == ADNN_POOL_AVG_INCLUDE_PAD) {
+    const int64_t ca = a < -d->pad_top ? -d->pad_top : a;
+    const int64_t cb = b > H + d->pad_bottom ? H + d->pad_bottom : b;
+    *rows_div = cb - ca;
+  } else {
+    *rows_div = *h1 - *h0;
+  }
+}
+
+static void window_cols(const adnn_pool2d_desc *d, int64_t q, int64_t *w0, int64_t *w1,
+                        int64_t *cols_div) {
+  const int64_t W = d->x.dims[3];
+  const int64_t a = q * d->stride_w - d->pad_left, b = a + d->kernel_w;
+  *w0 = a < 0 ? 0 : a;
+  *w1 = b > W ? W : b;
+  if (d->kind == ADNN_POOL_AVG_INCLUDE_PAD) {
+    const int64_t ca = a < -d->pad_left ? -d->pad_left : a;
+    const int64_t cb = b > W + d->pad_right ? W + d->pad_right : b;
+    *cols_div = cb - ca;
+  } else {
+    *cols_div = *w1 - *w0;
+  }
+}
+
+/* One output at any strides; x points at the (n, c) plane. */
+static float pool_one(const adnn_pool2d_desc *d, const float *x, int64_t h0, int64_t h1,
+                      int64_t w0, int64_t w1, float div) {
+  const int64_t sh = d->x.strides[2], sw = d->x.strides[3];
+  if (d->kind == ADNN_POOL_MAX) {
+    float m = -INFINITY;
+    for (int64_t h = h0; h < h1; h++)
+      for (int64_t w = w0; w < w1; w++) {
+        const float v = x[h * sh + w * sw];
+        if (v != v) return v;
+        if (v > m) m = v;
+      }
+    return m;
+  }
+  float s = 0.0f;
+  for (int64_t h = h0; h < h1; h++)
+    for (int64_t w = w0; w < w1; w++) s += x[h * sh + w * sw];
+  return s / div;
+}
+
+/* Stack buffer of the separable path (vertical reductions of one tile). */
+#define SEP_BUF 1024
+
+/* Output rows [begin, end) over all planes: unit = plane * P + p. */
+static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const pool_task *t = arg;
+  const adnn_pool2d_desc *d = t->d;
+  const int64_t C = d->x.dims[1], W = d->x.dims[3], P = d->y.dims[2], Q = d->y.dims[3];
+  const int64_t kw = d->kernel_w, sw = d->stride_w, pl = d->pad_left, syq = d->y.strides[3];
+  const int simd = t->s->simd;
+  float buf[SEP_BUF + 64]; /* slack for the stride-2 pass, see pool_horiz_s2 */
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t plane = u / P, p = u - plane * P, n = plane / C, c = plane - n * C;
+    const float *x = t->x + n * d->x.strides[0] + c * d->x.strides[1];
+    float *y = t->y + n * d->y.strides[0] + c * d->y.strides[1] + p * d->y.strides[2];
+    int64_t h0, h1, rdiv;
+    window_rows(d, p, &h0, &h1, &rdiv);
+    if (t->s->path != PATH_NCHW_SEP) {
+      for (int64_t q = 0; q < Q; q++) {
+        int64_t w0, w1, cdiv;
+        window_cols(d, q, &w0, &w1, &cdiv);
+        y[q * syq] = pool_one(d, x, h0, h1, w0, w1, (float)(rdiv * cdiv));
+      }
+      continue;
+    }
+    /* Tiles of outputs whose input columns fit in buf. */
+    const int64_t tq = (SEP_BUF - kw) / sw + 1;
+    for (int64_t q0 = 0; q0 < Q; q0 += tq) {
+      const int64_t q1 = q0 + tq < Q ? q0 + tq : Q;
+      int64_t ws = q0 * sw - pl, we = (q1 - 1) * sw - pl + kw;
+      if (ws < 0) ws = 0;
+      if (we > W) we = W;
+      ADNN_SIMD_CALL(simd, pool_vert, d->kind, x + ws, d->x.strides[2], h0, h1,
+                     (size_t)(we - ws), buf);
+      /* Interior outputs (window inside [0, W)) of this tile, vectorized when
+       * stride_w is 1 and y is unit stride; the rest one by one. */
+      int64_t qa = q1, qb = q1;
+      if ((sw == 1 || sw == 2) && syq == 1 && W - kw + pl >= 0) {
+        qa = (pl + sw - 1) / sw; /* first q with q * sw - pl >= 0 */
+        qb = (W - kw + pl) / sw + 1; /* past the last q with q * sw - pl + kw <= W */
+        if (qa < q0) qa = q0;
+        if (qb > q1) qb = q1;
+        if (qb <= qa) {
+          qa = qb = q1;
+        } else if (sw == 1) {
+          ADNN_SIMD_CALL(simd, pool_horiz_s1, d->kind, buf + (qa - pl - ws), kw,
+                         (size_t)(qb - qa), (float)(rdiv * kw), y + qa);
+        } else {
+          ADNN_SIMD_CALL(simd, pool_horiz_s2, d->kind, buf + (2 * qa - pl - ws), kw,
+                         (size_t)(qb - qa), (float)(rdiv * kw), y + qa);
+        }
+      }
+      for (int64_t q = q0; q < q1; q++) {
+        if (q == qa) q = qb; /* skip the interior done above */
+        if (q >= q1) break;
+        int64_t w0, w1, cdiv;
+        window_cols(d, q, &w0, &w1, &cdiv);
+        const float div = (float)(rdiv * cdiv);
+        float r;
+        if (d->kind == ADNN_POOL_MAX) {
+          r = -INFINITY;
+          for (int64_t w = w0; w < w1; w++) {
+            const float v = buf[w - ws];
+            if (v != v || v > r) r = v;
+            if (r != r) break;
+          }
+        } else {
+          r = 0.0f;
+          for (int64_t w = w0; w < w1; w++) r += buf[w - ws];
+          r /= div;
+        }
+        y[q * syq] = r;
+      }
+    }
+  }
+}
+
+/* NHWC: units are (n, p) output rows. */
+static void run_nhwc(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const pool_task *t = arg;
+  const adnn_pool2d_desc *d = t->d;
+  const int64_t C = d->x.dims[1], P = d->y.dims[2], Q = d->y.dims[3];
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t n = u / P, p = u - n * P;
+    const float *x = t->x + n * d->x.strides[0];
+    float *y = t->y + n * d->y.strides[0] + p * d->y.strides[2];
+    int64_t h0, h1, rdiv;
+    window_rows(d, p, &h0, &h1, &rdiv);
+    for (int64_t q = 0; q < Q; q++) {
+      int64_t w0, w1, cdiv;
+      window_cols(d, q, &w0, &w1, &cdiv);
+      ADNN_SIMD_CALL(t->s->simd, pool_pixel, d->kind, x, d->x.strides[2], d->x.strides[3], h0, h1,
+                     w0, w1, (size_t)C, (float)(rdiv * cdiv), y + q * d->y.strides[3]);
+    }
+  }
+}
+
+void adnn_cpu_pool2d_f32(const adnn_pool2d_desc *d, const adnn_cpu_op_state *s, const float *x,
+                         float *y) {
+  pool_task t = {d, s, x, y};
+  const int64_t N = d->x.dims[0], C = d->x.dims[1], P = d->y.dims[2], Q = d->y.dims[3];
+  /* Work per output row, in element reads, sets the grain. */
+  const int64_t per_row = Q * d->kernel_h * d->kernel_w * (s->path == PATH_NHWC ? C : 1);
+  int64_t grain = ADNN_CPU_GRAIN / (per_row > 0 ? per_row : 1);
+  if (grain < 1) grain = 1;
+  if (s->path == PATH_NHWC)
+    adnn_cpu_parallel_for(N * P, grain, run_nhwc, &t);
+  else
+    adnn_cpu_parallel_for(N * C * P, grain, run_rows, &t);
+}
+
+#endif

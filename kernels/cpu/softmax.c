@@ -1,0 +1,463 @@
+/*
+ * Softmax and log-softmax along one axis.
+ *
+ * x is viewed as [outer, L, inner] (L the axis length). Three passes per
+ * slice, always max-subtracted: (1) the maximum, with NaN and +inf detected on
+ * the way (they propagate through the NaN-aware max, and a maximum of -inf
+ * means the slice holds only -inf; all three make the whole slice NaN, as the
+ * definition says); (2) sum of exp(x - max), accumulated in double; softmax
+ * stores exp(x - max) into y during this pass so pass 3 only rescales y;
+ * (3) y *= 1/sum, or y = x - max - log(sum) for log-softmax.
+ *
+ * Paths (prepare time):
+ *   rows:    inner == 1 and the axis has unit stride in x and y: each slice is
+ *            a contiguous row, vectorized along it; rows split across threads.
+ *   columns: the dims after the axis collapse to one unit-stride run in x and
+ *            y: neighbouring slices are processed together, one per vector
+ *            lane, so loads stay contiguous whatever the axis stride. Blocks
+ *            of 4 vectors walk down the axis; for long axes, blocks of up to
+ *            512 slices are walked row by row instead (sm_wide).
+ *   strided: anything else; each slice is gathered chunk by chunk into a stack
+ *            buffer and the row code runs on the chunks.
+ * In place (y == x with the same layout) works on every path because each
+ * element of x is read before the y at the same place is written.
+ */
+#ifdef ADNN_SIMD_VECTOR_PART
+
+/* The NaN-propagating maximum of n floats. */
+static float NAME(sm_max)(const float *x, size_t n) {
+  const VF ninf = NAME(vset)(-__builtin_inff());
+  VF m0 = ninf, m1 = ninf;
+  size_t i = 0;
+  for (; i + 2 * VL <= n; i += 2 * VL) {
+    m0 = NAME(vmax_nan)(m0, NAME(vload)(x + i));
+    m1 = NAME(vmax_nan)(m1, NAME(vload)(x + i + VL));
+  }
+  for (; i + VL <= n; i += VL) m0 = NAME(vmax_nan)(m0, NAME(vload)(x + i));
+  if (i < n) m1 = NAME(vmax_nan)(m1, NAME(vload_n)(x + i, n - i, -__builtin_inff()));
+  return NAME(vhmax)(NAME(vmax_nan)(m0, m1));
+}
+
+/* Sum of exp(x[i] - m) in double; stores the terms into e when e != NULL. */
+static double NAME(sm_expsum)(const float *x, float *e, size_t n, float m) {
+  const VF vm = NAME(vset)(m);
+  VDH lo = {0}, hi = {0};
+  size_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    VF t = NAME(vexp)(NAME(vload)(x + i) - vm);
+    if (e) NAME(vstore)(e + i, t);
+    lo += NAME(vcvt_lo)(t);
+    hi += NAME(vcvt_hi)(t);
+  }
+  if (i < n) {
+    VF t = NAME(vexp)(NAME(vload_n)(x + i, n - i, -__builtin_inff()) - vm);
+    if (e) NAME(vstore_n)(e + i, t, n - i);
+    lo += NAME(vcvt_lo)(t);
+    hi += NAME(vcvt_hi)(t);
+  }
+  return NAME(vdhsum)(lo + hi);
+}
+
+/* The last pass over n elements: mode 0 y = src * c (src holds the exps),
+ * mode 1 y = exp(src - m) * c (src is x), mode 2 y = src - m - c (log). */
+static void NAME(sm_finish)(const float *src, float *y, size_t n, float m, float c, int mode) {
+  const VF vm = NAME(vset)(m), vc = NAME(vset)(c);
+  size_t i = 0;
+#define SM_FINISH_LOOP(EXPR)                                        \
+  for (; i + VL <= n; i += VL) {                                    \
+    VF v = NAME(vload)(src + i);                                    \
+    NAME(vstore)(y + i, EXPR);                                      \
+  }                                                                 \
+  if (i < n) {                                                      \
+    VF v = NAME(vload_n)(src + i, n - i, 0.0f);                     \
+    NAME(vstore_n)(y + i, EXPR, n - i);                             \
+  }
+  if (mode == 0) {
+    SM_FINISH_LOOP(v * vc)
+  } else if (mode == 1) {
+    SM_FINISH_LOOP(NAME(vexp)(v - vm) * vc)
+  } else {
+    SM_FINISH_LOOP((v - vm) - vc)
+  }
+#undef SM_FINISH_LOOP
+}
+
+static void NAME(sm_row)(const float *x, float *y, size_t n, int log) {
+  const float m = NAME(sm_max)(x, n);
+  if (!(m > -__builtin_inff() && m < __builtin_inff())) {
+    for (size_t i = 0; i < n; i++) y[i] = __builtin_nanf("");
+    return;
+  }
+  if (log) {
+    const double s = NAME(sm_expsum)(x, NULL, n, m);
+    NAME(sm_finish)(x, y, n, m, (float)__builtin_log(s), 2);
+  } else {
+    const double s = NAME(sm_expsum)(x, y, n, m);
+    NAME(sm_finish)(y, y, n, m, (float)(1.0 / s), 0);
+  }
+}
+
+/* NV * VL neighbouring slices at unit distance (the last vector holding only
+ * `w` of them, w <= VL), each of length L with element j at x + j * sx
+ * (y + j * sy): one slice per lane. NV is a constant at each call so the
+ * per-vector arrays below live in registers; NV = 4 makes every row j touch
+ * four whole cache lines, which keeps the strided walk down the axis cheap. */
+SIMD_INLINE void NAME(sm_cols_k)(const float *x, int64_t sx, float *y, int64_t sy, size_t L,
+                                 size_t w, int log, const int NV) {
+  const float ninf = -__builtin_inff();
+#define SM_LD(p, v, fill) \
+  ((v) < NV - 1 || w == VL ? NAME(vload)((p) + (v) * VL) : NAME(vload_n)((p) + (v) * VL, w, fill))
+#define SM_ST(p, v, val)                           \
+  do {                                             \
+    if ((v) < NV - 1 || w == VL)                   \
+      NAME(vstore)((p) + (v) * VL, val);           \
+    else                                           \
+      NAME(vstore_n)((p) + (v) * VL, val, w);      \
+  } while (0)
+  VF m[4], c[4];
+  VDH lo[4], hi[4];
+  VI bad[4];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; v++) m[v] = NAME(vset)(ninf);
+  for (size_t j = 0; j < L; j++) {
+    const float *p = x + (int64_t)j * sx;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) m[v] = NAME(vmax_nan)(m[v], SM_LD(p, v, ninf));
+  }
+  /* Lanes whose slice holds NaN or +inf, or only -inf, come out NaN. */
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; v++) {
+    bad[v] = ~((m[v] > ninf) & (m[v] < -ninf));
+    lo[v] = (VDH){0};
+    hi[v] = (VDH){0};
+  }
+  for (size_t j = 0; j < L; j++) {
+    const float *p = x + (int64_t)j * sx;
+    float *q = y + (int64_t)j * sy;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) {
+      VF t = NAME(vexp)(SM_LD(p, v, ninf) - m[v]);
+      lo[v] += NAME(vcvt_lo)(t);
+      hi[v] += NAME(vcvt_hi)(t);
+      if (!log) SM_ST(q, v, t);
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; v++) {
+    c[v] = (VF){0};
+    for (int k = 0; k < VL / 2; k++) {
+      c[v][k] = (float)(log ? __builtin_log(lo[v][k]) : 1.0 / lo[v][k]);
+      c[v][k + VL / 2] = (float)(log ? __builtin_log(hi[v][k]) : 1.0 / hi[v][k]);
+    }
+  }
+  const VF nan = NAME(vset)(__builtin_nanf(""));
+  for (size_t j = 0; j < L; j++) {
+    const float *p = x + (int64_t)j * sx;
+    float *q = y + (int64_t)j * sy;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) {
+      VF r = log ? (SM_LD(p, v, 0.0f) - m[v]) - c[v] : SM_LD(q, v, 0.0f) * c[v];
+      SM_ST(q, v, NAME(vsel)(bad[v], nan, r));
+    }
+  }
+#undef SM_LD
+#undef SM_ST
+}
+
+/* A block of up to 4 * VL slices starting at x / y. */
+static void NAME(sm_cols)(const float *x, int64_t sx, float *y, int64_t sy, size_t L, size_t w,
+                          int log) {
+  if (w == 4 * VL) {
+    NAME(sm_cols_k)(x, sx, y, sy, L, VL, log, 4);
+    return;
+  }
+  for (size_t i = 0; i < w; i += VL)
+    NAME(sm_cols_k)(x + i, sx, y + i, sy, L, w - i < VL ? w - i : VL, log, 1);
+}
+
+/* The wide variant of the columns path for long axes: w <= SM_WIDE slices
+ * side by side, walked row by row (each row of the block is one contiguous
+ * run of w floats, friendly to the prefetcher and the TLB, unlike a walk down
+ * a narrow column block), with the per-slice maxima and sums kept in the
+ * caller's stack arrays m (w floats) and s (w doubles). */
+static void NAME(sm_wide)(const float *x, int64_t sx, float *y, int64_t sy, size_t L, size_t w,
+                          int log, float *m, double *s) {
+  const float ninf = -__builtin_inff();
+  for (size_t c = 0; c < w; c++) {
+    m[c] = ninf;
+    s[c] = 0.0;
+  }
+  for (size_t j = 0; j < L; j++) {
+    const float *p = x + (int64_t)j * sx;
+    size_t c = 0;
+    for (; c + VL <= w; c += VL)
+      NAME(vstore)(m + c, NAME(vmax_nan)(NAME(vload)(m + c), NAME(vload)(p + c)));
+    if (c < w)
+      NAME(vstore_n)(m + c, NAME(vmax_nan)(NAME(vload_n)(m + c, w - c, ninf),
+                                           NAME(vload_n)(p + c, w - c, ninf)), w - c);
+  }
+  for (size_t j = 0; j < L; j++) {
+    const float *p = x + (int64_t)j * sx;
+    float *q = y + (int64_t)j * sy;
+    for (size_t c = 0; c < w; c += VL) {
+      const size_t r = w - c < VL ? w - c : VL;
+      VF t = NAME(vexp)((r == VL ? NAME(vload)(p + c) : NAME(vload_n)(p + c, r, ninf)) -
+                        (r == VL ? NAME(vload)(m + c) : NAME(vload_n)(m + c, r, 0.0f)));
+      if (!log) {
+        if (r == VL)
+          NAME(vstore)(q + c, t);
+        else
+          NAME(vstore_n)(q + c, t, r);
+      }
+      VDH lo, hi;
+      memcpy(&lo, s + c, sizeof lo);
+      memcpy(&hi, s + c + VL / 2, sizeof hi);
+      lo += NAME(vcvt_lo)(t);
+      hi += NAME(vcvt_hi)(t);
+      memcpy(s + c, &lo, sizeof lo);
+      memcpy(s + c + VL / 2, &hi, sizeof hi);
+    }
+  }
+  /* Per slice: NaN/+inf inside or only -inf -> NaN; otherwise 1/sum or
+   * log(sum), kept as floats in the space of s (not needed any more). */
+  float *k = (float *)s;
+  for (size_t c = 0; c < w; c++) {
+    const float mc = m[c];
+    const int bad = !(mc > ninf && mc < -ninf);
+    const double sc = s[c];
+    k[c] = bad ? __builtin_nanf("") : (float)(log ? __builtin_log(sc) : 1.0 / sc);
+  }
+  for (size_t j = 0; j < L; j++) {
+    const float *p = x + (int64_t)j * sx;
+    float *q = y + (int64_t)j * sy;
+    for (size_t c = 0; c < w; c += VL) {
+      const size_t r = w - c < VL ? w - c : VL;
+      const VF kc = r == VL ? NAME(vload)(k + c) : NAME(vload_n)(k + c, r, 0.0f);
+      VF v;
+      if (log) {
+        const VF mc = r == VL ? NAME(vload)(m + c) : NAME(vload_n)(m + c, r, 0.0f);
+        v = ((r == VL ? NAME(vload)(p + c) : NAME(vload_n)(p + c, r, 0.0f)) - mc) - kc;
+      } else {
+        v = (r == VL ? NAME(vload)(q + c) : NAME(vload_n)(q + c, r, 0.0f)) * kc;
+      }
+      /* kc is NaN for a bad slice, and NaN * anything or x - NaN is NaN. */
+      if (r == VL)
+        NAME(vstore)(q + c, v);
+      else
+        NAME(vstore_n)(q + c, v, r);
+    }
+  }
+}
+
+static size_t NAME(sm_lanes)(void) { return 4 * VL; }
+
+#else /* the dispatch part */
+
+#include "config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/simd.h"
+
+#define ADNN_SIMD_VECTOR_PART
+#define ADNN_SIMD_ISA 3
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/softmax.c"
+#include "kernels/cpu/simd_end.h"
+#define ADNN_SIMD_ISA 2
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/softmax.c"
+#include "kernels/cpu/simd_end.h"
+#define ADNN_SIMD_ISA 0
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/softmax.c"
+#include "kernels/cpu/simd_end.h"
+#undef ADNN_SIMD_VECTOR_PART
+
+enum { PATH_ROWS = 0, PATH_COLUMNS = 1, PATH_STRIDED = 2 };
+
+/* The outer dims (before the axis) and inner dims (after it) as loops over x
+ * and y (index 0 is y, 1 is x). */
+typedef struct sm_geom {
+  adnn_cpu_loop outer, inner;
+  int64_t L, sx, sy; /* axis length and strides */
+} sm_geom;
+
+static void sub_desc(const adnn_tensor_desc *t, int from, int to, adnn_tensor_desc *out) {
+  *out = *t;
+  out->rank = to - from;
+  for (int i = from; i < to; i++) {
+    out->dims[i - from] = t->dims[i];
+    out->strides[i - from] = t->strides[i];
+  }
+}
+
+static void geom_of(const adnn_softmax_desc *d, sm_geom *g) {
+  const int ax = d->axis;
+  adnn_tensor_desc yo, xo, yi, xi;
+  sub_desc(&d->y, 0, ax, &yo);
+  sub_desc(&d->x, 0, ax, &xo);
+  sub_desc(&d->y, ax + 1, d->y.rank, &yi);
+  sub_desc(&d->x, ax + 1, d->x.rank, &xi);
+  const adnn_tensor_desc *to[2] = {&yo, &xo}, *ti[2] = {&yi, &xi};
+  adnn_cpu_loop_init(&g->outer, 2, to);
+  adnn_cpu_loop_init(&g->inner, 2, ti);
+  g->L = d->x.dims[ax];
+  g->sx = d->x.strides[ax];
+  g->sy = d->y.strides[ax];
+}
+
+static int64_t loop_count(const adnn_cpu_loop *L) {
+  return adnn_cpu_loop_rows(L) * L->dims[L->rank - 1];
+}
+
+/* Offsets of element `idx` (row-major over all dims of the loop). */
+static void loop_offsets(const adnn_cpu_loop *L, int64_t idx, int64_t off[2]) {
+  off[0] = off[1] = 0;
+  for (int i = L->rank - 1; i >= 0; i--) {
+    int64_t q = idx / L->dims[i], r = idx - q * L->dims[i];
+    idx = q;
+    off[0] += r * L->st[0][i];
+    off[1] += r * L->st[1][i];
+  }
+}
+
+void adnn_cpu_softmax_prepare(const adnn_softmax_desc *d, adnn_cpu_op_state *s) {
+  sm_geom g;
+  geom_of(d, &g);
+  const int64_t inner = loop_count(&g.inner);
+  const int il = g.inner.rank - 1;
+  s->simd = adnn_cpu_simd_level();
+  if (inner == 1 && (g.sx == 1 || g.L == 1) && (g.sy == 1 || g.L == 1))
+    s->path = PATH_ROWS;
+  else if (g.inner.rank == 1 && g.inner.st[0][il] == 1 && g.inner.st[1][il] == 1)
+    s->path = PATH_COLUMNS;
+  else
+    s->path = PATH_STRIDED;
+  s->outer = loop_count(&g.outer);
+  s->inner = inner;
+  s->axis_len = g.L;
+}
+
+typedef struct sm_task {
+  const adnn_softmax_desc *d;
+  const adnn_cpu_op_state *s;
+  const float *x;
+  float *y;
+  sm_geom g;
+  int64_t lanes, blocks; /* columns path: lanes per block, blocks per outer */
+} sm_task;
+
+static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const sm_task *t = arg;
+  for (int64_t o = begin; o < end; o++) {
+    int64_t off[2];
+    loop_offsets(&t->g.outer, o, off);
+    ADNN_SIMD_CALL(t->s->simd, sm_row, t->x + off[1], t->y + off[0], (size_t)t->g.L, t->d->log);
+  }
+}
+
+/* Columns per block of the wide variant, and the axis length from which it
+ * replaces narrow blocks: a narrow block walks L rows of 4*VL floats per pass,
+ * touching L pages when the rows are far apart, which thrashes the TLB once L
+ * is in the thousands. */
+#define SM_WIDE 512
+#define SM_WIDE_MIN_L 1024
+
+static void run_columns(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const sm_task *t = arg;
+  const int64_t inner = t->s->inner;
+  float m[SM_WIDE];
+  double s[SM_WIDE];
+  for (int64_t b = begin; b < end; b++) {
+    const int64_t o = b / t->blocks, i0 = (b - o * t->blocks) * t->lanes;
+    const int64_t w = inner - i0 < t->lanes ? inner - i0 : t->lanes;
+    int64_t off[2];
+    loop_offsets(&t->g.outer, o, off);
+    if (t->lanes == SM_WIDE)
+      ADNN_SIMD_CALL(t->s->simd, sm_wide, t->x + off[1] + i0, t->g.sx, t->y + off[0] + i0,
+                     t->g.sy, (size_t)t->g.L, (size_t)w, t->d->log, m, s);
+    else
+      ADNN_SIMD_CALL(t->s->simd, sm_cols, t->x + off[1] + i0, t->g.sx, t->y + off[0] + i0,
+                     t->g.sy, (size_t)t->g.L, (size_t)w, t->d->log);
+  }
+}
+
+#define CHUNK 256
+
+/* One slice at arbitrary strides, through a stack buffer. */
+static void strided_slice(const sm_task *t, const float *x, int64_t sx, float *y, int64_t sy) {
+  const int64_t L = t->g.L;
+  const int simd = t->s->simd;
+  float buf[CHUNK];
+  float m = -INFINITY;
+  for (int64_t j0 = 0; j0 < L; j0 += CHUNK) {
+    const int64_t n = L - j0 < CHUNK ? L - j0 : CHUNK;
+    for (int64_t j = 0; j < n; j++) buf[j] = x[(j0 + j) * sx];
+    float cm;
+    ADNN_SIMD_CALL(simd, cm = sm_max, buf, (size_t)n);
+    if (cm != cm || cm > m) m = cm;
+    if (m != m) break;
+  }
+  if (!(m > -INFINITY && m < INFINITY)) {
+    for (int64_t j = 0; j < L; j++) y[j * sy] = NAN;
+    return;
+  }
+  double sum = 0.0;
+  for (int64_t j0 = 0; j0 < L; j0 += CHUNK) {
+    const int64_t n = L - j0 < CHUNK ? L - j0 : CHUNK;
+    for (int64_t j = 0; j < n; j++) buf[j] = x[(j0 + j) * sx];
+    double cs;
+    ADNN_SIMD_CALL(simd, cs = sm_expsum, buf, NULL, (size_t)n, m);
+    sum += cs;
+  }
+  const int mode = t->d->log ? 2 : 1;
+  const float c = t->d->log ? (float)log(sum) : (float)(1.0 / sum);
+  for (int64_t j0 = 0; j0 < L; j0 += CHUNK) {
+    const int64_t n = L - j0 < CHUNK ? L - j0 : CHUNK;
+    for (int64_t j = 0; j < n; j++) buf[j] = x[(j0 + j) * sx];
+    ADNN_SIMD_CALL(simd, sm_finish, buf, buf, (size_t)n, m, c, mode);
+    for (int64_t j = 0; j < n; j++) y[(j0 + j) * sy] = buf[j];
+  }
+}
+
+static void run_strided(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const sm_task *t = arg;
+  const int64_t inner = t->s->inner;
+  for (int64_t k = begin; k < end; k++) {
+    const int64_t o = k / inner, i = k - o * inner;
+    int64_t oo[2], io[2];
+    loop_offsets(&t->g.outer, o, oo);
+    loop_offsets(&t->g.inner, i, io);
+    strided_slice(t, t->x + oo[1] + io[1], t->g.sx, t->y + oo[0] + io[0], t->g.sy);
+  }
+}
+
+void adnn_cpu_softmax_f32(const adnn_softmax_desc *d, const adnn_cpu_op_state *s, const float *x,
+                          float *y) {
+  sm_task t = {.d = d, .s = s, .x = x, .y = y};
+  geom_of(d, &t.g);
+  const int64_t L = s->axis_len;
+  if (s->path == PATH_ROWS) {
+    int64_t grain = ADNN_CPU_GRAIN / L;
+    adnn_cpu_parallel_for(s->outer, grain > 1 ? grain : 1, run_rows, &t);
+  } else if (s->path == PATH_COLUMNS) {
+    size_t lanes;
+    ADNN_SIMD_CALL(s->simd, lanes = sm_lanes);
+    t.lanes = L >= SM_WIDE_MIN_L && s->inner > (int64_t)lanes ? SM_WIDE : (int64_t)lanes;
+    t.blocks = (s->inner + t.lanes - 1) / t.lanes;
+    int64_t grain = ADNN_CPU_GRAIN / (L * t.lanes);
+    adnn_cpu_parallel_for(s->outer * t.blocks, grain > 1 ? grain : 1, run_columns, &t);
+  } else {
+    int64_t grain = ADNN_CPU_GRAIN / L;
+    adnn_cpu_parallel_for(s->outer * s->inner, grain > 1 ? grain : 1, run_strided, &t);
+  }
+}
+
+#endif
