@@ -261,7 +261,10 @@ run() {
   for t in "$work"/build/t/cuda-*.log; do
     [ -f "$t" ] && { echo "=== $(basename "$t")"; cat "$t"; }
   done >>"$logs/check.log" 2>&1 || true
-  for t in cuda-probe cuda-memory cuda-gemm cuda-fake-driver cuda-compat; do
+  # The CUDA plugin's tests, and the conformance suite (every op on every
+  # ready backend, so on cuda here) whatever its files are called.
+  conf_tests=$(cd "$work/build" && ls t/conformance*.log 2>/dev/null | sed 's,^t/,,; s,\.log$,,' | tr '\n' ' ')
+  for t in cuda-probe cuda-memory cuda-gemm cuda-ops cuda-plan-nodevice cuda-fake-driver cuda-compat $conf_tests; do
     f=$work/build/t/$t.log
     [ -f "$f" ] || continue
     res=$(sed -n 's/^:global-test-result: //p' "$work/build/t/$t.trs" 2>/dev/null | head -n 1)
@@ -293,9 +296,112 @@ run() {
     row bench FAIL "$step_seconds" "$(tail -n 1 "$logs/bench.log" 2>/dev/null | cut -c1-60)"
   fi
 
+  # --- every DNN op on realistic shapes, and PyTorch on the same ones --------
+  # One log (ops-bench.log: the device tool brings back at most 8 files).
+  ops=$work/build/bench/ops-cuda
+  if [ ! -x "$ops" ]; then
+    row ops-bench FAIL 0 "bench/ops-cuda was not built (no CUDA plugin?)"
+  elif step ops-bench 90 env ADNN_PLUGIN_PATH="$plugins" "$ops" 5; then
+    row ops-bench ok "$step_seconds" "conv/pool/act/bn/softmax/layernorm/add via adnn"
+  elif [ "$rc" -eq 2 ]; then
+    row ops-bench SKIP "$step_seconds" "$(tail -n 1 "$logs/ops-bench.log" | cut -c1-70)"
+  else
+    row ops-bench FAIL "$step_seconds" "$(grep -m1 'failed' "$logs/ops-bench.log" | cut -c1-60)"
+  fi
+  torch_ops "$logs/ops-torch.tmp"
+  { echo "=== PyTorch on the same shapes"; cat "$logs/ops-torch.tmp"; } >>"$logs/ops-bench.log" 2>/dev/null || true
+  rm -f "$logs/ops-torch.tmp"
+  if grep -q '^TORCH ' "$logs/ops-bench.log" 2>/dev/null; then
+    row torch ok - "$(grep -m1 '^# torch' "$logs/ops-bench.log" | cut -c3-70)"
+  else
+    row torch SKIP - "$(grep -m1 '^# ' "$logs/ops-bench.log" 2>/dev/null | cut -c3-70)"
+  fi
+
   row total - $(($(now) - start)) "logs in $logs"
   print_summary
   [ "$check_result" = ok ]
+}
+
+# PyTorch timings of the ops of bench/ops-cuda (same names, same shapes, FP32
+# without TF32, cudnn.benchmark on), when torch with CUDA is importable here.
+# Lines "TORCH op=<name> ms=<t>"; "# ..." lines say why not.
+torch_ops() {
+  out=$1
+  py=${PYTHON:-python3}
+  if ! command -v "$py" >/dev/null 2>&1; then echo "# no $py: no PyTorch comparison" >"$out"; return 0; fi
+  timeout 90 "$py" - >"$out" 2>&1 <<'EOF' || echo "# the PyTorch comparison failed or timed out (exit $?)" >>"$out"
+import sys
+try:
+    import torch
+    import torch.nn.functional as F
+except Exception as e:
+    print("# PyTorch is not importable: %s" % e)
+    sys.exit(0)
+if not torch.cuda.is_available():
+    print("# PyTorch %s sees no CUDA device" % torch.__version__)
+    sys.exit(0)
+torch.backends.cudnn.benchmark = True
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
+dev = torch.device("cuda")
+print("# torch %s, cuDNN %s, %s" % (torch.__version__, torch.backends.cudnn.version(),
+                                     torch.cuda.get_device_name(0)))
+REPEATS, WARM = 5, 2
+
+
+def timeit(name, fn, iters=10):
+    for _ in range(WARM):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(REPEATS):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(iters):
+            fn()
+        b.record()
+        torch.cuda.synchronize()
+        ts.append(a.elapsed_time(b) / iters)
+    ts.sort()
+    print("TORCH op=%s ms=%.4f" % (name, ts[len(ts) // 2]))
+    sys.stdout.flush()
+
+
+x = torch.full((1 << 28,), 0.0115, device=dev)
+y = torch.empty_like(x)
+timeit("copy_d2d_1GiB", lambda: y.copy_(x), 3)
+del x, y
+for nhwc in (0, 1):
+    for label, c, h, k, r, s, p in [("stem7x7s2_3to64_224", 3, 224, 64, 7, 2, 3),
+                                    ("3x3_64_56", 64, 56, 64, 3, 1, 1),
+                                    ("1x1_64to256_56", 64, 56, 256, 1, 1, 0),
+                                    ("3x3_128_28", 128, 28, 128, 3, 1, 1),
+                                    ("3x3_256_14", 256, 14, 256, 3, 1, 1),
+                                    ("3x3_512_7", 512, 7, 512, 3, 1, 1),
+                                    ("1x1_2048to512_7", 2048, 7, 512, 1, 1, 0)]:
+        x = torch.randn(32, c, h, h, device=dev)
+        w = torch.randn(k, c, r, r, device=dev)
+        if nhwc:
+            x = x.to(memory_format=torch.channels_last)
+            w = w.to(memory_format=torch.channels_last)
+        timeit("conv_%s_%s" % (label, "nhwc" if nhwc else "nchw"),
+               lambda: F.conv2d(x, w, stride=s, padding=p), 5)
+x = torch.randn(32, 64, 112, 112, device=dev)
+timeit("maxpool3x3s2_32x64x112", lambda: F.max_pool2d(x, 3, 2, 1))
+timeit("relu_32x64x112x112", lambda: F.relu(x))
+v = [torch.rand(64, device=dev) + 0.5 for _ in range(4)]
+timeit("batchnorm_relu_32x64x112x112",
+       lambda: F.relu(F.batch_norm(x, v[2], v[3], v[0], v[1], training=False)))
+x = torch.randn(4096, 4096, device=dev)
+timeit("softmax_4096x4096", lambda: torch.softmax(x, -1))
+x = torch.randn(8192, 4096, device=dev)
+g, b = torch.ones(4096, device=dev), torch.zeros(4096, device=dev)
+timeit("layernorm_8192x4096", lambda: F.layer_norm(x, (4096,), g, b))
+del x
+a, b2 = torch.randn(64 << 20, device=dev), torch.randn(64 << 20, device=dev)
+y = torch.empty_like(a)
+timeit("add_2x256MiB", lambda: torch.add(a, b2, out=y))
+EOF
 }
 
 print_summary() {
@@ -307,6 +413,28 @@ print_summary() {
       echo
       echo "GEMM through adnn vs cuBLAS called directly (median; latency rows per call):"
       sed -n '/^op /,$p' "$logs/bench.log"
+    fi
+    if [ -f "$logs/ops-bench.log" ] && grep -q '^RESULT op=' "$logs/ops-bench.log"; then
+      echo
+      echo "DNN ops through adnn (bench/ops-cuda), and PyTorch on the same shapes (ratio > 1: adnn slower):"
+      awk '
+        /^TORCH op=/ { split($2, a, "="); split($3, b, "="); torch[a[2]] = b[2]; next }
+        /^RESULT op=.*failed=/ { print "  " $0; next }
+        /^RESULT op=/ {
+          n++
+          for (i = 2; i <= NF; i++) { split($i, kv, "="); v[n, kv[1]] = kv[2] }
+          name[n] = v[n, "op"]
+        }
+        END {
+          printf "  %-32s %9s %9s %8s %8s %9s %7s  %s\n", "op", "adnn ms", "GFLOP/s", "GB/s", "of copy", "torch ms", "ratio", "algorithm"
+          for (i = 1; i <= n; i++) {
+            op = name[i]; t = (op in torch) ? torch[op] : ""
+            ratio = (t != "" && t > 0) ? sprintf("%.2f", v[i, "ms"] / t) : "-"
+            frac = (v[i, "copy_frac"] > 0) ? sprintf("%.0f%%", 100 * v[i, "copy_frac"]) : ""
+            printf "  %-32s %9s %9s %8s %8s %9s %7s  %s\n", op, v[i, "ms"], (v[i, "gflops"] > 0 ? v[i, "gflops"] : ""), (v[i, "gbs"] > 0 ? v[i, "gbs"] : ""), frac, (t != "" ? t : "-"), ratio, v[i, "algo"]
+          }
+        }' "$logs/ops-bench.log"
+      grep -m1 '^# torch\|^# PyTorch\|^# no ' "$logs/ops-bench.log" | sed 's/^# /  PyTorch: /' || true
     fi
   } | tee "$logs/summary.txt"
 }

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "cuda_internal.h"
+#include "cuda_plan.h"
 
 const adnn_plugin_host *cuda__host;
 
@@ -22,6 +23,10 @@ static const adnn_plugin cuda_plugin_table = {
     .mem_copy = cuda__mem_copy,
     .mem_set = cuda__mem_set,
     .gemm = cuda__gemm,
+    .plan_create = cuda__plan_create,
+    .plan_execute = cuda__plan_execute,
+    .plan_destroy = cuda__plan_destroy,
+    .plan_describe = cuda__plan_describe,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

@@ -35,7 +35,26 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_context.c \
 	backends/cuda/cuda_memory.c \
 	backends/cuda/cuda_gemm.c \
-	kernels/cuda/selftest.cu
+	backends/cuda/cuda_kernels.h \
+	backends/cuda/cuda_plan.h \
+	backends/cuda/cuda_plan.c \
+	backends/cuda/cuda_conv2d.c \
+	kernels/cuda/selftest.cu \
+	kernels/cuda/activation.cu \
+	kernels/cuda/binary.cu \
+	kernels/cuda/pool2d.cu \
+	kernels/cuda/softmax.cu \
+	kernels/cuda/norm.cu \
+	kernels/cuda/conv2d_direct.cu
+# The suffix rule has no dependency tracking: the kernels depend on these.
+cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/backends/cuda/cuda_kernels.h
+kernels/cuda/activation.lo kernels/cuda/binary.lo kernels/cuda/pool2d.lo \
+kernels/cuda/softmax.lo kernels/cuda/norm.lo kernels/cuda/conv2d_direct.lo: $(cuda_kernel_headers)
+EXTRA_DIST += kernels/cuda/common.cuh
+# Host emulation of the plugin's kernels for machines without a GPU (a
+# developer check: sh kernels/cuda/emu/run.sh BUILD_DIR).
+EXTRA_DIST += kernels/cuda/emu/run.sh kernels/cuda/emu/emu.h kernels/cuda/emu/emu_plugin.c \
+	kernels/cuda/emu/cudnn_emu.c
 cuda_plugin_defines = -DADNN_CUDA_MIN_SM=$(CUDA_MIN_SM) \
 	-DADNN_CUDA_ARCH_FLAGS='"$(CUDA_ARCH_FLAGS)"'
 backends_cuda_adnn_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(cuda_plugin_defines)
@@ -54,8 +73,10 @@ if HAVE_CUDA
 # symlink in a temporary directory. -rpath makes libtool build a shared object
 # although it is never installed.
 check_LTLIBRARIES += t/cuda-fake-libcuda.la
-check_PROGRAMS += t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-fake-driver t/cuda-compat
-TESTS += t/cuda-compat t/cuda-fake-driver t/cuda-probe t/cuda-memory t/cuda-gemm
+check_PROGRAMS += t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-fake-driver t/cuda-compat \
+	t/cuda-ops t/cuda-plan-nodevice
+TESTS += t/cuda-compat t/cuda-fake-driver t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-ops \
+	t/cuda-plan-nodevice
 endif
 t_cuda_fake_libcuda_la_SOURCES = t/fake-libcuda.c
 t_cuda_fake_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
@@ -70,6 +91,19 @@ t_cuda_memory_LDADD = libadnn.la
 t_cuda_gemm_SOURCES = t/cuda-gemm.c t/tap.h
 t_cuda_gemm_LDADD = libadnn.la
 
+# Every forward DNN op on cuda vs the reference kernels and the cpu plugin.
+t_cuda_ops_SOURCES = t/cuda-ops.c t/tap.h
+t_cuda_ops_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+EXTRA_t_cuda_ops_DEPENDENCIES = backends/cuda/adnn-cuda.la
+
+# The plugin's plan slots called directly (dlopen, own host table; libadnn only
+# for the TAP helpers), as far as they run
+# without a device.
+t_cuda_plan_nodevice_SOURCES = t/cuda-plan-nodevice.c t/tap.h
+t_cuda_plan_nodevice_CPPFLAGS = $(AM_CPPFLAGS) $(cuda_test_defines)
+t_cuda_plan_nodevice_LDADD = libadnn.la -ldl
+EXTRA_t_cuda_plan_nodevice_DEPENDENCIES = backends/cuda/adnn-cuda.la
+
 # Loads the plugin itself (with a small host table of its own) in children that
 # see the fake driver first on the loader path; it does not need libadnn.
 t_cuda_fake_driver_SOURCES = t/cuda-fake-driver.c t/tap.h
@@ -83,8 +117,13 @@ t_cuda_compat_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 # ---- benchmark and GPU check -----------------------------------------------
 
 if HAVE_CUDA
-noinst_PROGRAMS += bench/gemm-cuda-overhead
+noinst_PROGRAMS += bench/gemm-cuda-overhead bench/ops-cuda
 endif
+# Every DNN op on realistic shapes, through the public API only (no CUDA
+# headers or libraries needed; built only with CUDA because it needs the plugin).
+bench_ops_cuda_SOURCES = bench/ops-cuda.c
+bench_ops_cuda_LDADD = libadnn.la -lm
+EXTRA_bench_ops_cuda_DEPENDENCIES = backends/cuda/adnn-cuda.la
 bench_gemm_cuda_overhead_SOURCES = bench/gemm-cuda-overhead.c
 bench_gemm_cuda_overhead_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 bench_gemm_cuda_overhead_LDFLAGS = $(CUDA_LDFLAGS)
