@@ -304,7 +304,9 @@ static adnn__plugin_record *load_plugin(const char *path) {
   adnn_status st = t->probe(report);
   if (st != ADNN_STATUS_SUCCESS) {
     info->state = ADNN_BACKEND_UNAVAILABLE;
-    info->reason = dup_printf("probe failed with %s: %s", adnn_status_name(st),
+    /* The plugin's buffer may lack its terminator: bound the read. */
+    info->reason = dup_printf("probe failed with %s: %.*s", adnn_status_name(st),
+                              report->reason[0] ? (int)sizeof report->reason : 1024,
                               report->reason[0] ? report->reason : adnn_last_error());
   } else {
     apply_report(rec, report);
@@ -364,7 +366,10 @@ static void scan_directory(const char *dir, size_t *cap) {
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
       adnn__plugin_record *rec = load_plugin(path);
-      if (rec != NULL && !append_record(rec, cap)) break;
+      /* Out of memory for the list: the record stays allocated (its plugin may
+       * have run code and is never unloaded) but is not listed. */
+      if (rec != NULL && !append_record(rec, cap))
+        adnn__log(ADNN_LOG_WARN, "core", "out of memory listing plugin %s", path);
     }
     if (*path) free(path);
     free(names[i]);
@@ -544,12 +549,26 @@ adnn_status adnn_backend_auto_choice(const char **name, const char **reason) {
   const char *env = adnn__backend_env_override();
   if (env != NULL) {
     /* Report the override without failing: whether it can be met is decided
-     * when a context is created. */
-    static _Thread_local char why[1200];
-    snprintf(why, sizeof why, "ADNN_BACKEND=%s replaces the automatic choice (which would be %s: %s)",
-             env, *auto_name ? auto_name : "none", auto_reason);
-    if (name) *name = env;
-    if (reason) *reason = why;
+     * when a context is created. The explanation is kept for the process (one
+     * per distinct value of ADNN_BACKEND), as the header promises. */
+    static pthread_mutex_t override_lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct override_note {
+      struct override_note *next;
+      char *env, *reason;
+    } *notes = NULL;
+    pthread_mutex_lock(&override_lock);
+    struct override_note *note = notes;
+    while (note != NULL && strcmp(note->env, env) != 0) note = note->next;
+    if (note == NULL && (note = calloc(1, sizeof *note)) != NULL) {
+      note->env = dup_str(env);
+      note->reason = dup_printf("ADNN_BACKEND=%s replaces the automatic choice (which would be %s: %s)",
+                             env, *auto_name ? auto_name : "none", auto_reason);
+      note->next = notes;
+      notes = note;
+    }
+    pthread_mutex_unlock(&override_lock);
+    if (name) *name = note ? note->env : "";
+    if (reason) *reason = note ? note->reason : "ADNN_BACKEND replaces the automatic choice";
     return ADNN_STATUS_SUCCESS;
   }
   if (name) *name = auto_name;

@@ -45,7 +45,9 @@ static int current_level(void) {
 }
 
 int adnn__log_enabled(adnn_log_level level) {
-  return level != ADNN_LOG_OFF && (int)level <= current_level();
+  /* level comes from plugins too (host->log): never index level_names with
+   * a value outside 1..4. */
+  return (int)level > ADNN_LOG_OFF && (int)level <= current_level();
 }
 
 adnn_status adnn_log_set_level(adnn_log_level level) {

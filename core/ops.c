@@ -225,6 +225,13 @@ static adnn_status pool2d_params(const char *func, const adnn_pool2d_desc *d, in
                         "that every window overlaps the image", func, names[i],
                         (long long)pads[i], (long long)(kern[i] / 2));
   int64_t h = d->x.dims[2], w = d->x.dims[3];
+  /* Pads are at most half the kernel, so H + kernel bounds every position the
+   * kernels compute (window ends included); checked like conv2d's. */
+  int64_t ext;
+  if (!adnn__add_i64(h, d->kernel_h, &ext) || !adnn__add_i64(w, d->kernel_w, &ext))
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_OVERFLOW, "%s: the kernel (%lld x %lld) plus the "
+                      "input size overflows", func, (long long)d->kernel_h,
+                      (long long)d->kernel_w);
   int64_t span_h = h + d->pad_top + d->pad_bottom - d->kernel_h;
   int64_t span_w = w + d->pad_left + d->pad_right - d->kernel_w;
   if (span_h < 0 || span_w < 0)
@@ -234,11 +241,13 @@ static adnn_status pool2d_params(const char *func, const adnn_pool2d_desc *d, in
                       (long long)(span_w + d->kernel_w));
   int64_t p, q;
   if (d->ceil_mode) {
-    p = (span_h + d->stride_h - 1) / d->stride_h + 1;
-    q = (span_w + d->stride_w - 1) / d->stride_w + 1;
+    /* ceil(span / stride), and the drop test (p - 1) * stride >= h + pad as
+     * p - 1 > (h + pad - 1) / stride: no overflow even with a huge stride. */
+    p = span_h / d->stride_h + (span_h % d->stride_h != 0) + 1;
+    q = span_w / d->stride_w + (span_w % d->stride_w != 0) + 1;
     /* A last window that starts in the bottom/right padding is dropped. */
-    if ((p - 1) * d->stride_h >= h + d->pad_top) p--;
-    if ((q - 1) * d->stride_w >= w + d->pad_left) q--;
+    if (p - 1 > (h + d->pad_top - 1) / d->stride_h) p--;
+    if (q - 1 > (w + d->pad_left - 1) / d->stride_w) q--;
   } else {
     p = span_h / d->stride_h + 1;
     q = span_w / d->stride_w + 1;
@@ -558,8 +567,22 @@ adnn_status adnn_plan_create_binary(adnn_context *ctx, const adnn_binary_desc *d
                       (int)d->b.rank, rank);
   if (same_layout(&d->a, &d->y)) proto.inplace_inputs |= 1u << 0;
   if (same_layout(&d->b, &d->y)) proto.inplace_inputs |= 1u << 1;
+  const adnn_tensor_desc a0 = d->a, b0 = d->b;
   if ((st = broadcast_to(func, "a", &d->a, &d->y)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = broadcast_to(func, "b", &d->b, &d->y)) != ADNN_STATUS_SUCCESS) return st;
+  /* y must be exactly the broadcast shape: a dim of y > 1 needs a or b to have
+   * it (broadcast_to accepted 1 on both sides). */
+  for (int i = 0; i < rank; i++) {
+    int ia = i - (rank - a0.rank), ib = i - (rank - b0.rank);
+    int64_t da = ia >= 0 ? a0.dims[ia] : 1, db = ib >= 0 ? b0.dims[ib] : 1;
+    if (d->y.dims[i] != (da > db ? da : db)) {
+      char ya[160];
+      format_dims(&d->y, ya, sizeof ya);
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: y %s is not the broadcast shape of a and b: "
+                        "dim %d is %lld but a and b have %lld and %lld there", func, ya, i,
+                        (long long)d->y.dims[i], (long long)da, (long long)db);
+    }
+  }
   proto.op.kind = ADNN_PLUGIN_OP_BINARY;
   proto.op.n_inputs = 2;
   return plan_finish(func, ctx, &proto, plan);

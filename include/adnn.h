@@ -376,8 +376,10 @@ ADNN_API adnn_status adnn_gemm(adnn_context *ctx, adnn_dtype dtype, adnn_transpo
 
 /** `batch` independent GEMMs: matrix i uses a + i*stride_a, b + i*stride_b and
  *  c + i*stride_c (strides in elements). stride_a and stride_b may be 0 (shared
- *  operand); the C matrices must not overlap each other (stride_c at least the
- *  span of one C when batch > 1). batch 0 is a no-op. Same statuses as adnn_gemm,
+ *  operand); the C matrices must not overlap each other: when batch > 1 either
+ *  stride_c is at least the span of one C ((m-1)*ldc + n), or the matrices are
+ *  interleaved within a row (stride_c >= n and (batch-1)*stride_c + n <= ldc, as
+ *  in an [m, batch, n] tensor). batch 0 is a no-op. Same statuses as adnn_gemm,
  *  plus ADNN_STATUS_BAD_PARAM for a negative batch or stride, or overlapping C
  *  matrices. */
 ADNN_API adnn_status adnn_gemm_batched(adnn_context *ctx, adnn_dtype dtype, adnn_transpose ta,

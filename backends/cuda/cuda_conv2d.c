@@ -354,6 +354,9 @@ static adnn_status setup_cudnn(adnn_plugin_plan *p, cuda_conv2d_plan *c, int *un
     if (!tf32 && !f64 && perf[i].mathType != CUDNN_FMA_MATH &&
         perf[i].mathType != CUDNN_DEFAULT_MATH)
       continue; /* a tensor-op (TF32) variant the context does not allow */
+    /* ALLOW_CONVERSION may down-convert FP32 data to FP16, whose range (65504)
+     * is far smaller than TF32's: the TF32 opt-in does not cover it. */
+    if (perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
     /* With TF32 allowed, run each candidate in the math type cuDNN ranked it
      * with; without, the descriptor stays FMA (DEFAULT could mean TF32 on
      * Ampere and newer). */

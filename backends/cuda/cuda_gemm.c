@@ -48,6 +48,42 @@ adnn_status cuda__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *ar
   adnn_status status = cuda__context_enter(ctx);
   if (status != ADNN_STATUS_SUCCESS) return status;
 
+  /* k == 0 means C = beta * C. The BLAS convention covers it, but adnn spells it
+   * out instead of relying on every cuBLAS path to agree: a zero fill when beta
+   * is 0 (so NaNs in C vanish, as documented), nothing when beta is 1, and a
+   * scaling of every row otherwise. Rows of C are n elements at a pitch of ldc. */
+  if (args->k == 0) {
+    size_t esize = args->dtype == ADNN_DTYPE_F32 ? sizeof(float) : sizeof(double);
+    for (int64_t i = 0; i < args->batch; i++) {
+      char *c = (char *)args->c + (size_t)(i * args->stride_c) * esize;
+      if (args->beta == 0.0) {
+        cudaError_t e = cudaMemset2DAsync(c, (size_t)args->ldc * esize, 0, (size_t)args->n * esize,
+                                          (size_t)args->m, ctx->stream);
+        if (e != cudaSuccess) return cuda__fail_runtime(e, "cudaMemset2DAsync (gemm with k = 0)");
+      } else if (args->beta != 1.0) {
+        /* Scale each row with ?scal (one call when the rows are contiguous):
+         * unlike geam with a zero-scaled second operand, scal never computes
+         * 0 * C, so infinities in C scale as IEEE says. */
+        int64_t rows = args->ldc == args->n ? 1 : args->m;
+        int64_t len = args->ldc == args->n ? args->m * args->n : args->n;
+        if (!fits_int(len))
+          return cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                  "cuda: gemm with k = 0 scales rows of at most %d elements",
+                                  INT_MAX);
+        for (int64_t r = 0; r < rows; r++) {
+          char *row = c + (size_t)(r * args->ldc) * esize;
+          cublasStatus_t e = args->dtype == ADNN_DTYPE_F32
+                                 ? cublasSscal(ctx->cublas, (int)len, (const float *)beta,
+                                               (float *)row, 1)
+                                 : cublasDscal(ctx->cublas, (int)len, (const double *)beta,
+                                               (double *)row, 1);
+          if (e != CUBLAS_STATUS_SUCCESS) return cuda__fail_cublas(e, "cublasXscal (gemm with k = 0)");
+        }
+      }
+    }
+    return ADNN_STATUS_SUCCESS;
+  }
+
   cublasOperation_t op_b = args->tb == ADNN_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t op_a = args->ta == ADNN_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasStatus_t err;

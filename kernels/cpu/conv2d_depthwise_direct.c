@@ -33,7 +33,7 @@ static int dw_supports(const adnn_conv2d_desc *d, char *why, size_t why_size) {
   if (g.G != g.C || g.K != g.C)
     return adnn_cpu_conv2d_no(why, why_size, "needs groups == C == K (depthwise, multiplier 1)");
   /* The AVX-512 path indexes with 32-bit lane offsets (gathers). */
-  if (g.W * g.sw > INT32_MAX / 2 || g.C * 16 > INT32_MAX / 2)
+  if (g.sw > INT32_MAX / 2 / g.W || g.C > INT32_MAX / 2 / 16)
     return adnn_cpu_conv2d_no(why, why_size, "image too wide");
   return 1;
 }
@@ -374,7 +374,7 @@ static void dw_run(const adnn_conv2d_desc *d, const void *x, const void *w, cons
       j.w = workspace;
     }
     /* Interior columns: q*sw - pl >= 0 and q*sw - pl + (S-1)*dw <= W - 1. */
-    int64_t qa = (g->pl + g->sw - 1) / g->sw;
+    int64_t qa = g->pl == 0 ? 0 : (g->pl - 1) / g->sw + 1; /* ceil, without overflow */
     int64_t last = g->W - 1 + g->pl - (g->S - 1) * g->dw;
     int64_t qb = last < 0 ? 0 : last / g->sw + 1;
     if (qa > g->Q) qa = g->Q;

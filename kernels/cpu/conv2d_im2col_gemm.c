@@ -96,7 +96,8 @@ typedef struct nchw_job {
  * [0, W); the others read padding. */
 static void valid_q(const adnn_cpu_conv2d_geom *g, int64_t s, int64_t *qlo, int64_t *qhi) {
   int64_t a = g->pl - s * g->dw; /* q*sw >= a */
-  int64_t lo = a <= 0 ? 0 : (a + g->sw - 1) / g->sw;
+  /* ceil(a / sw) written so that a huge stride cannot overflow. */
+  int64_t lo = a <= 0 ? 0 : (a - 1) / g->sw + 1;
   int64_t b = g->W - 1 + g->pl - s * g->dw; /* q*sw <= b */
   int64_t hi = b < 0 ? 0 : b / g->sw + 1;
   if (hi > g->Q) hi = g->Q;
@@ -117,7 +118,8 @@ static void nchw_im2col(const nchw_job *j) {
         float *row = j->col + ((c * g->R + r) * g->S + s) * nt;
         int64_t qlo, qhi;
         valid_q(g, s, &qlo, &qhi);
-        int64_t w0 = qlo * g->sw - g->pl + s * g->dw;
+        /* Only used when qhi > qlo, where qlo < Q keeps it in range. */
+        int64_t w0 = qhi > qlo ? qlo * g->sw - g->pl + s * g->dw : 0;
         for (int64_t p = j->p0; p < j->p0 + j->rows; p++) {
           float *dst = row + (p - j->p0) * Q;
           int64_t h = p * g->sh - g->pt + r * g->dh;

@@ -108,8 +108,8 @@ template <typename T> __device__ __forceinline__ T activate(const adnn_cuda_act 
       return x;
     case 1: /* relu */
       return x < T(0) ? T(0) : x;
-    case 2: /* leaky relu */
-      return x < T(0) ? alpha * x : x;
+    case 2: /* leaky relu; alpha 0 is relu, also at -inf (0 * -inf would be NaN) */
+      return x < T(0) ? (alpha == T(0) ? T(0) : alpha * x) : x;
     case 3: /* elu */
       return x < T(0) ? alpha * f_expm1(x) : x;
     case 4: /* clamp */
