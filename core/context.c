@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/loader.h"
+#include "core/tuner.h"
 
 const char *adnn__backend_env_override(void);
 
@@ -126,13 +127,16 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
   ctx->device = device;
   const char *tf32 = getenv("ADNN_ALLOW_TF32");
   if (tf32 != NULL && strcmp(tf32, "1") == 0) ctx->flags |= ADNN_CONTEXT_ALLOW_TF32;
+  adnn__tune_options_from_env(&ctx->tune);
   pthread_mutex_init(&ctx->alloc_lock, NULL);
+  pthread_mutex_init(&ctx->tune_lock, NULL);
   st = rec->table->context_create(device, &ctx->pctx);
   if (st != ADNN_STATUS_SUCCESS) {
     /* Keep the plugin's message, but say which call it belongs to. */
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", adnn_last_error());
     pthread_mutex_destroy(&ctx->alloc_lock);
+    pthread_mutex_destroy(&ctx->tune_lock);
     free(ctx);
     return adnn__fail(st, "adnn_context_create: backend %s device %d: %s", rec->info.name, device,
                       msg);
@@ -158,6 +162,7 @@ void adnn_context_destroy(adnn_context *ctx) {
   adnn__alloc_set_free(&ctx->allocs);
   ctx->table->context_destroy(ctx->pctx);
   pthread_mutex_destroy(&ctx->alloc_lock);
+  pthread_mutex_destroy(&ctx->tune_lock);
   free(ctx);
 }
 

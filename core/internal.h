@@ -64,6 +64,8 @@ struct adnn_context {
   uint32_t flags;
   pthread_mutex_t alloc_lock;
   adnn__alloc_set allocs;
+  adnn_tune_options tune; /* from the environment at creation (core/tuner.c) */
+  pthread_mutex_t tune_lock; /* one measurement at a time on this context */
 };
 
 /* Checks a tensor descriptor; messages start with `prefix`. Optional outputs:

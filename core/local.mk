@@ -20,3 +20,7 @@ libadnn_la_LDFLAGS = -version-info $(ADNN_LT_VERSION) -no-undefined \
 libadnn_la_LIBADD = $(LIBS)
 EXTRA_libadnn_la_DEPENDENCIES = core/libadnn.map
 EXTRA_DIST += core/libadnn.map
+
+# The tuner and the performance database, each with its tests and man pages.
+include core/tuner.mk
+include core/perfdb.mk

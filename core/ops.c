@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/loader.h"
+#include "core/tuner.h"
 
 #define MAX_INPUTS 5
 
@@ -26,6 +27,10 @@ struct adnn_plan {
   /* Bit i set: the output may be exactly input i (same pointer; the layouts
    * were checked to be identical at creation). */
   unsigned inplace_inputs;
+  /* NULL, or why the algorithm is fixed (set by the op's create function). */
+  const char *forced;
+  /* How the algorithm was chosen: the candidates and the reason. */
+  adnn__tune_record tune;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -309,10 +314,14 @@ static adnn_status plan_finish(const char *func, adnn_context *ctx, adnn_plan *p
   p->op_name = func;
   p->op.struct_size = sizeof p->op;
   p->op.flags = ctx->flags;
-  adnn_status st = t->plan_create(ctx->pctx, &p->op, &p->pplan);
+  /* The tuner picks the candidate (measuring on scratch buffers when needed)
+   * and creates the plugin plan. */
+  adnn_status st = adnn__tuner_plan_create(ctx, &p->op, p->input_bytes, p->output_bytes,
+                                           p->forced, &p->tune, &p->pplan);
   if (st != ADNN_STATUS_SUCCESS) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", adnn_last_error());
+    adnn__tune_record_free(&p->tune);
     free(p);
     /* Plugins usually name the function already; avoid saying it twice. */
     if (strncmp(msg, func, strlen(func)) == 0) return adnn__fail(st, "%s", msg);
@@ -367,7 +376,12 @@ adnn_status adnn_plan_create_conv2d(adnn_context *ctx, const adnn_conv2d_desc *d
   if ((int)d->algorithm < ADNN_CONV2D_ALGO_AUTO || (int)d->algorithm > ADNN_CONV2D_ALGO_DIRECT)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: algorithm %d is not an adnn_conv2d_algorithm",
                       func, (int)d->algorithm);
-  if (d->algorithm == ADNN_CONV2D_ALGO_AUTO) d->algorithm = conv2d_algo_from_env();
+  if (d->algorithm != ADNN_CONV2D_ALGO_AUTO) {
+    proto.forced = "forced by the descriptor";
+  } else {
+    d->algorithm = conv2d_algo_from_env();
+    if (d->algorithm != ADNN_CONV2D_ALGO_AUTO) proto.forced = "forced by ADNN_CONV2D_ALGO";
+  }
   proto.op.kind = ADNN_PLUGIN_OP_CONV2D;
   return plan_finish(func, ctx, &proto, plan);
 }
@@ -623,7 +637,35 @@ adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t
 void adnn_plan_destroy(adnn_plan *plan) {
   if (plan == NULL) return;
   plan->ctx->table->plan_destroy(plan->pplan);
+  adnn__tune_record_free(&plan->tune);
   free(plan);
+}
+
+adnn_status adnn_plan_candidate_count(const adnn_plan *plan, size_t *count) {
+  if (plan == NULL)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "adnn_plan_candidate_count: plan is NULL");
+  if (count == NULL)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "adnn_plan_candidate_count: count is NULL");
+  *count = plan->tune.count;
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_plan_candidate_get(const adnn_plan *plan, size_t index,
+                                    const adnn_plan_candidate **candidate) {
+  const char *func = "adnn_plan_candidate_get";
+  if (plan == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: plan is NULL", func);
+  if (candidate == NULL)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: candidate is NULL", func);
+  if (index >= plan->tune.count)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: index %zu is out of range (the plan has %zu "
+                      "candidate%s)", func, index, plan->tune.count,
+                      plan->tune.count == 1 ? "" : "s");
+  *candidate = &plan->tune.results[index].pub;
+  return ADNN_STATUS_SUCCESS;
+}
+
+const char *adnn_plan_choice_reason(const adnn_plan *plan) {
+  return plan ? plan->tune.reason : "";
 }
 
 const char *adnn_plan_algorithm(const adnn_plan *plan) {

@@ -393,7 +393,8 @@ ADNN_API adnn_status adnn_gemm_batched(adnn_context *ctx, adnn_dtype dtype, adnn
 }
 #endif
 
-/* Forward DNN operations and plans. */
+/* Forward DNN operations and plans, then algorithm tuning. */
 #include <adnn/ops.h>
+#include <adnn/tuning.h>
 
 #endif /* ADNN_H */

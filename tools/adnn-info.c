@@ -1,7 +1,8 @@
 /*
  * adnn-info: the doctor. Prints the library version, the plugin search path,
  * every plugin found with its state, reason, versions and devices, and what
- * "auto" picks and why. --json prints the same as one JSON object.
+ * "auto" picks and why, and the performance database files with their entry
+ * counts. --json prints the same as one JSON object.
  *
  * Built only on the public API, so it shows exactly what an application sees.
  * Exit status: 0 when at least one backend is ready, 1 when none is, 2 on a
@@ -51,6 +52,35 @@ static void json_properties(FILE *out, size_t n, const adnn_property *props) {
   fputc('}', out);
 }
 
+/* The performance database: paths (null when there is none) and entry counts. */
+static void json_perfdb(FILE *out) {
+  const char *user = NULL, *sys = NULL;
+  size_t user_n = 0, sys_n = 0;
+  adnn_perfdb_info(&user, &user_n, &sys, &sys_n);
+  fprintf(out, "{\"user_path\": ");
+  if (user) json_string(out, user);
+  else fputs("null", out);
+  fprintf(out, ", \"user_entries\": %zu, \"system_path\": ", user_n);
+  if (sys) json_string(out, sys);
+  else fputs("null", out);
+  fprintf(out, ", \"system_entries\": %zu}", sys_n);
+}
+
+static void text_perfdb(FILE *out) {
+  const char *user = NULL, *sys = NULL;
+  size_t user_n = 0, sys_n = 0;
+  adnn_perfdb_info(&user, &user_n, &sys, &sys_n);
+  fprintf(out, "performance database:\n");
+  if (user)
+    fprintf(out, "  user    %s (%zu entr%s)\n", user, user_n, user_n == 1 ? "y" : "ies");
+  else
+    fprintf(out, "  user    none (no cache directory: set ADNN_CACHE_DIR or HOME)\n");
+  if (sys)
+    fprintf(out, "  system  %s (%zu entr%s)\n", sys, sys_n, sys_n == 1 ? "y" : "ies");
+  else
+    fprintf(out, "  system  none installed\n");
+}
+
 static int print_json(FILE *out) {
   const char *path, *source, *auto_name = "", *auto_reason = "";
   adnn_plugin_search_path(&path, &source);
@@ -96,7 +126,9 @@ static int print_json(FILE *out) {
   json_string(out, auto_st == ADNN_STATUS_SUCCESS ? auto_name : "");
   fprintf(out, ", \"reason\": ");
   json_string(out, auto_reason);
-  fprintf(out, "}\n}\n");
+  fprintf(out, "},\n  \"perfdb\": ");
+  json_perfdb(out);
+  fprintf(out, "\n}\n");
   return ready > 0 ? 0 : 1;
 }
 
@@ -145,20 +177,43 @@ static int print_text(FILE *out, int verbose) {
     fprintf(out, "auto -> %s (%s)\n", auto_name, auto_reason);
   else
     fprintf(out, "auto -> none (%s)\n", auto_reason);
+  text_perfdb(out);
   return ready > 0 ? 0 : 1;
 }
 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: adnn-info [--json] [--verbose] [--version] [--help]\n"
+          "       adnn-info --export-perfdb FILE | --import-perfdb FILE\n"
           "Shows the adnn library version, the plugin search path, every backend plugin\n"
           "found with its state and the reason for it, their devices, and what the\n"
-          "\"auto\" backend chooses. Exit status 0 when a backend is ready, else 1.\n");
+          "\"auto\" backend chooses, and the performance database files with their\n"
+          "entry counts. Exit status 0 when a backend is ready, else 1.\n"
+          "--export-perfdb writes every known tuning result to FILE; --import-perfdb\n"
+          "merges FILE into the user database (exit status 0 on success, else 1).\n");
 }
 
 int main(int argc, char **argv) {
   int json = 0, verbose = 0;
   for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--export-perfdb") == 0 || strcmp(argv[i], "--import-perfdb") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "adnn-info: %s needs a file name\n", argv[i]);
+        return 2;
+      }
+      size_t imported = 0;
+      int export = strcmp(argv[i], "--export-perfdb") == 0;
+      adnn_status st = export ? adnn_perfdb_export(argv[i + 1])
+                              : adnn_perfdb_import(argv[i + 1], &imported);
+      if (st != ADNN_STATUS_SUCCESS) {
+        fprintf(stderr, "adnn-info: %s\n", adnn_last_error());
+        return 1;
+      }
+      if (!export) printf("imported %zu entr%s from %s\n", imported, imported == 1 ? "y" : "ies",
+                          argv[i + 1]);
+      else printf("exported the performance database to %s\n", argv[i + 1]);
+      return 0;
+    }
     if (strcmp(argv[i], "--json") == 0) json = 1;
     else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = 1;
     else if (strcmp(argv[i], "--version") == 0) {

@@ -5,7 +5,9 @@
  * F32 ops run the fast kernels of kernels/cpu/; F64 and layouts the fast
  * kernels do not handle run the reference kernels of kernels/ref/, which are
  * exact (double accumulation) but slow. The conv2d heuristic lives here, as a
- * table of rules, until the tuner measures candidates.
+ * table of rules; plan_candidates lists it first, with the other algorithms
+ * that support the problem, for the core's tuner to measure (the tuner then
+ * names its choice in adnn_plugin_op.candidate).
  */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 
 #include "backends/cpu/cpu_plugin.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/cpu_parallel.h"
 #include "kernels/ref/ref_ops.h"
 
 struct adnn_plugin_plan {
@@ -66,11 +69,83 @@ static adnn_conv2d_algorithm conv_heuristic(const adnn_conv2d_desc *d) {
   return ADNN_CONV2D_ALGO_REFERENCE;
 }
 
+/* The algorithm a candidate name (adnn_plugin_op.candidate) stands for. */
+static int conv_algo_by_name(const char *name, adnn_conv2d_algorithm *out) {
+  if (strcmp(name, "reference") == 0) {
+    *out = ADNN_CONV2D_ALGO_REFERENCE;
+    return 1;
+  }
+  for (size_t i = 0; i < sizeof conv_algos / sizeof conv_algos[0]; i++)
+    if (strcmp(name, adnn_plugin_conv2d_algorithm_name(conv_algos[i]->id)) == 0) {
+      *out = conv_algos[i]->id;
+      return 1;
+    }
+  return 0;
+}
+
+static adnn_conv2d_algorithm conv_default(const adnn_conv2d_desc *d) {
+  return d->x.dtype == ADNN_DTYPE_F32 ? conv_heuristic(d) : ADNN_CONV2D_ALGO_REFERENCE;
+}
+
+/* Candidates for the tuner: the heuristic's choice first, then every other
+ * fast algorithm whose supports() accepts the problem (in conv_algos order),
+ * then "reference", which runs anything but slowly (marked slow so that the
+ * tuner does not spend its budget on it).
+ *
+ * Determinism: every CPU algorithm is reported deterministic. Our kernels
+ * split work into fixed chunks whose reductions do not depend on which thread
+ * runs them, and OpenBLAS's SGEMM partitions by its thread count; so results
+ * are bit-identical run to run for a fixed thread count (ADNN_NUM_THREADS /
+ * OpenBLAS's setting) and OpenBLAS core type. A change of either may change
+ * the last bits. */
+adnn_status adnn_cpu_plan_candidates(adnn_plugin_context *ctx, const adnn_plugin_op *op,
+                                     adnn_plugin_candidate *out, int32_t max, int32_t *count) {
+  (void)ctx;
+  *count = 0;
+  if (op->kind != ADNN_PLUGIN_OP_CONV2D) return ADNN_STATUS_SUCCESS;
+  const adnn_conv2d_desc *d = &op->desc.conv2d;
+  int threads = adnn_cpu_parallel_threads();
+  int32_t n = 0;
+#define ADD_CANDIDATE(NAME, WS, SLOW)                                   \
+  do {                                                                  \
+    if (n < max) {                                                      \
+      memset(&out[n], 0, sizeof out[n]);                                \
+      snprintf(out[n].name, sizeof out[n].name, "%s", (NAME));          \
+      out[n].workspace_bytes = (WS);                                    \
+      out[n].deterministic = 1;                                         \
+      out[n].slow = (SLOW);                                             \
+    }                                                                   \
+    n++;                                                                \
+  } while (0)
+  adnn_conv2d_algorithm heur = conv_default(d);
+  if (d->x.dtype == ADNN_DTYPE_F32) {
+    const adnn_cpu_conv2d_algo *h = find_conv_algo(heur);
+    if (h != NULL)
+      ADD_CANDIDATE(adnn_plugin_conv2d_algorithm_name(heur), h->workspace_bytes(d, threads), 0);
+    for (size_t i = 0; i < sizeof conv_algos / sizeof conv_algos[0]; i++) {
+      const adnn_cpu_conv2d_algo *a = conv_algos[i];
+      char why[160];
+      if (a == h || !a->supports(d, why, sizeof why)) continue;
+      ADD_CANDIDATE(adnn_plugin_conv2d_algorithm_name(a->id), a->workspace_bytes(d, threads), 0);
+    }
+  }
+  ADD_CANDIDATE("reference", (size_t)0, 1);
+#undef ADD_CANDIDATE
+  *count = n;
+  return ADNN_STATUS_SUCCESS;
+}
+
 static adnn_status plan_conv2d(adnn_plugin_plan *p) {
   const adnn_conv2d_desc *d = &p->op.desc.conv2d;
   adnn_conv2d_algorithm want = d->algorithm;
-  int forced = want != ADNN_CONV2D_ALGO_AUTO;
-  if (!forced) want = d->x.dtype == ADNN_DTYPE_F32 ? conv_heuristic(d) : ADNN_CONV2D_ALGO_REFERENCE;
+  if (p->op.candidate[0] != '\0') {
+    /* The tuner's choice, by name, replaces the descriptor's AUTO. */
+    if (!conv_algo_by_name(p->op.candidate, &want))
+      return adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                 "adnn_plan_create_conv2d: the cpu backend has no algorithm "
+                                 "named \"%.64s\"", p->op.candidate);
+  }
+  if (want == ADNN_CONV2D_ALGO_AUTO) want = conv_default(d);
   if (want == ADNN_CONV2D_ALGO_REFERENCE) {
     p->use_reference = 1;
     snprintf(p->algorithm, sizeof p->algorithm, "reference");

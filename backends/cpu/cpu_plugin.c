@@ -49,6 +49,8 @@ static const adnn_plugin cpu_plugin = {
     .plan_execute = adnn_cpu_plan_execute,
     .plan_destroy = adnn_cpu_plan_destroy,
     .plan_describe = adnn_cpu_plan_describe,
+    .plan_candidates = adnn_cpu_plan_candidates,
+    .device_identity = adnn_cpu_device_identity,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

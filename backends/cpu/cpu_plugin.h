@@ -34,6 +34,10 @@ void adnn_cpu_plan_destroy(adnn_plugin_plan *plan);
 void adnn_cpu_plan_describe(const adnn_plugin_plan *plan, const char **algorithm,
                             size_t *workspace_bytes);
 
+adnn_status adnn_cpu_plan_candidates(adnn_plugin_context *ctx, const adnn_plugin_op *op,
+                                     adnn_plugin_candidate *out, int32_t max, int32_t *count);
+void adnn_cpu_device_identity(int device, char *buf, size_t size);
+
 adnn_status adnn_cpu_gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *args);
 
 #endif

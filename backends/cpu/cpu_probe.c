@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <cblas.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -111,6 +112,19 @@ adnn_status adnn_cpu_probe(adnn_plugin_report *r) {
                                   "its registers (XCR0), so AVX-512 is not used");
   }
   return ADNN_STATUS_SUCCESS;
+}
+
+/* The performance database's view of this machine: results measured with
+ * another CPU model, ISA, CPU count, OpenBLAS version or kernel set
+ * (OPENBLAS_CORETYPE changes the core name) or thread count do not apply. */
+void adnn_cpu_device_identity(int device, char *buf, size_t size) {
+  (void)device;
+  const adnn_cpu_features *f = adnn_cpu_features_get();
+  char isa[256];
+  adnn_cpu_features_describe(f, isa, sizeof isa);
+  snprintf(buf, size, "%s (%s family %d model %d); %s; cpus=%d; openblas=%s core=%s; threads=%d",
+           f->model, f->vendor, f->family, f->model_number, isa, adnn_cpu_available_count(),
+           ADNN_OPENBLAS_BUILD_VERSION, openblas_get_corename(), adnn_cpu_parallel_threads());
 }
 
 adnn_status adnn_cpu_init(void) {

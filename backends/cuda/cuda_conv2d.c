@@ -33,6 +33,14 @@
  * Our direct kernel (kernels/cuda/conv2d_direct.cu) runs the "direct" and
  * "reference" algorithms, and AUTO problems cuDNN cannot run (sizes beyond
  * cuDNN's int range, or no usable algorithm), with a log message.
+ *
+ * Tuning (core/tuner.c): cuda__plan_candidates lists what plan creation would
+ * consider, in cuDNN's heuristic order (the first is what AUTO picks): every
+ * algorithm cudnnGetConvolutionForwardAlgorithm_v7 reports usable under the
+ * same filters (math type, ADNN_CUDA_WORKSPACE_LIMIT), named "cudnn:<ALGO>",
+ * with the plan's whole workspace and cuDNN's determinism flag, then our
+ * "direct" kernel (deterministic: one thread per output, fixed loop order).
+ * adnn_plugin_op.candidate then forces one of them by name.
  */
 #include "config.h"
 
@@ -55,6 +63,12 @@ struct cuda_conv2d_plan {
   cudnnActivationDescriptor_t ad;
   cudnnConvolutionFwdAlgo_t algo;
   size_t algo_ws;
+  /* Tuning: only_algo >= 0 restricts cuDNN to that algorithm (a candidate
+   * named by the tuner); list != NULL makes setup_cudnn list the candidates
+   * instead of choosing one (nothing is allocated). */
+  int only_algo;
+  adnn_plugin_candidate *list;
+  int32_t list_max, list_count;
   int nhwc;
   int pack_x; /* pad_pack x into xbuf */
   int64_t xpad[4]; /* explicit padding written by pad_pack: top, bottom, left, right */
@@ -81,6 +95,14 @@ static const char *algo_name(cudnnConvolutionFwdAlgo_t a) {
     case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
     default: return "UNKNOWN";
   }
+}
+
+/* The cuDNN algorithm of a candidate name "cudnn:<ALGO>"; -1 when none. */
+static int algo_from_candidate(const char *name) {
+  if (strncmp(name, "cudnn:", 6) != 0) return -1;
+  for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; a++)
+    if (strcmp(name + 6, algo_name((cudnnConvolutionFwdAlgo_t)a)) == 0) return a;
+  return -1;
 }
 
 /* The cuDNN algorithms a forced adnn algorithm may map to (bit i: algo i);
@@ -302,7 +324,8 @@ static adnn_status setup_cudnn(adnn_plugin_plan *p, cuda_conv2d_plan *c, int *un
                        (act == ADNN_ACTIVATION_RELU || act == ADNN_ACTIVATION_IDENTITY);
 
   /* Candidates. */
-  const unsigned family = forced_family(d->algorithm);
+  const unsigned family =
+      c->only_algo >= 0 ? 1u << c->only_algo : forced_family(d->algorithm);
   const size_t limit = workspace_limit();
   int max_count = 0;
   CUDNN_TRY(cudnnGetConvolutionForwardAlgorithmMaxCount(c->handle, &max_count),
@@ -313,7 +336,7 @@ static adnn_status setup_cudnn(adnn_plugin_plan *p, cuda_conv2d_plan *c, int *un
   int returned = 0;
   const char *find = cuda__host->getenv("ADNN_CUDA_CONV_FIND");
   int measured = 0;
-  if (find && strcmp(find, "1") == 0) {
+  if (find && strcmp(find, "1") == 0 && c->list == NULL && c->only_algo < 0) {
     /* Measure: scratch x, w, y and a workspace of the limit, freed after. */
     const size_t es = f64 ? 8 : 4;
     void *sx = NULL, *sw = NULL, *sy = NULL, *sws = NULL;
@@ -347,6 +370,13 @@ static adnn_status setup_cudnn(adnn_plugin_plan *p, cuda_conv2d_plan *c, int *un
     CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(c->handle, c->xd, c->wd, c->cd, c->yd,
                                                      max_count, &returned, perf),
               "cudnnGetConvolutionForwardAlgorithm_v7");
+  /* The plan's workspace beyond the algorithm's (see the layout below). */
+  const size_t es = f64 ? 8 : 4;
+  size_t extra = 0;
+  if (c->pack_x) extra += align256((size_t)(N * C * xh * xw) * es);
+  if (c->pack_w) extra += align256((size_t)(K * CG * R * S) * es);
+  if (c->y_tmp) extra += align256((size_t)(N * K * P * Q) * es);
+  unsigned listed = 0; /* algorithms already listed (bit i: algo i) */
   int chosen = -1;
   for (int i = 0; i < returned && chosen < 0; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
@@ -367,10 +397,25 @@ static adnn_status setup_cudnn(adnn_plugin_plan *p, cuda_conv2d_plan *c, int *un
                                                 perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS)
       continue;
     if (ws > limit) continue;
+    if (c->list != NULL) {
+      /* List mode: every usable algorithm once, in cuDNN's order. */
+      if (listed & (1u << perf[i].algo)) continue;
+      listed |= 1u << perf[i].algo;
+      if (c->list_count < c->list_max) {
+        adnn_plugin_candidate *e = &c->list[c->list_count];
+        memset(e, 0, sizeof *e);
+        snprintf(e->name, sizeof e->name, "cudnn:%s", algo_name(perf[i].algo));
+        e->workspace_bytes = align256(ws) + extra;
+        e->deterministic = perf[i].determinism == CUDNN_DETERMINISTIC;
+      }
+      c->list_count++;
+      continue;
+    }
     chosen = i;
     c->algo = perf[i].algo;
     c->algo_ws = ws;
   }
+  if (c->list != NULL) return ADNN_STATUS_SUCCESS;
   if (chosen < 0) {
     *unusable = 1;
     snprintf(why, why_len, "cuDNN offers no usable algorithm%s within the workspace limit of %zu bytes",
@@ -394,7 +439,6 @@ static adnn_status setup_cudnn(adnn_plugin_plan *p, cuda_conv2d_plan *c, int *un
   c->epilogue = !c->fused && (d->has_bias || act != ADNN_ACTIVATION_IDENTITY || c->y_tmp);
 
   /* Workspace layout: [algorithm][x packed][w packed][y temporary]. */
-  const size_t es = f64 ? 8 : 4;
   size_t off = align256(c->algo_ws);
   if (c->pack_x) {
     c->xbuf_off = off;
@@ -450,8 +494,30 @@ adnn_status cuda__conv2d_create(adnn_plugin_plan *p) {
   cuda_conv2d_plan *c = calloc(1, sizeof *c);
   if (!c) return cuda__host->fail(ADNN_STATUS_OUT_OF_MEMORY, "cuda: out of host memory");
   p->conv = c;
+  c->only_algo = -1;
   direct_params(d, &c->direct);
   const int64_t C = d->x.dims[1], K = d->w.dims[0], R = d->w.dims[2], S = d->w.dims[3];
+
+  /* A candidate named by the tuner (see cuda__plan_candidates) is taken as
+   * is: no fallback, so that what was measured is what runs. */
+  const char *cand = p->op.candidate;
+  if (cand[0] != '\0') {
+    if (strcmp(cand, "direct") == 0) {
+      snprintf(p->algorithm, sizeof p->algorithm, "direct");
+      return ADNN_STATUS_SUCCESS;
+    }
+    c->only_algo = algo_from_candidate(cand);
+    if (c->only_algo < 0)
+      return cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                              "adnn_plan_create_conv2d: the cuda backend has no algorithm named "
+                              "\"%.64s\"", cand);
+    int unusable = 0;
+    char why[256] = "";
+    adnn_status st = setup_cudnn(p, c, &unusable, why, sizeof why);
+    if (st == ADNN_STATUS_SUCCESS || !unusable) return st;
+    return cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                            "adnn_plan_create_conv2d: %s cannot run this problem: %s", cand, why);
+  }
 
   switch (d->algorithm) {
     case ADNN_CONV2D_ALGO_REFERENCE:
@@ -570,4 +636,46 @@ void cuda__conv2d_destroy(adnn_plugin_plan *p) {
   destroy_descriptors(p->conv);
   free(p->conv);
   p->conv = NULL;
+}
+
+adnn_status cuda__plan_candidates(adnn_plugin_context *ctx, const adnn_plugin_op *op,
+                                  adnn_plugin_candidate *out, int32_t max, int32_t *count) {
+  *count = 0;
+  if (op->kind != ADNN_PLUGIN_OP_CONV2D) return ADNN_STATUS_SUCCESS;
+  const adnn_dtype dt = op->desc.conv2d.x.dtype;
+  if (dt != ADNN_DTYPE_F32 && dt != ADNN_DTYPE_F64) return ADNN_STATUS_SUCCESS;
+  adnn_status st = cuda__context_enter(ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  adnn_plugin_plan *p = calloc(1, sizeof *p);
+  cuda_conv2d_plan *c = calloc(1, sizeof *c);
+  if (!p || !c) {
+    free(p);
+    free(c);
+    return cuda__host->fail(ADNN_STATUS_OUT_OF_MEMORY, "cuda: out of host memory");
+  }
+  p->ctx = ctx;
+  p->op = *op;
+  p->op.candidate[0] = '\0';
+  p->f64 = dt == ADNN_DTYPE_F64;
+  p->conv = c;
+  c->only_algo = -1;
+  c->list = out;
+  c->list_max = max;
+  int unusable = 0;
+  char why[256] = "";
+  st = setup_cudnn(p, c, &unusable, why, sizeof why);
+  int32_t n = c->list_count;
+  destroy_descriptors(c);
+  free(c);
+  free(p);
+  if (st != ADNN_STATUS_SUCCESS && !unusable) return st;
+  /* cuDNN cannot run it (unusable): "direct" alone, as plan creation does. */
+  if (st != ADNN_STATUS_SUCCESS) n = 0;
+  if (n < max) {
+    memset(&out[n], 0, sizeof out[n]);
+    snprintf(out[n].name, sizeof out[n].name, "direct");
+    out[n].deterministic = 1;
+  }
+  *count = n + 1;
+  return ADNN_STATUS_SUCCESS;
 }

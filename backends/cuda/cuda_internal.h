@@ -42,6 +42,10 @@ adnn_status cuda__probe(adnn_plugin_report *report);
  * devices it cannot use, so the two can differ), or -1 when out of range. */
 int cuda__device_ordinal(int index);
 
+/* The device_identity slot: GPU name, compute capability, SM count, and the
+ * driver, cuDNN and cuBLAS versions, for the performance database. */
+void cuda__device_identity(int index, char *buf, size_t size);
+
 /* ---- version rules (cuda_compat.c) ------------------------------------- */
 
 /* Renders a CUDA version number (13000) as "13.0". */

@@ -38,6 +38,9 @@ void cuda__plan_describe(const adnn_plugin_plan *plan, const char **algorithm,
 
 /* conv2d (cuda_conv2d.c). create fills p->conv, p->algorithm, p->workspace. */
 adnn_status cuda__conv2d_create(adnn_plugin_plan *p);
+/* The plan_candidates slot: conv2d's cuDNN algorithms and "direct". */
+adnn_status cuda__plan_candidates(adnn_plugin_context *ctx, const adnn_plugin_op *op,
+                                  adnn_plugin_candidate *out, int32_t max, int32_t *count);
 adnn_status cuda__conv2d_execute(adnn_plugin_plan *p, const void *const *inputs, void *output);
 void cuda__conv2d_destroy(adnn_plugin_plan *p);
 

@@ -27,6 +27,8 @@ static const adnn_plugin cuda_plugin_table = {
     .plan_execute = cuda__plan_execute,
     .plan_destroy = cuda__plan_destroy,
     .plan_describe = cuda__plan_describe,
+    .plan_candidates = cuda__plan_candidates,
+    .device_identity = cuda__device_identity,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

@@ -53,6 +53,26 @@ int cuda__device_ordinal(int index) {
   return usable_ordinals[index];
 }
 
+void cuda__device_identity(int index, char *buf, size_t size) {
+  int ordinal = cuda__device_ordinal(index);
+  struct cudaDeviceProp prop;
+  if (ordinal < 0 || cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    snprintf(buf, size, "cuda device %d", index);
+    return;
+  }
+  int driver = 0, cb_major = 0, cb_minor = 0, cb_patch = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) (void)cudaGetLastError();
+  cublasGetProperty(MAJOR_VERSION, &cb_major);
+  cublasGetProperty(MINOR_VERSION, &cb_minor);
+  cublasGetProperty(PATCH_LEVEL, &cb_patch);
+  int cudnn = (int)cudnnGetVersion();
+  prop.name[sizeof prop.name - 1] = '\0';
+  snprintf(buf, size, "%s; sm_%d%d; sms=%d; driver=%d; cudnn=%d.%d.%d; cublas=%d.%d.%d",
+           prop.name, prop.major, prop.minor, prop.multiProcessorCount, driver, cudnn / 10000,
+           (cudnn / 100) % 100, cudnn % 100, cb_major, cb_minor, cb_patch);
+}
+
 static const char *driver_error_name(const cuda_driver_api *api, CUresult err) {
   const char *name = NULL;
   if (api->get_error_name && api->get_error_name(err, &name) == CUDA_SUCCESS && name) return name;

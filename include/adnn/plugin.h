@@ -240,7 +240,23 @@ typedef struct adnn_plugin_op {
     adnn_norm_desc norm;
     adnn_binary_desc binary;
   } desc;
+  /** The algorithm to use by name, as listed by plan_candidates (e.g.
+   *  "winograd_f2x3", "cudnn:WINOGRAD"); "" lets the plugin choose (its
+   *  heuristic, or the algorithm the descriptor forces). Set by the tuner. */
+  char candidate[64];
 } adnn_plugin_op;
+
+/** One algorithm a plugin can run for an op (see plan_candidates). */
+typedef struct adnn_plugin_candidate {
+  char name[64];          /**< the value for adnn_plugin_op.candidate */
+  size_t workspace_bytes; /**< what plan_create would allocate */
+  int32_t deterministic;  /**< 1 if bit-identical run to run */
+  /** 1 for a catch-all far slower than the others (a reference
+   *  implementation): one run of it could use up the whole tuning budget, so
+   *  the tuner measures it only in exhaustive mode or when no other candidate
+   *  could run. */
+  int32_t slow;
+} adnn_plugin_candidate;
 
 /** A plugin's plan; each plugin defines the struct. */
 typedef struct adnn_plugin_plan adnn_plugin_plan;
@@ -300,6 +316,18 @@ typedef struct adnn_plugin {
   /** Optional. The algorithm name and the workspace held, for adnn_plan_algorithm. */
   void (*plan_describe)(const adnn_plugin_plan *plan, const char **algorithm,
                         size_t *workspace_bytes);
+
+  /** Optional. Lists the algorithms that can run `op` on this context's device,
+   *  the plugin's heuristic choice first. Writes at most `max` entries and the
+   *  total number available to *count. Ops with a single algorithm may list
+   *  one or leave the slot NULL (then the core never measures them). */
+  adnn_status (*plan_candidates)(adnn_plugin_context *ctx, const adnn_plugin_op *op,
+                                 adnn_plugin_candidate *out, int32_t max, int32_t *count);
+  /** Optional. A stable identity of device `device` for the performance
+   *  database: model, ISA or compute capability, core or SM count, and the
+   *  versions of the libraries that change results (OpenBLAS; driver, cuDNN,
+   *  cuBLAS). One line, no tabs. */
+  void (*device_identity)(int device, char *buf, size_t size);
 
   /* ABI 1.0 ends here. New slots are appended below with a minor bump. */
 } adnn_plugin;

@@ -1,0 +1,521 @@
+/*
+ * The tuner: algorithm choice at plan creation, by the performance database or
+ * by measurement (see core/tuner.h for the modes and the measurement protocol,
+ * core/tuner_select.c for the selection rule, core/problem_key.c for the key).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "core/perfdb.h"
+#include "core/tuner.h"
+
+enum { MAX_CANDIDATES = 64, MAX_INPUTS = 8 };
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* "123", "64K", "256M", "2G" (powers of 1024, case-insensitive, an optional
+ * trailing B or iB). Returns 0 for anything else. */
+static int parse_bytes(const char *v, size_t *out) {
+  if (v[0] < '0' || v[0] > '9') return 0;
+  errno = 0;
+  char *end = NULL;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (errno != 0) return 0;
+  unsigned shift = 0;
+  switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+  }
+  if (shift && (*end == 'i' || *end == 'I') && (end[1] == 'b' || end[1] == 'B')) end += 2;
+  else if (*end == 'b' || *end == 'B') end++;
+  if (*end != '\0') return 0;
+  if (shift && n > (~0ULL >> shift)) return 0;
+  n <<= shift;
+  if (n > (unsigned long long)SIZE_MAX) return 0;
+  *out = (size_t)n;
+  return 1;
+}
+
+void adnn__tune_options_from_env(adnn_tune_options *o) {
+  adnn_tune_options_init(o);
+  const char *v = getenv("ADNN_TUNE");
+  if (v != NULL && *v != '\0') {
+    if (strcmp(v, "default") == 0) o->mode = ADNN_TUNE_DEFAULT;
+    else if (strcmp(v, "off") == 0) o->mode = ADNN_TUNE_OFF;
+    else if (strcmp(v, "exhaustive") == 0) o->mode = ADNN_TUNE_EXHAUSTIVE;
+    else
+      adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_TUNE=\"%s\": use off, default or "
+                "exhaustive", v);
+  }
+  v = getenv("ADNN_TUNE_BUDGET_MS");
+  if (v != NULL && *v != '\0') {
+    char *end = NULL;
+    errno = 0;
+    double ms = strtod(v, &end);
+    if (errno == 0 && end != v && *end == '\0' && isfinite(ms) && ms >= 0) o->time_budget_ms = ms;
+    else
+      adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_TUNE_BUDGET_MS=\"%s\": not a number of "
+                "milliseconds >= 0", v);
+  }
+  v = getenv("ADNN_TUNE_WORKSPACE_LIMIT");
+  if (v != NULL && *v != '\0') {
+    size_t bytes;
+    if (parse_bytes(v, &bytes)) o->workspace_limit = bytes;
+    else
+      adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_TUNE_WORKSPACE_LIMIT=\"%s\": not a byte "
+                "count (digits, optionally followed by K, M or G)", v);
+  }
+  v = getenv("ADNN_DETERMINISTIC");
+  if (v != NULL && *v != '\0') {
+    if (strcmp(v, "1") == 0) o->deterministic = 1;
+    else if (strcmp(v, "0") == 0) o->deterministic = 0;
+    else adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_DETERMINISTIC=\"%s\": use 0 or 1", v);
+  }
+}
+
+adnn_status adnn_context_set_tune_options(adnn_context *ctx, const adnn_tune_options *options) {
+  const char *func = "adnn_context_set_tune_options";
+  adnn_status st = adnn__check_context(func, ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (options == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: options is NULL", func);
+  if (options->struct_size < sizeof *options)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: options->struct_size is %zu but at least %zu is "
+                      "needed; initialize with adnn_tune_options_init()", func,
+                      options->struct_size, sizeof *options);
+  if ((int)options->mode != ADNN_TUNE_DEFAULT && (int)options->mode != ADNN_TUNE_OFF &&
+      (int)options->mode != ADNN_TUNE_EXHAUSTIVE)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: mode %d is not an adnn_tune_mode", func,
+                      (int)options->mode);
+  if (!isfinite(options->time_budget_ms) || options->time_budget_ms < 0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: time_budget_ms (%g) must be finite and >= 0",
+                      func, options->time_budget_ms);
+  ctx->tune = *options;
+  ctx->tune.struct_size = sizeof ctx->tune;
+  ctx->tune.deterministic = options->deterministic != 0;
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_context_get_tune_options(const adnn_context *ctx, adnn_tune_options *options) {
+  const char *func = "adnn_context_get_tune_options";
+  adnn_status st = adnn__check_context(func, ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (options == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: options is NULL", func);
+  if (options->struct_size < sizeof *options)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: options->struct_size is %zu but at least %zu is "
+                      "needed; set it to sizeof(adnn_tune_options)", func, options->struct_size,
+                      sizeof *options);
+  *options = ctx->tune;
+  return ADNN_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Keys                                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void sanitize(char *s) {
+  for (; *s; s++)
+    if (*s == '\t' || *s == '\n' || *s == '\r') *s = ' ';
+}
+
+/* problem \t backend \t device identity \t adnn version. 0 when none. */
+static int build_key(adnn_context *ctx, const adnn_plugin_op *op, char *key, size_t size) {
+  char problem[1024];
+  if (adnn__problem_key(op, problem, sizeof problem) == 0) return 0;
+  char ident[512] = "";
+  const adnn_plugin *t = ctx->table;
+  if (ADNN_PLUGIN_HAS(t, device_identity)) {
+    t->device_identity(ctx->device, ident, sizeof ident);
+    ident[sizeof ident - 1] = '\0';
+  }
+  if (ident[0] == '\0') snprintf(ident, sizeof ident, "%s device %d", t->name, ctx->device);
+  sanitize(ident);
+  int n = snprintf(key, size, "%s\t%s\t%s\t%s", problem, t->name, ident, ADNN_VERSION_STRING);
+  return n > 0 && (size_t)n < size;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Measuring                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static adnn_dtype op_dtype(const adnn_plugin_op *op) {
+  switch (op->kind) {
+    case ADNN_PLUGIN_OP_CONV2D: return op->desc.conv2d.x.dtype;
+    case ADNN_PLUGIN_OP_POOL2D: return op->desc.pool2d.x.dtype;
+    case ADNN_PLUGIN_OP_ACTIVATION: return op->desc.activation.x.dtype;
+    case ADNN_PLUGIN_OP_SOFTMAX: return op->desc.softmax.x.dtype;
+    case ADNN_PLUGIN_OP_BATCHNORM: return op->desc.batchnorm.x.dtype;
+    case ADNN_PLUGIN_OP_NORM: return op->desc.norm.x.dtype;
+    case ADNN_PLUGIN_OP_BINARY: return op->desc.binary.a.dtype;
+  }
+  return ADNN_DTYPE_F32;
+}
+
+/* Small seeded values in [-0.6875, 0.6875]: no overflow, no denormals. */
+static void fill_host(void *buf, size_t bytes, adnn_dtype dtype, unsigned seed) {
+  uint32_t s = 0x9e3779b9u ^ (seed * 0x85ebca6bu);
+  if (dtype == ADNN_DTYPE_F32) {
+    float *f = buf;
+    for (size_t i = 0; i < bytes / sizeof *f; i++) {
+      s = s * 1664525u + 1013904223u;
+      f[i] = (float)((int)(s >> 27) - 11) / 16.0f;
+    }
+  } else if (dtype == ADNN_DTYPE_F64) {
+    double *f = buf;
+    for (size_t i = 0; i < bytes / sizeof *f; i++) {
+      s = s * 1664525u + 1013904223u;
+      f[i] = (double)((int)(s >> 27) - 11) / 16.0;
+    }
+  } else {
+    memset(buf, 0, bytes);
+  }
+}
+
+typedef struct scratch {
+  int n_inputs;
+  void *in[MAX_INPUTS];
+  void *out;
+} scratch;
+
+static void scratch_free(adnn_context *ctx, scratch *s) {
+  for (int i = 0; i < s->n_inputs; i++)
+    if (s->in[i]) ctx->table->mem_free(ctx->pctx, s->in[i]);
+  if (s->out) ctx->table->mem_free(ctx->pctx, s->out);
+  memset(s, 0, sizeof *s);
+}
+
+static int scratch_alloc(adnn_context *ctx, const adnn_plugin_op *op, const size_t *in_bytes,
+                         size_t out_bytes, scratch *s) {
+  const adnn_plugin *t = ctx->table;
+  memset(s, 0, sizeof *s);
+  if (op->n_inputs < 0 || op->n_inputs > MAX_INPUTS) return 0;
+  s->n_inputs = op->n_inputs;
+  size_t host_bytes = 0;
+  for (int i = 0; i < s->n_inputs; i++)
+    if (in_bytes[i] > host_bytes) host_bytes = in_bytes[i];
+  void *host = host_bytes ? malloc(host_bytes) : NULL;
+  if (host_bytes && host == NULL) return 0;
+  int okay = 1;
+  for (int i = 0; okay && i < s->n_inputs; i++) {
+    size_t b = in_bytes[i] ? in_bytes[i] : 1;
+    if (t->mem_alloc(ctx->pctx, b, &s->in[i]) != ADNN_STATUS_SUCCESS) {
+      s->in[i] = NULL;
+      okay = 0;
+      break;
+    }
+    if (in_bytes[i]) {
+      fill_host(host, in_bytes[i], op_dtype(op), (unsigned)i + 1);
+      if (t->mem_copy(ctx->pctx, s->in[i], host, in_bytes[i], ADNN_MEMCPY_HOST_TO_DEVICE) !=
+          ADNN_STATUS_SUCCESS)
+        okay = 0;
+    }
+  }
+  free(host);
+  if (okay && t->mem_alloc(ctx->pctx, out_bytes ? out_bytes : 1, &s->out) != ADNN_STATUS_SUCCESS) {
+    s->out = NULL;
+    okay = 0;
+  }
+  if (okay && t->synchronize(ctx->pctx) != ADNN_STATUS_SUCCESS) okay = 0;
+  if (!okay) scratch_free(ctx, s);
+  return okay;
+}
+
+static adnn_status run_once(adnn_context *ctx, adnn_plugin_plan *plan, const scratch *s,
+                            double *ms) {
+  double t0 = now_ms();
+  adnn_status st = ctx->table->plan_execute(plan, (const void *const *)s->in, s->out);
+  if (st == ADNN_STATUS_SUCCESS) st = ctx->table->synchronize(ctx->pctx);
+  *ms = now_ms() - t0;
+  return st;
+}
+
+static double median(double *v, int n) {
+  for (int i = 1; i < n; i++) {
+    double x = v[i];
+    int j = i;
+    for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+    v[j] = x;
+  }
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+typedef struct measure_state {
+  double start, budget;
+  int exhaustive;
+  int exhausted; /* the budget ran out before every candidate was measured */
+  int measured;
+  double best;   /* best median so far, or -1 */
+} measure_state;
+
+/* Measures result r (see the protocol in core/tuner.h). `left` is the number
+ * of candidates still to measure, this one included. */
+static void measure_one(adnn_context *ctx, const adnn_plugin_op *op, const scratch *s,
+                        adnn__tune_result *r, int left, measure_state *m) {
+  const adnn_plugin *t = ctx->table;
+  adnn_plugin_op trial = *op;
+  snprintf(trial.candidate, sizeof trial.candidate, "%s", r->name);
+  adnn_plugin_plan *plan = NULL;
+  adnn_status st = t->plan_create(ctx->pctx, &trial, &plan);
+  if (st != ADNN_STATUS_SUCCESS) {
+    r->pub.status = st;
+    adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: plan creation failed (%s): %s", r->name,
+              adnn_status_name(st), adnn_last_error());
+    return;
+  }
+  double warm;
+  st = run_once(ctx, plan, s, &warm);
+  if (st != ADNN_STATUS_SUCCESS) {
+    r->pub.status = st;
+    adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: execution failed (%s): %s", r->name,
+              adnn_status_name(st), adnn_last_error());
+    t->plan_destroy(plan);
+    return;
+  }
+  m->measured++;
+  double now = now_ms();
+  if (!m->exhaustive && now - m->start + warm > m->budget) {
+    /* Another run would overrun the budget: the warm-up is all we have. */
+    r->pub.time_ms = warm > 0 ? warm : 1e-6;
+    r->runs = 1;
+    m->exhausted = 1;
+  } else {
+    double share = m->exhaustive ? m->budget : (m->budget - (now - m->start)) / (left > 0 ? left : 1);
+    double times[ADNN__TUNE_MAX_RUNS];
+    int k = 0;
+    double cstart = now, last = warm;
+    while (k < ADNN__TUNE_MAX_RUNS) {
+      /* Each test predicts the next run to take as long as the last one, so
+       * that it does not overshoot the budget by a run. */
+      now = now_ms();
+      if (k >= ADNN__TUNE_MIN_RUNS &&
+          (now - cstart + last > share ||
+           (!m->exhaustive && now - cstart >= ADNN__TUNE_ENOUGH * m->budget)))
+        break;
+      if (k >= 1 && !m->exhaustive && now - m->start + last > m->budget) {
+        m->exhausted = 1;
+        break;
+      }
+      st = run_once(ctx, plan, s, &last);
+      if (st != ADNN_STATUS_SUCCESS) break;
+      times[k++] = last;
+      /* Far slower than the best so far in its first timed run (the warm-up
+       * may include one-time costs such as loading GPU code): it cannot win. */
+      if (k == 1 && m->best >= 0 && last > ADNN__TUNE_PRUNE_FACTOR * m->best) break;
+    }
+    if (st != ADNN_STATUS_SUCCESS) {
+      r->pub.status = st;
+      m->measured--;
+    } else {
+      double med = median(times, k);
+      /* A timer tick of 0 would read as "not measured"; keep it positive. */
+      r->pub.time_ms = med > 0 ? med : 1e-6;
+      r->runs = k;
+    }
+  }
+  if (r->pub.status == ADNN_STATUS_SUCCESS && (m->best < 0 || r->pub.time_ms < m->best))
+    m->best = r->pub.time_ms;
+  adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: %.4f ms (median of %d run%s), workspace %zu",
+            r->name, r->pub.time_ms, r->runs, r->runs == 1 ? "" : "s", r->pub.workspace_bytes);
+  t->plan_destroy(plan);
+}
+
+/* Measures the allowed candidates; returns 0 when the scratch buffers could
+ * not be allocated (nothing measured). */
+static int measure_all(adnn_context *ctx, const adnn_plugin_op *op, const size_t *in_bytes,
+                       size_t out_bytes, adnn__tune_result *r, size_t n, measure_state *m) {
+  const adnn_tune_options *o = &ctx->tune;
+  scratch s;
+  if (!scratch_alloc(ctx, op, in_bytes, out_bytes, &s)) {
+    adnn__log(ADNN_LOG_WARN, "core", "tuner: cannot allocate scratch buffers for measuring; "
+              "using the backend's heuristic");
+    return 0;
+  }
+  /* Pass 0: the ordinary candidates; pass 1: the slow catch-alls, only when
+   * exhaustive or when nothing else ran. */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1 && !m->exhaustive && m->measured > 0) break;
+    for (size_t i = 0; i < n; i++) {
+      if (!adnn__tuner_allowed(&r[i], o) || (r[i].slow != 0) != pass) continue;
+      if (!m->exhaustive && now_ms() - m->start >= m->budget) {
+        m->exhausted = 1;
+        break;
+      }
+      int left = 0;
+      for (size_t j = i; j < n; j++)
+        if (adnn__tuner_allowed(&r[j], o) && (r[j].slow != 0) == pass) left++;
+      measure_one(ctx, op, &s, &r[i], left, m);
+    }
+  }
+  scratch_free(ctx, &s);
+  return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Plan creation                                                             */
+/* ------------------------------------------------------------------------ */
+
+static adnn_status create_with(adnn_context *ctx, adnn_plugin_op *op, const char *candidate,
+                               adnn_plugin_plan **out) {
+  snprintf(op->candidate, sizeof op->candidate, "%s", candidate ? candidate : "");
+  return ctx->table->plan_create(ctx->pctx, op, out);
+}
+
+void adnn__tune_record_free(adnn__tune_record *rec) {
+  if (rec == NULL) return;
+  free(rec->results);
+  rec->results = NULL;
+  rec->count = 0;
+}
+
+static int tunable(const adnn_plugin_op *op) {
+  return op->kind == ADNN_PLUGIN_OP_CONV2D && op->desc.conv2d.algorithm == ADNN_CONV2D_ALGO_AUTO;
+}
+
+adnn_status adnn__tuner_plan_create(adnn_context *ctx, adnn_plugin_op *op,
+                                    const size_t *input_bytes, size_t output_bytes,
+                                    const char *forced, adnn__tune_record *rec,
+                                    adnn_plugin_plan **out) {
+  const adnn_plugin *t = ctx->table;
+  const adnn_tune_options *o = &ctx->tune;
+  memset(rec, 0, sizeof *rec);
+  op->candidate[0] = '\0';
+  if (forced != NULL || !tunable(op)) {
+    snprintf(rec->reason, sizeof rec->reason, "%s",
+             forced ? forced : "the backend's only algorithm for this op");
+    return create_with(ctx, op, "", out);
+  }
+  if (!ADNN_PLUGIN_HAS(t, plan_candidates)) {
+    snprintf(rec->reason, sizeof rec->reason, "heuristic (the backend lists no candidates)");
+    return create_with(ctx, op, "", out);
+  }
+  adnn_plugin_candidate cands[MAX_CANDIDATES];
+  memset(cands, 0, sizeof cands);
+  int32_t count = 0;
+  adnn_status st = t->plan_candidates(ctx->pctx, op, cands, MAX_CANDIDATES, &count);
+  if (st != ADNN_STATUS_SUCCESS || count <= 0) {
+    if (st != ADNN_STATUS_SUCCESS)
+      adnn__log(ADNN_LOG_DEBUG, "core", "tuner: listing candidates failed (%s): %s",
+                adnn_status_name(st), adnn_last_error());
+    snprintf(rec->reason, sizeof rec->reason, "heuristic (the backend lists no candidates)");
+    return create_with(ctx, op, "", out);
+  }
+  size_t n = count > MAX_CANDIDATES ? MAX_CANDIDATES : (size_t)count;
+  if (n == 1) {
+    snprintf(rec->reason, sizeof rec->reason, "the only candidate");
+    return create_with(ctx, op, "", out);
+  }
+
+  adnn__tune_result *r = calloc(n, sizeof *r);
+  if (r == NULL) {
+    snprintf(rec->reason, sizeof rec->reason, "heuristic (out of host memory for tuning)");
+    return create_with(ctx, op, "", out);
+  }
+  for (size_t i = 0; i < n; i++) {
+    memcpy(r[i].name, cands[i].name, sizeof r[i].name);
+    r[i].name[sizeof r[i].name - 1] = '\0';
+    r[i].pub.algorithm = r[i].name;
+    r[i].pub.workspace_bytes = cands[i].workspace_bytes;
+    r[i].pub.deterministic = cands[i].deterministic != 0;
+    r[i].slow = cands[i].slow != 0;
+    r[i].pub.time_ms = -1.0;
+    r[i].pub.status = ADNN_STATUS_SUCCESS;
+    /* Excluded by the constraints: NOT_SUPPORTED under these options. */
+    if (r[i].pub.workspace_bytes > o->workspace_limit ||
+        (o->deterministic && !r[i].pub.deterministic))
+      r[i].pub.status = ADNN_STATUS_NOT_SUPPORTED;
+  }
+
+  if (o->mode == ADNN_TUNE_OFF) {
+    int idx = adnn__tuner_select(r, n, o);
+    snprintf(rec->reason, sizeof rec->reason, "%s",
+             idx < 0 ? "heuristic (tuning off; no candidate meets the workspace limit or "
+                       "determinism requirement)"
+                     : "heuristic (tuning off)");
+    char name[64];
+    snprintf(name, sizeof name, "%s", idx <= 0 ? "" : r[idx].name);
+    free(r);
+    return create_with(ctx, op, name, out);
+  }
+
+  char key[2048];
+  int have_key = build_key(ctx, op, key, sizeof key);
+  if (have_key && o->mode == ADNN_TUNE_DEFAULT) {
+    adnn__perfdb_entry e;
+    const char *source = NULL;
+    memset(&e, 0, sizeof e);
+    if (adnn__perfdb_lookup(key, &e, &source)) {
+      e.algorithm[sizeof e.algorithm - 1] = '\0';
+      for (size_t i = 0; i < n; i++) {
+        if (strcmp(r[i].name, e.algorithm) != 0 || !adnn__tuner_allowed(&r[i], o)) continue;
+        st = create_with(ctx, op, r[i].name, out);
+        if (st == ADNN_STATUS_SUCCESS) {
+          snprintf(rec->reason, sizeof rec->reason, "performance database (%s)",
+                   source ? source : "memory");
+          free(r);
+          return st;
+        }
+        break;
+      }
+      adnn__log(ADNN_LOG_DEBUG, "core", "tuner: the performance database's %s is not usable "
+                "here; measuring", e.algorithm);
+    }
+  }
+
+  /* Two threads tuning on one context would time each other's work. */
+  pthread_mutex_lock(&ctx->tune_lock);
+  measure_state m = {now_ms(), o->time_budget_ms, o->mode == ADNN_TUNE_EXHAUSTIVE, 0, 0, -1.0};
+  int measured = measure_all(ctx, op, input_bytes, output_bytes, r, n, &m);
+  double spent = now_ms() - m.start;
+  pthread_mutex_unlock(&ctx->tune_lock);
+  int idx = adnn__tuner_select(r, n, o);
+  if (!measured)
+    snprintf(rec->reason, sizeof rec->reason, "heuristic (no scratch memory for measuring)");
+  else if (idx < 0)
+    snprintf(rec->reason, sizeof rec->reason, "heuristic (measured %d candidate%s in %.0f ms; "
+             "none meets the workspace limit or determinism requirement)", m.measured,
+             m.measured == 1 ? "" : "s", spent);
+  else if (!(r[idx].pub.time_ms >= 0))
+    snprintf(rec->reason, sizeof rec->reason, "heuristic (measured %d candidate%s in %.0f ms; "
+             "time budget of %.0f ms used up)", m.measured, m.measured == 1 ? "" : "s", spent,
+             o->time_budget_ms);
+  else
+    snprintf(rec->reason, sizeof rec->reason, "measured %d candidate%s in %.0f ms%s", m.measured,
+             m.measured == 1 ? "" : "s", spent, m.exhausted ? " (time budget used up)" : "");
+  if (have_key && idx >= 0 && r[idx].pub.time_ms >= 0) {
+    adnn__perfdb_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.algorithm, sizeof e.algorithm, "%s", r[idx].name);
+    e.time_ms = r[idx].pub.time_ms;
+    e.workspace_bytes = r[idx].pub.workspace_bytes;
+    adnn__perfdb_store(key, &e);
+  }
+  adnn__log(ADNN_LOG_DEBUG, "core", "tuner: chose %s: %s", idx >= 0 ? r[idx].name : "(heuristic)",
+            rec->reason);
+  st = create_with(ctx, op, idx >= 0 ? r[idx].name : "", out);
+  if (st != ADNN_STATUS_SUCCESS && idx >= 0) {
+    /* The winner worked a moment ago; should it fail now (memory), fall back. */
+    size_t used = strlen(rec->reason);
+    snprintf(rec->reason + used, sizeof rec->reason - used, "; %s failed, heuristic instead",
+             r[idx].name);
+    st = create_with(ctx, op, "", out);
+  }
+  rec->results = r;
+  rec->count = n;
+  return st;
+}

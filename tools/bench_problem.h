@@ -1,0 +1,95 @@
+/*
+ * Problem descriptors of adnn-bench: parsing, canonical printing and work
+ * counts. Self-contained (no libadnn), so that the oneDNN comparison driver in
+ * bench/ compiles the same parser in. The grammar is in doc/bench.md and
+ * adnn-bench(1):
+ *
+ *   convolution, oneDNN benchdnn's grammar:
+ *     [conv:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>[oh<P>][ow<Q>][kh<R>][kw<S>]
+ *     [sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>][_n<name>]
+ *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none)
+ *   other ops, colon-separated fields after the op name:
+ *     pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
+ *     act:<kind>[:a<alpha>][:b<beta>]:<dims>
+ *     softmax:[axis<A>:][log:]<dims>
+ *     lnorm:<dims>[:nd<D>][:nogain][:nobias][:eps<E>]
+ *     rmsnorm:<dims>[:nd<D>][:nogain][:bias][:eps<E>]
+ *     bnorm:mb..ic..ih..[iw..][:<activation kind>]
+ *     binary:<add|sub|mul|div|max|min>:<dims>+<dims>
+ *     gemm:m<M>n<N>k<K>[:ta][:tb]
+ *   where <dims> is D0xD1x...; any form may end in _n<name>.
+ */
+#ifndef ADNN_BENCH_PROBLEM_H
+#define ADNN_BENCH_PROBLEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum bench_op {
+  BENCH_OP_CONV = 0,
+  BENCH_OP_POOL,
+  BENCH_OP_ACT,
+  BENCH_OP_SOFTMAX,
+  BENCH_OP_LNORM,
+  BENCH_OP_RMSNORM,
+  BENCH_OP_BNORM,
+  BENCH_OP_BINARY,
+  BENCH_OP_GEMM
+};
+
+#define BENCH_MAX_RANK 8
+#define BENCH_NAME_MAX 96
+
+/* Activation kinds, in the order (and with the values) of adnn_activation_kind. */
+extern const char *const bench_act_names[12];
+/* Binary ops in the order of adnn_binary_op. */
+extern const char *const bench_binary_names[6];
+/* Pool kinds in the order of adnn_pool_kind. */
+extern const char *const bench_pool_names[3];
+
+typedef struct bench_problem {
+  int op;                     /* enum bench_op */
+  char name[BENCH_NAME_MAX];  /* the _n name, "" when none */
+  /* conv, pool, bnorm: image geometry. Dilation is adnn's (1 = none). */
+  int64_t g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw;
+  int64_t pt, pb, pl, pr; /* padding top, bottom, left, right */
+  int64_t dh, dw;
+  int pool_kind;              /* adnn_pool_kind value */
+  int ceil_mode;
+  /* act (and bnorm's fused activation): adnn_activation_kind value */
+  int act_kind;
+  double alpha, beta;
+  /* act, softmax, norms, binary: shapes */
+  int rank, rank_b;
+  int64_t dims[BENCH_MAX_RANK], dims_b[BENCH_MAX_RANK];
+  int axis, log_softmax;
+  int norm_dims, has_gain, has_bias;
+  double eps;
+  int binary_op;              /* adnn_binary_op value */
+  /* gemm */
+  int64_t m, n, k;
+  int ta, tb;
+} bench_problem;
+
+/* Parses one descriptor. Returns 0, or -1 with a message naming the bad token
+ * in err. */
+int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t errlen);
+
+/* Replaces the minibatch of conv, pool and bnorm problems (others unchanged). */
+void bench_problem_set_mb(bench_problem *p, int64_t mb);
+
+/* The canonical descriptor (parses back to the same problem). */
+void bench_problem_format(const bench_problem *p, char *buf, size_t len);
+
+/* Floating-point operations of one run (multiply-add = 2) for conv and gemm,
+ * 0 for the memory-bound ops. */
+double bench_problem_flops(const bench_problem *p);
+
+/* Bytes read and written by one run, for elements of elem_size bytes (inputs
+ * once, output once). */
+double bench_problem_bytes(const bench_problem *p, size_t elem_size);
+
+/* The name of an op ("conv", "pool", ...). */
+const char *bench_op_name(int op);
+
+#endif
