@@ -411,6 +411,23 @@ adnn_status adnn_plan_create_pool2d(adnn_context *ctx, const adnn_pool2d_desc *d
   return plan_finish(func, ctx, &proto, plan);
 }
 
+/* The checks shared by ops whose y has x's dims (activation, softmax, batch
+ * norm, norm): both tensors valid with rank >= rank_lo, same dims, a disjoint
+ * y, one dtype; records the spans, and allows running in place when y has x's
+ * exact layout. */
+static adnn_status check_elementwise_io(const char *func, const adnn_tensor_desc *x,
+                                       const adnn_tensor_desc *y, int rank_lo, adnn_plan *proto) {
+  adnn_status st;
+  if ((st = check_tensor(func, "x", x, rank_lo, ADNN_MAX_RANK, &proto->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_tensor(func, "y", y, rank_lo, ADNN_MAX_RANK, &proto->output_bytes)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_same_dims(func, "y", y, x)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_output(func, "y", y)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_dtype(func, "x", x, x->dtype)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_dtype(func, "y", y, x->dtype)) != ADNN_STATUS_SUCCESS) return st;
+  if (same_layout(x, y)) proto->inplace_inputs = 1u << 0;
+  return ADNN_STATUS_SUCCESS;
+}
+
 adnn_status adnn_plan_create_activation(adnn_context *ctx, const adnn_activation_desc *desc,
                                         adnn_plan **plan) {
   const char *func = "adnn_plan_create_activation";
@@ -422,14 +439,8 @@ adnn_status adnn_plan_create_activation(adnn_context *ctx, const adnn_activation
   adnn_activation_desc *d = &proto.op.desc.activation;
   *d = *desc;
   d->struct_size = sizeof *d;
-  if ((st = check_tensor(func, "x", &d->x, 0, ADNN_MAX_RANK, &proto.input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", &d->y, 0, ADNN_MAX_RANK, &proto.output_bytes)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_same_dims(func, "y", &d->y, &d->x)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "x", &d->x, d->x.dtype)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "y", &d->y, d->x.dtype)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_elementwise_io(func, &d->x, &d->y, 0, &proto)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_activation(func, &d->activation)) != ADNN_STATUS_SUCCESS) return st;
-  if (same_layout(&d->x, &d->y)) proto.inplace_inputs = 1u << 0;
   proto.op.kind = ADNN_PLUGIN_OP_ACTIVATION;
   proto.op.n_inputs = 1;
   return plan_finish(func, ctx, &proto, plan);
@@ -447,18 +458,12 @@ adnn_status adnn_plan_create_softmax(adnn_context *ctx, const adnn_softmax_desc 
   *d = *desc;
   d->struct_size = sizeof *d;
   d->log = d->log ? 1 : 0;
-  if ((st = check_tensor(func, "x", &d->x, 1, ADNN_MAX_RANK, &proto.input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", &d->y, 1, ADNN_MAX_RANK, &proto.output_bytes)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_same_dims(func, "y", &d->y, &d->x)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "x", &d->x, d->x.dtype)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "y", &d->y, d->x.dtype)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_elementwise_io(func, &d->x, &d->y, 1, &proto)) != ADNN_STATUS_SUCCESS) return st;
   if (d->axis < -d->x.rank || d->axis >= d->x.rank)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: axis %d is out of range for rank %d (use "
                       "-%d..%d)", func, (int)d->axis, (int)d->x.rank, (int)d->x.rank,
                       (int)d->x.rank - 1);
   if (d->axis < 0) d->axis += d->x.rank;
-  if (same_layout(&d->x, &d->y)) proto.inplace_inputs = 1u << 0;
   proto.op.kind = ADNN_PLUGIN_OP_SOFTMAX;
   proto.op.n_inputs = 1;
   return plan_finish(func, ctx, &proto, plan);
@@ -475,17 +480,11 @@ adnn_status adnn_plan_create_batchnorm(adnn_context *ctx, const adnn_batchnorm_d
   adnn_batchnorm_desc *d = &proto.op.desc.batchnorm;
   *d = *desc;
   d->struct_size = sizeof *d;
-  if ((st = check_tensor(func, "x", &d->x, 2, ADNN_MAX_RANK, &proto.input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", &d->y, 2, ADNN_MAX_RANK, &proto.output_bytes)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_same_dims(func, "y", &d->y, &d->x)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "x", &d->x, d->x.dtype)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "y", &d->y, d->x.dtype)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_elementwise_io(func, &d->x, &d->y, 2, &proto)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_epsilon(func, d->epsilon)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_activation(func, &d->activation)) != ADNN_STATUS_SUCCESS) return st;
   size_t vec = (size_t)d->x.dims[1] * adnn_dtype_size(d->x.dtype);
   for (int i = 1; i < 5; i++) proto.input_bytes[i] = vec;
-  if (same_layout(&d->x, &d->y)) proto.inplace_inputs = 1u << 0;
   proto.op.kind = ADNN_PLUGIN_OP_BATCHNORM;
   proto.op.n_inputs = 5;
   return plan_finish(func, ctx, &proto, plan);
@@ -503,12 +502,7 @@ adnn_status adnn_plan_create_norm(adnn_context *ctx, const adnn_norm_desc *desc,
   d->struct_size = sizeof *d;
   d->has_gain = d->has_gain ? 1 : 0;
   d->has_bias = d->has_bias ? 1 : 0;
-  if ((st = check_tensor(func, "x", &d->x, 1, ADNN_MAX_RANK, &proto.input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", &d->y, 1, ADNN_MAX_RANK, &proto.output_bytes)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_same_dims(func, "y", &d->y, &d->x)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "x", &d->x, d->x.dtype)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "y", &d->y, d->x.dtype)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_elementwise_io(func, &d->x, &d->y, 1, &proto)) != ADNN_STATUS_SUCCESS) return st;
   if ((int)d->kind != ADNN_NORM_LAYER && (int)d->kind != ADNN_NORM_RMS)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: kind %d is not an adnn_norm_kind", func, (int)d->kind);
   if (d->norm_dims < 1 || d->norm_dims > d->x.rank)
@@ -520,7 +514,6 @@ adnn_status adnn_plan_create_norm(adnn_context *ctx, const adnn_norm_desc *desc,
   size_t vec = (size_t)dsize * adnn_dtype_size(d->x.dtype);
   proto.op.n_inputs = 1 + d->has_gain + d->has_bias;
   for (int i = 1; i < proto.op.n_inputs; i++) proto.input_bytes[i] = vec;
-  if (same_layout(&d->x, &d->y)) proto.inplace_inputs = 1u << 0;
   proto.op.kind = ADNN_PLUGIN_OP_NORM;
   return plan_finish(func, ctx, &proto, plan);
 }

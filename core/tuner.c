@@ -154,19 +154,6 @@ static int build_key(adnn_context *ctx, const adnn_plugin_op *op, char *key, siz
 /* Measuring                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static adnn_dtype op_dtype(const adnn_plugin_op *op) {
-  switch (op->kind) {
-    case ADNN_PLUGIN_OP_CONV2D: return op->desc.conv2d.x.dtype;
-    case ADNN_PLUGIN_OP_POOL2D: return op->desc.pool2d.x.dtype;
-    case ADNN_PLUGIN_OP_ACTIVATION: return op->desc.activation.x.dtype;
-    case ADNN_PLUGIN_OP_SOFTMAX: return op->desc.softmax.x.dtype;
-    case ADNN_PLUGIN_OP_BATCHNORM: return op->desc.batchnorm.x.dtype;
-    case ADNN_PLUGIN_OP_NORM: return op->desc.norm.x.dtype;
-    case ADNN_PLUGIN_OP_BINARY: return op->desc.binary.a.dtype;
-  }
-  return ADNN_DTYPE_F32;
-}
-
 /* Small seeded values in [-0.6875, 0.6875]: no overflow, no denormals. */
 static void fill_host(void *buf, size_t bytes, adnn_dtype dtype, unsigned seed) {
   uint32_t s = 0x9e3779b9u ^ (seed * 0x85ebca6bu);
@@ -220,7 +207,7 @@ static int scratch_alloc(adnn_context *ctx, const adnn_plugin_op *op, const size
       break;
     }
     if (in_bytes[i]) {
-      fill_host(host, in_bytes[i], op_dtype(op), (unsigned)i + 1);
+      fill_host(host, in_bytes[i], adnn_plugin_op_dtype(op), (unsigned)i + 1);
       if (t->mem_copy(ctx->pctx, s->in[i], host, in_bytes[i], ADNN_MEMCPY_HOST_TO_DEVICE) !=
           ADNN_STATUS_SUCCESS)
         okay = 0;

@@ -277,22 +277,9 @@ static void prepare_batchnorm(adnn_plugin_plan *p) {
 /* Plan slots                                                                */
 /* ------------------------------------------------------------------------ */
 
-static adnn_dtype op_dtype(const adnn_plugin_op *op) {
-  switch (op->kind) {
-    case ADNN_PLUGIN_OP_CONV2D: return op->desc.conv2d.x.dtype;
-    case ADNN_PLUGIN_OP_POOL2D: return op->desc.pool2d.x.dtype;
-    case ADNN_PLUGIN_OP_ACTIVATION: return op->desc.activation.x.dtype;
-    case ADNN_PLUGIN_OP_SOFTMAX: return op->desc.softmax.x.dtype;
-    case ADNN_PLUGIN_OP_BATCHNORM: return op->desc.batchnorm.x.dtype;
-    case ADNN_PLUGIN_OP_NORM: return op->desc.norm.x.dtype;
-    case ADNN_PLUGIN_OP_BINARY: return op->desc.binary.a.dtype;
-  }
-  return (adnn_dtype)0;
-}
-
 adnn_status cuda__plan_create(adnn_plugin_context *ctx, const adnn_plugin_op *op,
                               adnn_plugin_plan **out) {
-  adnn_dtype dt = op_dtype(op);
+  adnn_dtype dt = adnn_plugin_op_dtype(op);
   if (dt != ADNN_DTYPE_F32 && dt != ADNN_DTYPE_F64)
     return cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
                             "cuda: dtype %d is not supported by the DNN ops (f32 and f64 are)",

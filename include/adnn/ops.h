@@ -146,6 +146,7 @@ ADNN_API adnn_status adnn_plan_create_conv2d(adnn_context *ctx, const adnn_conv2
 /* pool2d forward                                                            */
 /* ------------------------------------------------------------------------ */
 
+/** Pooling kinds. */
 typedef enum adnn_pool_kind {
   ADNN_POOL_MAX = 0,             /**< max over the window's in-image elements; NaN wins */
   ADNN_POOL_AVG_INCLUDE_PAD = 1, /**< sum / window area clipped to the padded image */
@@ -168,6 +169,7 @@ typedef struct adnn_pool2d_desc {
   int32_t ceil_mode;
 } adnn_pool2d_desc;
 
+/** Zeroes *d and sets struct_size, a 1x1 kernel, stride 1, no padding, max. */
 static inline void adnn_pool2d_desc_init(adnn_pool2d_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
@@ -175,7 +177,10 @@ static inline void adnn_pool2d_desc_init(adnn_pool2d_desc *d) {
   d->stride_h = d->stride_w = 1;
 }
 
-/** Computes y's dims for a pool2d descriptor whose x and parameters are filled. */
+/** Computes y's dims for a pool2d descriptor whose x and parameters are filled.
+ *  Returns ADNN_STATUS_BAD_PARAM_NULL, ADNN_STATUS_BAD_PARAM (invalid parameters,
+ *  padding above kernel/2, kernel larger than the padded input) or
+ *  ADNN_STATUS_BAD_PARAM_OVERFLOW. */
 ADNN_API adnn_status adnn_pool2d_output_dims(const adnn_pool2d_desc *desc, int64_t dims[4]);
 
 /** Creates a pool2d plan. Statuses as adnn_plan_create_conv2d. */
@@ -194,11 +199,17 @@ typedef struct adnn_activation_desc {
   adnn_activation activation;
 } adnn_activation_desc;
 
+/** Zeroes *d and sets struct_size (identity activation). */
 static inline void adnn_activation_desc_init(adnn_activation_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
 }
 
+/** Creates an activation plan. Returns ADNN_STATUS_SUCCESS; ADNN_STATUS_BAD_PARAM_NULL;
+ *  ADNN_STATUS_BAD_PARAM (x and y dims differ, overlapping y strides, unknown
+ *  activation kind, non-finite alpha/beta, clamp with alpha > beta, dtypes differ,
+ *  struct_size too small); ADNN_STATUS_NOT_SUPPORTED (dtype on this backend);
+ *  ADNN_STATUS_OUT_OF_MEMORY. */
 ADNN_API adnn_status adnn_plan_create_activation(adnn_context *ctx,
                                                  const adnn_activation_desc *desc,
                                                  adnn_plan **plan);
@@ -219,12 +230,17 @@ typedef struct adnn_softmax_desc {
   int32_t log; /**< non-zero for log-softmax */
 } adnn_softmax_desc;
 
+/** Zeroes *d and sets struct_size and axis -1 (the last one). */
 static inline void adnn_softmax_desc_init(adnn_softmax_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
   d->axis = -1;
 }
 
+/** Creates a softmax / log-softmax plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (rank 0, axis out of range,
+ *  x and y dims differ, overlapping y strides, dtypes differ); ADNN_STATUS_NOT_SUPPORTED;
+ *  ADNN_STATUS_OUT_OF_MEMORY. */
 ADNN_API adnn_status adnn_plan_create_softmax(adnn_context *ctx, const adnn_softmax_desc *desc,
                                               adnn_plan **plan);
 
@@ -243,12 +259,17 @@ typedef struct adnn_batchnorm_desc {
   adnn_activation activation;
 } adnn_batchnorm_desc;
 
+/** Zeroes *d and sets struct_size and epsilon 1e-5. */
 static inline void adnn_batchnorm_desc_init(adnn_batchnorm_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
   d->epsilon = 1e-5;
 }
 
+/** Creates a batch-normalization (inference) plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (rank below 2, x and y dims
+ *  differ, negative or non-finite epsilon, invalid activation, dtypes differ);
+ *  ADNN_STATUS_NOT_SUPPORTED; ADNN_STATUS_OUT_OF_MEMORY. */
 ADNN_API adnn_status adnn_plan_create_batchnorm(adnn_context *ctx,
                                                 const adnn_batchnorm_desc *desc,
                                                 adnn_plan **plan);
@@ -257,6 +278,7 @@ ADNN_API adnn_status adnn_plan_create_batchnorm(adnn_context *ctx,
 /* layer normalization and RMS normalization                                 */
 /* ------------------------------------------------------------------------ */
 
+/** Normalization kinds. */
 typedef enum adnn_norm_kind {
   ADNN_NORM_LAYER = 0, /**< (x - mean) / sqrt(var + eps) * gain + bias (biased variance) */
   ADNN_NORM_RMS = 1    /**< x / sqrt(mean(x^2) + eps) * gain + bias */
@@ -276,6 +298,7 @@ typedef struct adnn_norm_desc {
   int32_t has_bias;
 } adnn_norm_desc;
 
+/** Zeroes *d and sets struct_size, layer norm over the last dim, epsilon 1e-5. */
 static inline void adnn_norm_desc_init(adnn_norm_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
@@ -283,6 +306,10 @@ static inline void adnn_norm_desc_init(adnn_norm_desc *d) {
   d->epsilon = 1e-5;
 }
 
+/** Creates a layer- or RMS-normalization plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (unknown kind, norm_dims
+ *  outside 1..rank, negative or non-finite epsilon, x and y dims differ, dtypes
+ *  differ); ADNN_STATUS_NOT_SUPPORTED; ADNN_STATUS_OUT_OF_MEMORY. */
 ADNN_API adnn_status adnn_plan_create_norm(adnn_context *ctx, const adnn_norm_desc *desc,
                                            adnn_plan **plan);
 
@@ -290,6 +317,7 @@ ADNN_API adnn_status adnn_plan_create_norm(adnn_context *ctx, const adnn_norm_de
 /* elementwise binary with broadcasting                                      */
 /* ------------------------------------------------------------------------ */
 
+/** Elementwise binary operations. */
 typedef enum adnn_binary_op {
   ADNN_BINARY_ADD = 0,
   ADNN_BINARY_SUB = 1,
@@ -310,12 +338,18 @@ typedef struct adnn_binary_desc {
   double alpha, beta;
 } adnn_binary_desc;
 
+/** Zeroes *d and sets struct_size, ADNN_BINARY_ADD, alpha = beta = 1. */
 static inline void adnn_binary_desc_init(adnn_binary_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
   d->alpha = d->beta = 1.0;
 }
 
+/** Creates a broadcasting elementwise plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (a or b does not broadcast to
+ *  y, y is not exactly the broadcast shape, unknown op, non-finite alpha/beta,
+ *  overlapping y strides, dtypes differ); ADNN_STATUS_NOT_SUPPORTED;
+ *  ADNN_STATUS_OUT_OF_MEMORY. */
 ADNN_API adnn_status adnn_plan_create_binary(adnn_context *ctx, const adnn_binary_desc *desc,
                                              adnn_plan **plan);
 
@@ -331,7 +365,8 @@ ADNN_API adnn_status adnn_plan_create_binary(adnn_context *ctx, const adnn_binar
 ADNN_API adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs,
                                        size_t n_inputs, void *output);
 
-/** Destroys a plan and frees its workspace. NULL is a no-op. */
+/** Destroys a plan and frees its workspace. NULL is a no-op. A plan must be
+ *  destroyed before the context it was created on. */
 ADNN_API void adnn_plan_destroy(adnn_plan *plan);
 
 /** The algorithm the plan runs, e.g. "winograd_f2x3" or "cudnn:IMPLICIT_PRECOMP_GEMM";

@@ -246,6 +246,20 @@ typedef struct adnn_plugin_op {
   char candidate[64];
 } adnn_plugin_op;
 
+/** The element type of an op (all its tensors share it); 0 for an unknown kind. */
+static inline adnn_dtype adnn_plugin_op_dtype(const adnn_plugin_op *op) {
+  switch (op->kind) {
+    case ADNN_PLUGIN_OP_CONV2D: return op->desc.conv2d.x.dtype;
+    case ADNN_PLUGIN_OP_POOL2D: return op->desc.pool2d.x.dtype;
+    case ADNN_PLUGIN_OP_ACTIVATION: return op->desc.activation.x.dtype;
+    case ADNN_PLUGIN_OP_SOFTMAX: return op->desc.softmax.x.dtype;
+    case ADNN_PLUGIN_OP_BATCHNORM: return op->desc.batchnorm.x.dtype;
+    case ADNN_PLUGIN_OP_NORM: return op->desc.norm.x.dtype;
+    case ADNN_PLUGIN_OP_BINARY: return op->desc.binary.a.dtype;
+  }
+  return (adnn_dtype)0;
+}
+
 /** One algorithm a plugin can run for an op (see plan_candidates). */
 typedef struct adnn_plugin_candidate {
   char name[64];          /**< the value for adnn_plugin_op.candidate */

@@ -40,6 +40,7 @@
 extern "C" {
 #endif
 
+/** How plan creation chooses an algorithm (see the comment at the top). */
 typedef enum adnn_tune_mode {
   ADNN_TUNE_DEFAULT = 0,
   ADNN_TUNE_OFF = 1,
