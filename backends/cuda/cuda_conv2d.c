@@ -122,20 +122,6 @@ static unsigned forced_family(adnn_conv2d_algorithm a) {
   }
 }
 
-/* adnn_conv2d_algorithm_name lives in libadnn, which plugins do not link. */
-static const char *adnn_algo_name(adnn_conv2d_algorithm a) {
-  switch (a) {
-    case ADNN_CONV2D_ALGO_AUTO: return "auto";
-    case ADNN_CONV2D_ALGO_REFERENCE: return "reference";
-    case ADNN_CONV2D_ALGO_IM2COL_GEMM: return "im2col_gemm";
-    case ADNN_CONV2D_ALGO_GEMM_1X1: return "gemm_1x1";
-    case ADNN_CONV2D_ALGO_WINOGRAD_F2X3: return "winograd_f2x3";
-    case ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT: return "depthwise_direct";
-    case ADNN_CONV2D_ALGO_DIRECT: return "direct";
-  }
-  return "unknown";
-}
-
 static size_t workspace_limit(void) {
   size_t limit = (size_t)512 << 20;
   const char *v = cuda__host->getenv("ADNN_CUDA_WORKSPACE_LIMIT");
@@ -568,7 +554,7 @@ adnn_status cuda__conv2d_create(adnn_plugin_plan *p) {
   if (d->algorithm != ADNN_CONV2D_ALGO_AUTO)
     return cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
                             "adnn_plan_create_conv2d: algorithm %s cannot run this problem on "
-                            "the cuda backend: %s", adnn_algo_name(d->algorithm), why);
+                            "the cuda backend: %s", adnn_plugin_conv2d_algorithm_name(d->algorithm), why);
   cuda__log(ADNN_LOG_INFO, "conv2d: %s; using the direct kernel", why);
   snprintf(p->algorithm, sizeof p->algorithm, "direct");
   return ADNN_STATUS_SUCCESS;

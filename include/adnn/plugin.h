@@ -77,11 +77,15 @@ typedef struct adnn_plugin_host {
 #define ADNN_PLUGIN_VALUE_LEN 256
 #define ADNN_PLUGIN_REASON_LEN 1024
 
+/** One "key: value" fact in a probe report (fixed buffers, always terminated by
+ *  the helpers below). */
 typedef struct adnn_plugin_property {
   char key[ADNN_PLUGIN_KEY_LEN];
   char value[ADNN_PLUGIN_VALUE_LEN];
 } adnn_plugin_property;
 
+/** A usable device in a probe report: its index (the N of "backend:N"), name
+ *  and properties (memory, compute capability, ISA...). */
 typedef struct adnn_plugin_device {
   int32_t index;
   char name[ADNN_PLUGIN_VALUE_LEN];
@@ -115,6 +119,7 @@ static inline void adnn_plugin_property_addv(adnn_plugin_property *props, int32_
   (*count)++;
 }
 
+/** Appends a formatted property to a report (dropped when the list is full). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -126,6 +131,7 @@ static inline void adnn_plugin_report_property(adnn_plugin_report *r, const char
   va_end(ap);
 }
 
+/** Appends a formatted property to a device (dropped when the list is full). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -148,6 +154,7 @@ static inline adnn_plugin_device *adnn_plugin_report_device(adnn_plugin_report *
   return d;
 }
 
+/** Sets the report's reason (truncated to ADNN_PLUGIN_REASON_LEN). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
@@ -174,6 +181,7 @@ static inline const char *adnn_plugin_conv2d_algorithm_name(adnn_conv2d_algorith
   return "unknown";
 }
 
+/** The dtype's name ("f32"), or "unknown"; the same as adnn_dtype_name(). */
 static inline const char *adnn_plugin_dtype_name(adnn_dtype dtype) {
   switch (dtype) {
     case ADNN_DTYPE_F32: return "f32";
@@ -282,6 +290,7 @@ typedef struct adnn_plugin_plan adnn_plugin_plan;
 /** A plugin's per-context state; each plugin defines the struct. */
 typedef struct adnn_plugin_context adnn_plugin_context;
 
+/** The table a plugin returns from adnn_plugin_entry (see the rules at the top). */
 typedef struct adnn_plugin {
   uint32_t abi_version; /**< REQUIRED: ADNN_PLUGIN_ABI_VERSION the plugin was built with */
   uint32_t struct_size; /**< REQUIRED: sizeof(adnn_plugin) the plugin was built with */

@@ -57,6 +57,8 @@ typedef struct adnn_tune_options {
   int32_t deterministic;   /**< 0: any algorithm; 1: run-to-run reproducible only */
 } adnn_tune_options;
 
+/** Zeroes *o and sets struct_size and the defaults: ADNN_TUNE_DEFAULT, a 1000 ms
+ *  budget, a 256 MiB workspace limit, any algorithm. */
 static inline void adnn_tune_options_init(adnn_tune_options *o) {
   memset(o, 0, sizeof *o);
   o->struct_size = sizeof *o;
