@@ -28,6 +28,10 @@ void adnn__log(adnn_log_level level, const char *source, const char *fmt, ...) A
 void adnn__vlog(adnn_log_level level, const char *source, const char *fmt, va_list ap)
     ADNN_PRINTF(3, 0);
 int adnn__log_enabled(adnn_log_level level);
+/* The sink's state, set by the public logging API (log_api.c). */
+void adnn__log_store_level(int level);
+int adnn__log_level(void);
+void adnn__log_store_sink(adnn_log_callback callback, void *user_data);
 
 /* Multiplies/adds non-negative 64-bit sizes; returns 0 on overflow. */
 static inline int adnn__mul_i64(int64_t a, int64_t b, int64_t *out) {

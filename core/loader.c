@@ -535,7 +535,6 @@ adnn_status adnn_plugin_search_path(const char **path, const char **source) {
 }
 
 /* The ADNN_BACKEND override, when it replaces "auto" (NULL otherwise). */
-const char *adnn__backend_env_override(void);
 const char *adnn__backend_env_override(void) {
   const char *env = getenv("ADNN_BACKEND");
   if (env == NULL || *env == '\0' || strcmp(env, "auto") == 0) return NULL;

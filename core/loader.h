@@ -31,4 +31,8 @@ adnn_status adnn__plugin_ensure_init(adnn__plugin_record *rec);
 /* The core's host table given to plugins. */
 extern const adnn_plugin_host adnn__host;
 
+/* The backend named by ADNN_BACKEND, which replaces requests for "auto"; NULL
+ * when it is unset, empty or itself "auto". */
+const char *adnn__backend_env_override(void);
+
 #endif

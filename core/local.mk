@@ -1,26 +1,34 @@
-# The core library: public API, validation, loader, logging, errors.
+# The core library: public API, argument validation, the plugin loader,
+# contexts, memory, errors and logging, the tuner and the performance database.
 lib_LTLIBRARIES += libadnn.la
 libadnn_la_SOURCES = \
 	core/internal.h \
 	core/error.c \
 	core/log.c \
+	core/log_api.c \
 	core/version.c \
 	core/dtype.c \
 	core/tensor.c \
 	core/loader.c \
 	core/loader.h \
 	core/context.c \
+	core/alloc_set.c \
 	core/memory.c \
 	core/gemm.c \
-	core/ops.c
+	core/ops.c \
+	core/tuner.h \
+	core/tuner.c \
+	core/tuner_select.c \
+	core/problem_key.c \
+	core/perfdb.h \
+	core/perfdb.c
+# The system performance database is read from $(pkgdatadir)/perfdb.txt when a
+# distributor installs one; adnn itself installs none (see doc/tuning.md).
 libadnn_la_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY \
-	-DADNN_PLUGIN_DIR='"$(pkglibdir)"'
+	-DADNN_PLUGIN_DIR='"$(pkglibdir)"' \
+	-DADNN_SYSTEM_PERFDB='"$(pkgdatadir)/perfdb.txt"'
 libadnn_la_LDFLAGS = -version-info $(ADNN_LT_VERSION) -no-undefined \
 	-Wl,--version-script=$(top_srcdir)/core/libadnn.map
 libadnn_la_LIBADD = $(LIBS)
 EXTRA_libadnn_la_DEPENDENCIES = core/libadnn.map
 EXTRA_DIST += core/libadnn.map
-
-# The tuner and the performance database, each with its tests and man pages.
-include core/tuner.mk
-include core/perfdb.mk

@@ -1,8 +1,9 @@
 /*
- * Logging: a level (from ADNN_LOG, else WARN) and a sink (stderr, or a callback
- * installed by the application). Messages are formatted into a stack buffer and
- * handed to the sink in one call, so lines from different threads never
- * interleave.
+ * The log sink: a level (from ADNN_LOG, else WARN) and a destination (stderr,
+ * or a callback installed by the application). Messages are formatted into a
+ * stack buffer and handed to the sink in one call, so lines from different
+ * threads never interleave. The public setters are in log_api.c; this file is
+ * the bottom of the core (error.c logs through it) and reports no errors.
  */
 #include "config.h"
 
@@ -50,22 +51,15 @@ int adnn__log_enabled(adnn_log_level level) {
   return (int)level > ADNN_LOG_OFF && (int)level <= current_level();
 }
 
-adnn_status adnn_log_set_level(adnn_log_level level) {
-  if ((int)level < ADNN_LOG_OFF || (int)level > ADNN_LOG_DEBUG)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM,
-                      "adnn_log_set_level: level %d is not an adnn_log_level (0..4)", (int)level);
-  atomic_store(&log_level, (int)level);
-  return ADNN_STATUS_SUCCESS;
-}
+void adnn__log_store_level(int level) { atomic_store(&log_level, level); }
 
-adnn_log_level adnn_log_get_level(void) { return (adnn_log_level)current_level(); }
+int adnn__log_level(void) { return current_level(); }
 
-adnn_status adnn_log_set_callback(adnn_log_callback callback, void *user_data) {
+void adnn__log_store_sink(adnn_log_callback callback, void *user_data) {
   pthread_mutex_lock(&sink_lock);
   sink_callback = callback;
   sink_user_data = user_data;
   pthread_mutex_unlock(&sink_lock);
-  return ADNN_STATUS_SUCCESS;
 }
 
 void adnn__vlog(adnn_log_level level, const char *source, const char *fmt, va_list ap) {

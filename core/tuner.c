@@ -90,41 +90,6 @@ void adnn__tune_options_from_env(adnn_tune_options *o) {
   }
 }
 
-adnn_status adnn_context_set_tune_options(adnn_context *ctx, const adnn_tune_options *options) {
-  const char *func = "adnn_context_set_tune_options";
-  adnn_status st = adnn__check_context(func, ctx);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  if (options == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: options is NULL", func);
-  if (options->struct_size < sizeof *options)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: options->struct_size is %zu but at least %zu is "
-                      "needed; initialize with adnn_tune_options_init()", func,
-                      options->struct_size, sizeof *options);
-  if ((int)options->mode != ADNN_TUNE_DEFAULT && (int)options->mode != ADNN_TUNE_OFF &&
-      (int)options->mode != ADNN_TUNE_EXHAUSTIVE)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: mode %d is not an adnn_tune_mode", func,
-                      (int)options->mode);
-  if (!isfinite(options->time_budget_ms) || options->time_budget_ms < 0)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: time_budget_ms (%g) must be finite and >= 0",
-                      func, options->time_budget_ms);
-  ctx->tune = *options;
-  ctx->tune.struct_size = sizeof ctx->tune;
-  ctx->tune.deterministic = options->deterministic != 0;
-  return ADNN_STATUS_SUCCESS;
-}
-
-adnn_status adnn_context_get_tune_options(const adnn_context *ctx, adnn_tune_options *options) {
-  const char *func = "adnn_context_get_tune_options";
-  adnn_status st = adnn__check_context(func, ctx);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  if (options == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: options is NULL", func);
-  if (options->struct_size < sizeof *options)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: options->struct_size is %zu but at least %zu is "
-                      "needed; set it to sizeof(adnn_tune_options)", func, options->struct_size,
-                      sizeof *options);
-  *options = ctx->tune;
-  return ADNN_STATUS_SUCCESS;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Keys                                                                      */
 /* ------------------------------------------------------------------------ */

@@ -1,3 +1,7 @@
-# Documentation installed in $(docdir).
-dist_doc_DATA += README.md doc/api.md doc/plugins.md doc/cpu.md doc/testing.md \
-	doc/ops.md doc/numerics.md doc/performance.md
+# Documentation installed in $(docdir). Each API page quotes a program of
+# doc/examples/ verbatim; t/doc-examples.sh builds and runs them.
+dist_doc_DATA += README.md doc/api.md doc/plugins.md doc/cpu.md doc/cuda.md doc/testing.md \
+	doc/ops.md doc/numerics.md doc/performance.md doc/bench.md \
+	doc/errors.md doc/context.md doc/memory.md doc/tensors.md doc/gemm.md \
+	doc/plans.md doc/backends.md doc/tuning.md doc/versioning.md doc/packaging.md
+EXTRA_DIST += doc/gpu-check.md

@@ -1,4 +1,6 @@
-# Tests: TAP programs, one per topic, run through Automake's tap-driver.sh.
+# The test suite: every test is registered here. TAP programs (one per topic)
+# and TAP shell scripts, run through Automake's tap-driver.sh; test-only
+# plugins and fakes that are never installed. See doc/testing.md.
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 TEST_EXTENSIONS = .sh
 SH_LOG_DRIVER = $(LOG_DRIVER)
@@ -19,21 +21,13 @@ AM_TESTS_ENVIRONMENT = \
 	  ADNN_TUNE ADNN_TUNE_BUDGET_MS ADNN_TUNE_WORKSPACE_LIMIT ADNN_DETERMINISTIC \
 	  ADNN_SYSTEM_PERFDB ADNN_CUDA_WORKSPACE_LIMIT ADNN_CUDA_CONV_FIND;
 
-EXTRA_DIST += t/tap.h
+EXTRA_DIST += t/tap.h t/tmpdir.h t/valgrind.supp
 
-# The staged install: make install into a temporary DESTDIR, build a program
-# with only pkg-config from there, and run it against the staged plugins.
-TESTS += t/staged-install.sh
-EXTRA_DIST += t/staged-install.sh
-
-# ---- Foundation tests (core, cpu backend, loader, tools) --------------------
+# ---- core: status, tensors, contexts, memory, bad input, logging, loader -----
 core_tests = t/core-version t/core-status t/core-tensor t/core-context t/core-threads \
 	t/core-memory t/core-badinput t/core-log t/core-loader t/core-auto-select
-check_PROGRAMS += $(core_tests) t/cpu-gemm
-TESTS += $(core_tests) t/cpu-gemm t/tools-info.sh
-dist_check_SCRIPTS = t/tools-info.sh
-EXTRA_DIST += t/tmpdir.h t/plugins/test-plugin.h
-
+check_PROGRAMS += $(core_tests)
+TESTS += $(core_tests)
 t_core_version_SOURCES = t/core-version.c t/tap.h
 t_core_version_LDADD = libadnn.la
 t_core_status_SOURCES = t/core-status.c t/tap.h
@@ -52,8 +46,6 @@ t_core_log_SOURCES = t/core-log.c t/tap.h
 t_core_log_LDADD = libadnn.la
 t_core_loader_SOURCES = t/core-loader.c t/tap.h t/tmpdir.h
 t_core_loader_LDADD = libadnn.la
-t_cpu_gemm_SOURCES = t/cpu-gemm.c t/tap.h
-t_cpu_gemm_LDADD = libadnn.la -lm
 # The loader tests dlopen these; make check builds them first.
 EXTRA_t_core_loader_DEPENDENCIES = $(test_plugins) backends/cpu/adnn-cpu.la
 t_core_auto_select_SOURCES = t/core-auto-select.c t/tap.h t/tmpdir.h
@@ -67,6 +59,7 @@ test_plugins = t/plugins/adnn-badabi.la t/plugins/adnn-noentry.la \
 	t/plugins/adnn-nulltable.la t/plugins/adnn-unavail.la t/plugins/adnn-malformed.la \
 	t/plugins/adnn-hiscore.la t/plugins/adnn-zeroscore.la t/plugins/adnn-probefail.la
 check_LTLIBRARIES += $(test_plugins)
+EXTRA_DIST += t/plugins/test-plugin.h
 test_plugin_ldflags = -module -avoid-version -shared -rpath /nowhere
 t_plugins_adnn_badabi_la_SOURCES = t/plugins/adnn-badabi.c t/plugins/test-plugin.h
 t_plugins_adnn_badabi_la_LDFLAGS = $(test_plugin_ldflags)
@@ -84,3 +77,108 @@ t_plugins_adnn_zeroscore_la_SOURCES = t/plugins/adnn-zeroscore.c t/plugins/test-
 t_plugins_adnn_zeroscore_la_LDFLAGS = $(test_plugin_ldflags)
 t_plugins_adnn_probefail_la_SOURCES = t/plugins/adnn-probefail.c t/plugins/test-plugin.h
 t_plugins_adnn_probefail_la_LDFLAGS = $(test_plugin_ldflags)
+
+# ---- cpu backend ----------------------------------------------------------------
+check_PROGRAMS += t/cpu-gemm
+TESTS += t/cpu-gemm
+t_cpu_gemm_SOURCES = t/cpu-gemm.c t/tap.h
+t_cpu_gemm_LDADD = libadnn.la -lm
+
+# ---- tuner and performance database ---------------------------------------------
+# t/tune-select checks the pure selection rule with injected timings: it
+# compiles core/tuner_select.c itself instead of going through the ABI.
+# t/tune-plan tunes real conv2d plans on the cpu backend through the public API.
+# t/perfdb compiles core/perfdb.c (with the core's logging and error parts)
+# itself, to test the tuner's internal interface and to reset the process
+# state between scenarios; it runs tools/adnn-info through ADNN_TEST_BUILDDIR.
+check_PROGRAMS += t/tune-select t/tune-plan t/perfdb
+TESTS += t/tune-select t/tune-plan t/perfdb
+t_tune_select_SOURCES = t/tune-select.c core/tuner_select.c core/tuner.h t/tap.h
+t_tune_select_CPPFLAGS = $(AM_CPPFLAGS)
+t_tune_select_LDADD = -lm
+t_tune_plan_SOURCES = t/tune-plan.c t/tap.h t/tmpdir.h
+t_tune_plan_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+EXTRA_t_tune_plan_DEPENDENCIES = backends/cpu/adnn-cpu.la
+t_perfdb_SOURCES = t/perfdb.c t/tap.h t/tmpdir.h core/perfdb.c core/perfdb.h \
+	core/log.c core/log_api.c core/error.c core/internal.h
+t_perfdb_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY \
+	-DADNN_SYSTEM_PERFDB='"/nonexistent/adnn-test/perfdb.txt"'
+t_perfdb_LDADD = -lpthread
+EXTRA_t_perfdb_DEPENDENCIES = tools/adnn-info$(EXEEXT)
+
+# ---- DNN ops: conformance of every ready backend ---------------------------------
+# Every ready backend against the reference kernels, with the tolerances of
+# doc/numerics.md.
+check_PROGRAMS += t/conformance
+TESTS += t/conformance
+t_conformance_SOURCES = t/conformance.c t/tap.h
+t_conformance_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+
+# ---- CUDA plugin ------------------------------------------------------------------
+# Built with the plugin. Tests that need a GPU print "1..0 # SKIP <reason>"
+# without one.
+cuda_test_defines = -DCUDA_TEST_BUILDDIR='"$(abs_top_builddir)"'
+if HAVE_CUDA
+# The fake driver: presented to t/cuda-fake-driver as libcuda.so.1 through a
+# symlink in a temporary directory. -rpath makes libtool build a shared object
+# although it is never installed.
+check_LTLIBRARIES += t/cuda-fake-libcuda.la
+check_PROGRAMS += t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-fake-driver t/cuda-compat \
+	t/cuda-ops t/cuda-plan-nodevice
+TESTS += t/cuda-compat t/cuda-fake-driver t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-ops \
+	t/cuda-plan-nodevice
+endif
+t_cuda_fake_libcuda_la_SOURCES = t/fake-libcuda.c
+t_cuda_fake_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+t_cuda_fake_libcuda_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+t_cuda_probe_SOURCES = t/cuda-probe.c t/tap.h
+t_cuda_probe_LDADD = libadnn.la
+t_cuda_memory_SOURCES = t/cuda-memory.c t/tap.h
+t_cuda_memory_LDADD = libadnn.la
+t_cuda_gemm_SOURCES = t/cuda-gemm.c t/tap.h
+t_cuda_gemm_LDADD = libadnn.la
+# Every forward DNN op on cuda vs the reference kernels and the cpu plugin.
+t_cuda_ops_SOURCES = t/cuda-ops.c t/tap.h
+t_cuda_ops_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+EXTRA_t_cuda_ops_DEPENDENCIES = backends/cuda/adnn-cuda.la
+# The plugin's plan slots called directly (dlopen, own host table; libadnn only
+# for the TAP helpers), as far as they run without a device.
+t_cuda_plan_nodevice_SOURCES = t/cuda-plan-nodevice.c t/tap.h
+t_cuda_plan_nodevice_CPPFLAGS = $(AM_CPPFLAGS) $(cuda_test_defines)
+t_cuda_plan_nodevice_LDADD = libadnn.la -ldl
+EXTRA_t_cuda_plan_nodevice_DEPENDENCIES = backends/cuda/adnn-cuda.la
+# Loads the plugin itself (with a small host table of its own) in children that
+# see the fake driver first on the loader path; it does not need libadnn.
+t_cuda_fake_driver_SOURCES = t/cuda-fake-driver.c t/tap.h
+t_cuda_fake_driver_CPPFLAGS = $(AM_CPPFLAGS) $(cuda_test_defines)
+EXTRA_t_cuda_fake_driver_DEPENDENCIES = t/cuda-fake-libcuda.la backends/cuda/adnn-cuda.la
+# The version rules, compiled straight into the test.
+t_cuda_compat_SOURCES = t/cuda-compat.c t/tap.h backends/cuda/cuda_compat.c
+t_cuda_compat_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+# Host emulation of the CUDA plugin for machines without a GPU (a developer
+# check, not run by make check: sh t/cuda-emu/run.sh BUILD_DIR).
+EXTRA_DIST += t/cuda-emu/run.sh t/cuda-emu/emu.h t/cuda-emu/emu_plugin.c t/cuda-emu/cudnn_emu.c
+
+# ---- tools, documentation, packaging ---------------------------------------------
+# adnn-info's report; adnn-bench --mode=corr over the shipped problem sets on
+# every ready backend; the compiled examples that doc/*.md quote verbatim; the
+# man pages; the exported symbols; the staged install (make install into a
+# temporary DESTDIR, a program built with only pkg-config from there, run
+# against the staged plugins).
+TESTS += t/tools-info.sh t/bench-corr.sh t/doc-examples.sh t/man-pages.sh t/abi-exports.sh \
+	t/staged-install.sh
+dist_check_SCRIPTS = t/tools-info.sh
+EXTRA_DIST += t/bench-corr.sh t/doc-examples.sh t/man-pages.sh t/abi-exports.sh \
+	t/staged-install.sh
+doc_examples = doc/examples/errors doc/examples/context doc/examples/memory \
+	doc/examples/tensors doc/examples/gemm doc/examples/plans doc/examples/backends \
+	doc/examples/tuning
+check_PROGRAMS += $(doc_examples)
+doc_examples_errors_LDADD = libadnn.la
+doc_examples_context_LDADD = libadnn.la
+doc_examples_memory_LDADD = libadnn.la
+doc_examples_tensors_LDADD = libadnn.la
+doc_examples_gemm_LDADD = libadnn.la
+doc_examples_plans_LDADD = libadnn.la
+doc_examples_backends_LDADD = libadnn.la
+doc_examples_tuning_LDADD = libadnn.la

@@ -1,7 +1,13 @@
-# Command-line tools, built only on the public API.
-bin_PROGRAMS += tools/adnn-info
+# Command-line tools, built only on the public API: adnn-info (what adnn sees
+# on this machine) and adnn-bench (a benchdnn-style driver that verifies and
+# times any problem on any backend; see doc/bench.md); the GPU check script.
+bin_PROGRAMS += tools/adnn-info tools/adnn-bench
 tools_adnn_info_SOURCES = tools/adnn-info.c
 tools_adnn_info_LDADD = libadnn.la
 
-# adnn-bench, its problem sets and tests.
-include tools/bench.mk
+tools_adnn_bench_SOURCES = tools/adnn-bench.c tools/bench_problem.c tools/bench_problem.h
+# The reference kernels are a static convenience library: adnn-bench carries
+# its own copy of the oracle for --mode=corr.
+tools_adnn_bench_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+
+dist_noinst_SCRIPTS += tools/gpu-check.sh

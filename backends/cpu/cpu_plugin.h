@@ -4,7 +4,7 @@
 
 #include <adnn/plugin.h>
 
-#include "backends/cpu/cpu_features.h"
+#include "kernels/cpu/cpu_features.h"
 
 /* The host table handed to adnn_plugin_entry; valid for the process lifetime. */
 extern const adnn_plugin_host *adnn_cpu_host;

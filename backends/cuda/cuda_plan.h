@@ -5,7 +5,7 @@
 #define ADNN_CUDA_PLAN_H
 
 #include "cuda_internal.h"
-#include "cuda_kernels.h"
+#include "kernels/cuda/cuda_kernels.h"
 
 typedef struct cuda_conv2d_plan cuda_conv2d_plan;
 

@@ -40,9 +40,18 @@
 
 #include <string.h>
 
+#include <adnn/op_list.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The kind enums below are generated from the lists of adnn/op_list.h (whose
+ * rows say what each enumerator computes); so are their name functions. */
+#define ADNN_KIND_ENUM_(prefix, NAME, value) prefix##NAME = value,
+#define ADNN_KIND_NAME_CASE_(prefix, NAME, name, value) \
+  case prefix##NAME:                                   \
+    return #name;
 
 /** An executable operation bound to a context. Opaque. */
 typedef struct adnn_plan adnn_plan;
@@ -51,21 +60,27 @@ typedef struct adnn_plan adnn_plan;
 /* Activations (standalone op, and fused epilogue of conv2d / batch norm)    */
 /* ------------------------------------------------------------------------ */
 
-/** Activation functions. Every one maps NaN to NaN. */
+/** Activation functions (ADNN_ACTIVATION_LIST: IDENTITY, RELU, LEAKY_RELU,
+ *  ELU, CLAMP, SIGMOID, TANH, GELU, GELU_TANH, SILU, SOFTPLUS, HARDSWISH).
+ *  Every one maps NaN to NaN. */
 typedef enum adnn_activation_kind {
-  ADNN_ACTIVATION_IDENTITY = 0,   /**< x */
-  ADNN_ACTIVATION_RELU = 1,       /**< max(x, 0) */
-  ADNN_ACTIVATION_LEAKY_RELU = 2, /**< x >= 0 ? x : alpha * x */
-  ADNN_ACTIVATION_ELU = 3,        /**< x >= 0 ? x : alpha * (exp(x) - 1) */
-  ADNN_ACTIVATION_CLAMP = 4,      /**< min(max(x, alpha), beta); relu6 is clamp(0, 6) */
-  ADNN_ACTIVATION_SIGMOID = 5,    /**< 1 / (1 + exp(-x)) */
-  ADNN_ACTIVATION_TANH = 6,       /**< tanh(x) */
-  ADNN_ACTIVATION_GELU = 7,       /**< x * (1 + erf(x / sqrt(2))) / 2 */
-  ADNN_ACTIVATION_GELU_TANH = 8,  /**< x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2 */
-  ADNN_ACTIVATION_SILU = 9,       /**< x * sigmoid(x) (swish) */
-  ADNN_ACTIVATION_SOFTPLUS = 10,  /**< log(1 + exp(x)), computed without overflow */
-  ADNN_ACTIVATION_HARDSWISH = 11  /**< x * clamp(x + 3, 0, 6) / 6 */
+#define ADNN_ACTIVATION_ENUM_(NAME, name, value, params, def) \
+  ADNN_KIND_ENUM_(ADNN_ACTIVATION_, NAME, value)
+  ADNN_ACTIVATION_LIST(ADNN_ACTIVATION_ENUM_)
+#undef ADNN_ACTIVATION_ENUM_
 } adnn_activation_kind;
+
+/** The activation's name ("leaky_relu"), or "unknown". Never NULL. */
+static inline const char *adnn_activation_name(adnn_activation_kind kind) {
+  switch (kind) {
+#define ADNN_ACTIVATION_CASE_(NAME, name, value, params, def) \
+  ADNN_KIND_NAME_CASE_(ADNN_ACTIVATION_, NAME, name, value)
+    ADNN_ACTIVATION_LIST(ADNN_ACTIVATION_CASE_)
+#undef ADNN_ACTIVATION_CASE_
+    default: break;
+  }
+  return "unknown";
+}
 
 /** An activation with its parameters (alpha, beta: see adnn_activation_kind;
  *  unused ones are ignored). */
@@ -79,19 +94,17 @@ typedef struct adnn_activation {
 /* conv2d forward                                                            */
 /* ------------------------------------------------------------------------ */
 
-/** Convolution algorithms. AUTO lets the backend choose (heuristic or tuner);
- *  anything else forces that algorithm, and plan creation fails with
- *  ADNN_STATUS_NOT_SUPPORTED when it cannot run this problem. The environment
+/** Convolution algorithms (ADNN_CONV2D_ALGO_LIST: AUTO, REFERENCE,
+ *  IM2COL_GEMM, GEMM_1X1, WINOGRAD_F2X3, DEPTHWISE_DIRECT, DIRECT). AUTO lets
+ *  the backend choose (heuristic or tuner); anything else forces that
+ *  algorithm, and plan creation fails with ADNN_STATUS_NOT_SUPPORTED when the
+ *  backend does not have it or it cannot run this problem. The environment
  *  variable ADNN_CONV2D_ALGO (names as in adnn_conv2d_algorithm_name) forces
  *  an algorithm for descriptors that say AUTO. */
 typedef enum adnn_conv2d_algorithm {
-  ADNN_CONV2D_ALGO_AUTO = 0,
-  ADNN_CONV2D_ALGO_REFERENCE = 1,     /**< plain loops, any shape and strides (slow) */
-  ADNN_CONV2D_ALGO_IM2COL_GEMM = 2,   /**< im2col into the workspace + GEMM */
-  ADNN_CONV2D_ALGO_GEMM_1X1 = 3,      /**< 1x1, stride 1, no padding: a GEMM on the input as is */
-  ADNN_CONV2D_ALGO_WINOGRAD_F2X3 = 4, /**< Winograd F(2x2, 3x3): 3x3, stride 1, dilation 1 */
-  ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT = 5, /**< direct SIMD kernel for groups == C == K */
-  ADNN_CONV2D_ALGO_DIRECT = 6         /**< direct kernel (SIMD over output channels) */
+#define ADNN_CONV2D_ALGO_ENUM_(NAME, name, value, def) ADNN_KIND_ENUM_(ADNN_CONV2D_ALGO_, NAME, value)
+  ADNN_CONV2D_ALGO_LIST(ADNN_CONV2D_ALGO_ENUM_)
+#undef ADNN_CONV2D_ALGO_ENUM_
 } adnn_conv2d_algorithm;
 
 /** The algorithm's name ("im2col_gemm"), or "unknown". Never NULL. */
@@ -146,12 +159,23 @@ ADNN_API adnn_status adnn_plan_create_conv2d(adnn_context *ctx, const adnn_conv2
 /* pool2d forward                                                            */
 /* ------------------------------------------------------------------------ */
 
-/** Pooling kinds. */
+/** Pooling kinds (ADNN_POOL_LIST: MAX, AVG_INCLUDE_PAD, AVG_EXCLUDE_PAD). */
 typedef enum adnn_pool_kind {
-  ADNN_POOL_MAX = 0,             /**< max over the window's in-image elements; NaN wins */
-  ADNN_POOL_AVG_INCLUDE_PAD = 1, /**< sum / window area clipped to the padded image */
-  ADNN_POOL_AVG_EXCLUDE_PAD = 2  /**< sum / number of in-image elements */
+#define ADNN_POOL_ENUM_(NAME, name, value, def) ADNN_KIND_ENUM_(ADNN_POOL_, NAME, value)
+  ADNN_POOL_LIST(ADNN_POOL_ENUM_)
+#undef ADNN_POOL_ENUM_
 } adnn_pool_kind;
+
+/** The pooling kind's name ("avg_exclude_pad"), or "unknown". Never NULL. */
+static inline const char *adnn_pool_kind_name(adnn_pool_kind kind) {
+  switch (kind) {
+#define ADNN_POOL_CASE_(NAME, name, value, def) ADNN_KIND_NAME_CASE_(ADNN_POOL_, NAME, name, value)
+    ADNN_POOL_LIST(ADNN_POOL_CASE_)
+#undef ADNN_POOL_CASE_
+    default: break;
+  }
+  return "unknown";
+}
 
 /** x: [N, C, H, W], y: [N, C, P, Q] with
  *    P = floor_or_ceil((H + pad_top + pad_bottom - kernel_h) / stride_h) + 1
@@ -278,11 +302,23 @@ ADNN_API adnn_status adnn_plan_create_batchnorm(adnn_context *ctx,
 /* layer normalization and RMS normalization                                 */
 /* ------------------------------------------------------------------------ */
 
-/** Normalization kinds. */
+/** Normalization kinds (ADNN_NORM_LIST: LAYER, RMS). */
 typedef enum adnn_norm_kind {
-  ADNN_NORM_LAYER = 0, /**< (x - mean) / sqrt(var + eps) * gain + bias (biased variance) */
-  ADNN_NORM_RMS = 1    /**< x / sqrt(mean(x^2) + eps) * gain + bias */
+#define ADNN_NORM_ENUM_(NAME, name, value, def) ADNN_KIND_ENUM_(ADNN_NORM_, NAME, value)
+  ADNN_NORM_LIST(ADNN_NORM_ENUM_)
+#undef ADNN_NORM_ENUM_
 } adnn_norm_kind;
+
+/** The normalization kind's name ("rms"), or "unknown". Never NULL. */
+static inline const char *adnn_norm_kind_name(adnn_norm_kind kind) {
+  switch (kind) {
+#define ADNN_NORM_CASE_(NAME, name, value, def) ADNN_KIND_NAME_CASE_(ADNN_NORM_, NAME, name, value)
+    ADNN_NORM_LIST(ADNN_NORM_CASE_)
+#undef ADNN_NORM_CASE_
+    default: break;
+  }
+  return "unknown";
+}
 
 /** Normalizes over the last `norm_dims` dims of x (D = their product) for every
  *  index of the leading dims. gain and bias are optional packed vectors of D
@@ -317,15 +353,24 @@ ADNN_API adnn_status adnn_plan_create_norm(adnn_context *ctx, const adnn_norm_de
 /* elementwise binary with broadcasting                                      */
 /* ------------------------------------------------------------------------ */
 
-/** Elementwise binary operations. */
+/** Elementwise binary operations (ADNN_BINARY_LIST: ADD, SUB, MUL, DIV, MAX,
+ *  MIN; MAX and MIN give NaN if either operand is NaN). */
 typedef enum adnn_binary_op {
-  ADNN_BINARY_ADD = 0,
-  ADNN_BINARY_SUB = 1,
-  ADNN_BINARY_MUL = 2,
-  ADNN_BINARY_DIV = 3,
-  ADNN_BINARY_MAX = 4, /**< NaN if either is NaN */
-  ADNN_BINARY_MIN = 5  /**< NaN if either is NaN */
+#define ADNN_BINARY_ENUM_(NAME, name, value, def) ADNN_KIND_ENUM_(ADNN_BINARY_, NAME, value)
+  ADNN_BINARY_LIST(ADNN_BINARY_ENUM_)
+#undef ADNN_BINARY_ENUM_
 } adnn_binary_op;
+
+/** The binary operation's name ("add"), or "unknown". Never NULL. */
+static inline const char *adnn_binary_op_name(adnn_binary_op op) {
+  switch (op) {
+#define ADNN_BINARY_CASE_(NAME, name, value, def) ADNN_KIND_NAME_CASE_(ADNN_BINARY_, NAME, name, value)
+    ADNN_BINARY_LIST(ADNN_BINARY_CASE_)
+#undef ADNN_BINARY_CASE_
+    default: break;
+  }
+  return "unknown";
+}
 
 /** y = op(alpha * a, beta * b) with NumPy broadcasting: dims are aligned from
  *  the right, a missing or size-1 dim of a or b is repeated, and y's dims are

@@ -170,13 +170,11 @@ static inline void adnn_plugin_report_reason(adnn_plugin_report *r, const char *
  * adnn_dtype_name() return the same strings. */
 static inline const char *adnn_plugin_conv2d_algorithm_name(adnn_conv2d_algorithm algo) {
   switch (algo) {
-    case ADNN_CONV2D_ALGO_AUTO: return "auto";
-    case ADNN_CONV2D_ALGO_REFERENCE: return "reference";
-    case ADNN_CONV2D_ALGO_IM2COL_GEMM: return "im2col_gemm";
-    case ADNN_CONV2D_ALGO_GEMM_1X1: return "gemm_1x1";
-    case ADNN_CONV2D_ALGO_WINOGRAD_F2X3: return "winograd_f2x3";
-    case ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT: return "depthwise_direct";
-    case ADNN_CONV2D_ALGO_DIRECT: return "direct";
+#define ADNN_CONV2D_ALGO_CASE_(NAME, name, value, def) \
+  ADNN_KIND_NAME_CASE_(ADNN_CONV2D_ALGO_, NAME, name, value)
+    ADNN_CONV2D_ALGO_LIST(ADNN_CONV2D_ALGO_CASE_)
+#undef ADNN_CONV2D_ALGO_CASE_
+    default: break;
   }
   return "unknown";
 }

@@ -19,7 +19,7 @@
 
 #include <adnn/plugin.h>
 
-#include "backends/cpu/cpu_features.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_parallel.h"
 
 /* Whether t is packed NCHW ([N,C,H,W] dims, row-major strides) or packed NHWC

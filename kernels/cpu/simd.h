@@ -53,7 +53,7 @@
 
 #include <adnn.h>
 
-#include "backends/cpu/cpu_features.h"
+#include "kernels/cpu/cpu_features.h"
 
 /* The vector level the kernels run at: 3 AVX-512, 2 AVX2+FMA, 0 baseline:
  * the best the CPU and OS support, capped by the environment variable

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "backends/cuda/cuda_kernels.h"
+#include "kernels/cuda/cuda_kernels.h"
 
 #define ADNN_CUDA_API extern "C" __attribute__((visibility("hidden")))
 

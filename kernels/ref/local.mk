@@ -1,6 +1,6 @@
-# Reference kernels (kernels/ref/): plain loops in double, the oracle of the
-# conformance suite and the last-resort implementation of the CPU plugin. A
-# libtool convenience library, linked into the CPU plugin and the tests.
+# Reference kernels: plain loops accumulating in double, the CPU plugin's
+# implementation of the "reference" algorithm and of what its fast kernels do
+# not handle. A libtool convenience library linked into the CPU plugin.
 noinst_LTLIBRARIES += kernels/ref/libadnn_ref.la
 kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/ref_ops.h \

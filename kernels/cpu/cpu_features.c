@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/cpu/cpu_features.h"
+#include "kernels/cpu/cpu_features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

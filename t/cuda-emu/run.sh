@@ -2,7 +2,7 @@
 # Runs t/cuda-ops against a host emulation of the CUDA plugin, on a machine
 # without a GPU. A developer check, not part of `make check`.
 #
-#   sh kernels/cuda/emu/run.sh BUILD_DIR [TEST...]
+#   sh t/cuda-emu/run.sh BUILD_DIR [TEST...]
 #
 # TEST: test programs of the build tree to run (default t/cuda-ops), e.g.
 # t/conformance, which then runs every case on the emulated "cuda" backend.
@@ -30,7 +30,7 @@ build=$(cd "${1:?usage: run.sh BUILD_DIR [TEST...]}" && pwd)
 shift
 tests=${*:-t/cuda-ops}
 here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../../.." && pwd)
+src=$(cd "$here/../.." && pwd)
 cuda=${CUDA_HOME:-/usr/local/cuda}
 work=$(mktemp -d "${TMPDIR:-/tmp}/adnn-cuda-emu.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -1,0 +1,125 @@
+/*
+ * adnn op manifest: every DNN operation, and every kind of its parameters,
+ * written down once. Everything that lists ops or kinds is generated from
+ * these tables with X-macros (as adnn/status.h generates the status codes):
+ * the public enums of adnn/ops.h, the name functions below, the plugin op
+ * kinds and problem-size table of adnn/plugin.h, the core's create functions
+ * and validation table, the plugins' per-op dispatch tables, the test
+ * harness and adnn-bench's op tables.
+ *
+ * Included by <adnn.h> (through adnn/ops.h); do not include it directly.
+ *
+ * Adding an op: a row in ADNN_OP_LIST, its descriptor and *_init in
+ * adnn/ops.h, its normalized problem struct adnn_plugin_<name> in
+ * adnn/plugin.h, its validation in the core, its kernels, and its cases in
+ * the conformance harness. The generated code then refuses to build until
+ * every plugin has an entry for the op (see doc/kernels.md).
+ *
+ * Rules: append-only. A row's value is its plugin op kind and is never
+ * reused; a kind's value is its public enumerator and is never renumbered.
+ */
+#ifndef ADNN_OP_LIST_H
+#define ADNN_OP_LIST_H
+
+#ifndef ADNN_H
+#error "include <adnn.h>, not <adnn/op_list.h>"
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Ops                                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Flags of an op (the last column of ADNN_OP_LIST). */
+/** The op offers several algorithms and its plans may be tuned by
+ *  measurement (adnn/tuning.h); the core keys it in the performance database. */
+#define ADNN_OP_TUNABLE 0x1u
+
+/* Element types an op accepts (the dtypes column): a mask of
+ * ADNN_OP_DTYPE(ADNN_DTYPE_...) bits. */
+#define ADNN_OP_DTYPE(dtype) (1u << (unsigned)(dtype))
+#define ADNN_OP_DTYPES_FLOAT (ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F64))
+
+/* X(NAME, name, value, v1_end, inputs, outputs, dtypes, flags)
+ *
+ *   NAME, name  the op. Its public descriptor is adnn_<name>_desc, set up by
+ *               adnn_<name>_desc_init() and turned into a plan by
+ *               adnn_plan_create_<name>(); plugins receive it as the
+ *               normalized problem adnn_plugin_<name> with the op kind
+ *               ADNN_PLUGIN_OP_<NAME> = value.
+ *   v1_end      the last field of the descriptor's first released layout:
+ *               the core accepts a descriptor whose struct_size reaches the
+ *               end of that field (a program built against the first header
+ *               that had the op) and gives later fields their *_init()
+ *               defaults; see doc/versioning.md.
+ *   inputs      the execute inputs in order, as documented ("[...]" optional).
+ *   outputs     the outputs in order.
+ *   dtypes      the element types the op accepts (all its tensors share one).
+ *   flags       ADNN_OP_* flags.
+ */
+#define ADNN_OP_LIST(X)                                                                   \
+  X(CONV2D, conv2d, 1, algorithm, "x, w[, bias]", "y", ADNN_OP_DTYPES_FLOAT,             \
+    ADNN_OP_TUNABLE)                                                                      \
+  X(POOL2D, pool2d, 2, ceil_mode, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
+  X(ACTIVATION, activation, 3, activation, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)            \
+  X(SOFTMAX, softmax, 4, log, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                         \
+  X(BATCHNORM, batchnorm, 5, activation, "x, scale, shift, mean, var", "y",              \
+    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+  X(NORM, norm, 6, has_bias, "x[, gain][, bias]", "y", ADNN_OP_DTYPES_FLOAT, 0)          \
+  X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT, 0)
+
+/* ------------------------------------------------------------------------ */
+/* Kinds of op parameters                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* X(NAME, name, value, params, definition)
+ * Activation functions (adnn_activation_kind). `params` says which of
+ * adnn_activation's alpha and beta the function reads (0 none, 1 alpha,
+ * 2 alpha and beta). Every one maps NaN to NaN. */
+#define ADNN_ACTIVATION_LIST(X)                                                       \
+  X(IDENTITY, identity, 0, 0, "x")                                                    \
+  X(RELU, relu, 1, 0, "max(x, 0)")                                                    \
+  X(LEAKY_RELU, leaky_relu, 2, 1, "x >= 0 ? x : alpha * x")                           \
+  X(ELU, elu, 3, 1, "x >= 0 ? x : alpha * (exp(x) - 1)")                              \
+  X(CLAMP, clamp, 4, 2, "min(max(x, alpha), beta); relu6 is clamp(0, 6)")             \
+  X(SIGMOID, sigmoid, 5, 0, "1 / (1 + exp(-x))")                                      \
+  X(TANH, tanh, 6, 0, "tanh(x)")                                                      \
+  X(GELU, gelu, 7, 0, "x * (1 + erf(x / sqrt(2))) / 2")                               \
+  X(GELU_TANH, gelu_tanh, 8, 0,                                                       \
+    "x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2")                            \
+  X(SILU, silu, 9, 0, "x * sigmoid(x) (swish)")                                       \
+  X(SOFTPLUS, softplus, 10, 0, "log(1 + exp(x)), computed without overflow")          \
+  X(HARDSWISH, hardswish, 11, 0, "x * clamp(x + 3, 0, 6) / 6")
+
+/* X(NAME, name, value, definition): pooling kinds (adnn_pool_kind). */
+#define ADNN_POOL_LIST(X)                                                                \
+  X(MAX, max, 0, "max over the window's in-image elements; NaN wins")                    \
+  X(AVG_INCLUDE_PAD, avg_include_pad, 1, "sum / window area clipped to the padded image") \
+  X(AVG_EXCLUDE_PAD, avg_exclude_pad, 2, "sum / number of in-image elements")
+
+/* X(NAME, name, value, definition): normalization kinds (adnn_norm_kind). */
+#define ADNN_NORM_LIST(X)                                                                 \
+  X(LAYER, layer, 0, "(x - mean) / sqrt(var + eps) * gain + bias (biased variance)")      \
+  X(RMS, rms, 1, "x / sqrt(mean(x^2) + eps) * gain + bias")
+
+/* X(NAME, name, value, definition): elementwise binary operations
+ * (adnn_binary_op), applied to alpha * a and beta * b. */
+#define ADNN_BINARY_LIST(X)                  \
+  X(ADD, add, 0, "a + b")                    \
+  X(SUB, sub, 1, "a - b")                    \
+  X(MUL, mul, 2, "a * b")                    \
+  X(DIV, div, 3, "a / b")                    \
+  X(MAX, max, 4, "max(a, b); NaN if either is NaN") \
+  X(MIN, min, 5, "min(a, b); NaN if either is NaN")
+
+/* X(NAME, name, value, definition): conv2d algorithms (adnn_conv2d_algorithm).
+ * Which backend implements which is in doc/cpu.md and doc/cuda.md. */
+#define ADNN_CONV2D_ALGO_LIST(X)                                                         \
+  X(AUTO, auto, 0, "the backend chooses (heuristic or tuner)")                           \
+  X(REFERENCE, reference, 1, "plain loops accumulating in double, any shape (slow)")     \
+  X(IM2COL_GEMM, im2col_gemm, 2, "im2col into the workspace, then a GEMM")               \
+  X(GEMM_1X1, gemm_1x1, 3, "1x1, stride 1, no padding: a GEMM on the input as it is")    \
+  X(WINOGRAD_F2X3, winograd_f2x3, 4, "Winograd F(2x2, 3x3): 3x3, stride 1, dilation 1") \
+  X(DEPTHWISE_DIRECT, depthwise_direct, 5, "direct kernel for groups == C == K")         \
+  X(DIRECT, direct, 6, "a direct kernel for any geometry (CUDA: one thread per output)")
+
+#endif /* ADNN_OP_LIST_H */

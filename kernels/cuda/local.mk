@@ -1,0 +1,40 @@
+# Our CUDA kernels, compiled by nvcc into a libtool convenience library that
+# the CUDA plugin links. Sources are distributed either way, so that a tarball
+# made on a machine without CUDA still builds the plugin where CUDA exists.
+
+SUFFIXES += .cu
+
+# nvcc through libtool: libtool's compile mode writes the .lo file. -shared makes
+# one PIC pass; -prefer-non-pic stops libtool from adding -fPIC -DPIC, which
+# nvcc does not accept, so -fPIC goes to the host compiler by --compiler-options
+# (a bare -Xcompiler would be taken by libtool itself).
+CUDA_LTNVCCCOMPILE = $(LIBTOOL) $(AM_V_lt) --tag=CC $(AM_LIBTOOLFLAGS) $(LIBTOOLFLAGS) \
+	--mode=compile $(NVCC) $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) \
+	$(CPPFLAGS) $(CUDA_ARCH_FLAGS) -O3 -std=c++17 $(NVCCFLAGS) -shared -prefer-non-pic \
+	--compiler-options=-fPIC,-fvisibility=hidden
+AM_V_NVCC = $(am__v_NVCC_@AM_V@)
+am__v_NVCC_ = $(am__v_NVCC_@AM_DEFAULT_V@)
+am__v_NVCC_0 = @echo "  NVCC    " $@;
+am__v_NVCC_1 =
+
+.cu.lo:
+	$(AM_V_at)$(MKDIR_P) $(@D)
+	$(AM_V_NVCC)$(CUDA_LTNVCCCOMPILE) -c -o $@ $<
+
+if HAVE_CUDA
+noinst_LTLIBRARIES += kernels/cuda/libadnn_cuda_kernels.la
+endif
+kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
+	kernels/cuda/cuda_kernels.h \
+	kernels/cuda/common.cuh \
+	kernels/cuda/selftest.cu \
+	kernels/cuda/activation.cu \
+	kernels/cuda/binary.cu \
+	kernels/cuda/pool2d.cu \
+	kernels/cuda/softmax.cu \
+	kernels/cuda/norm.cu \
+	kernels/cuda/conv2d_direct.cu
+# The suffix rule has no dependency tracking: the kernels depend on these.
+cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/cuda_kernels.h
+kernels/cuda/activation.lo kernels/cuda/binary.lo kernels/cuda/pool2d.lo \
+kernels/cuda/softmax.lo kernels/cuda/norm.lo kernels/cuda/conv2d_direct.lo: $(cuda_kernel_headers)
