@@ -21,7 +21,7 @@ AM_TESTS_ENVIRONMENT = \
 	  ADNN_TUNE ADNN_TUNE_BUDGET_MS ADNN_TUNE_WORKSPACE_LIMIT ADNN_DETERMINISTIC \
 	  ADNN_SYSTEM_PERFDB ADNN_CUDA_WORKSPACE_LIMIT ADNN_CUDA_CONV_FIND;
 
-EXTRA_DIST += t/tap.h t/tmpdir.h t/valgrind.supp
+EXTRA_DIST += t/tap.h t/rng.h t/tmpdir.h t/valgrind.supp
 
 # ---- core: status, tensors, contexts, memory, bad input, logging, loader -----
 core_tests = t/core-version t/core-status t/core-tensor t/core-context t/core-threads \
