@@ -106,13 +106,31 @@ t_perfdb_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY \
 t_perfdb_LDADD = -lpthread
 EXTRA_t_perfdb_DEPENDENCIES = tools/adnn-info$(EXEEXT)
 
-# ---- DNN ops: conformance of every ready backend ---------------------------------
-# Every ready backend against the reference kernels, with the tolerances of
-# doc/numerics.md.
+# ---- DNN ops: the conformance harness and every ready backend --------------------
+# The harness (t/harness/): host buffers, cases, comparison, running a case on
+# a backend, and one file per op of the manifest (t/ops/<op>.c) with
+# the op's traits, its oracle and its cases. Written on the public API only; a
+# convenience library built by `make` because adnn-bench (tools/local.mk)
+# links it too. Adding an op's cases: one file, and its line here.
+harness_op_files = \
+	t/ops/conv2d.c \
+	t/ops/pool2d.c \
+	t/ops/activation.c \
+	t/ops/softmax.c \
+	t/ops/batchnorm.c \
+	t/ops/norm.c \
+	t/ops/binary.c
+noinst_LTLIBRARIES += t/harness/libadnn_harness.la
+t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
+	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \
+	t/harness/report.c t/harness/ops.c $(harness_op_files)
+t_harness_libadnn_harness_la_LIBADD = -lm
+# Every op on every ready backend against the harness's oracle, with the
+# tolerances of doc/numerics.md.
 check_PROGRAMS += t/conformance
 TESTS += t/conformance
 t_conformance_SOURCES = t/conformance.c t/tap.h
-t_conformance_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+t_conformance_LDADD = t/harness/libadnn_harness.la libadnn.la -lm
 
 # ---- CUDA plugin ------------------------------------------------------------------
 # Built with the plugin. Tests that need a GPU print "1..0 # SKIP <reason>"
