@@ -142,8 +142,8 @@ if HAVE_CUDA
 # although it is never installed.
 check_LTLIBRARIES += t/cuda-fake-libcuda.la
 check_PROGRAMS += t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-fake-driver t/cuda-compat \
-	t/cuda-ops t/cuda-plan-nodevice
-TESTS += t/cuda-compat t/cuda-fake-driver t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-ops \
+	t/cuda-plan-nodevice
+TESTS += t/cuda-compat t/cuda-fake-driver t/cuda-probe t/cuda-memory t/cuda-gemm \
 	t/cuda-plan-nodevice
 endif
 t_cuda_fake_libcuda_la_SOURCES = t/fake-libcuda.c
@@ -155,10 +155,6 @@ t_cuda_memory_SOURCES = t/cuda-memory.c t/tap.h
 t_cuda_memory_LDADD = libadnn.la
 t_cuda_gemm_SOURCES = t/cuda-gemm.c t/tap.h
 t_cuda_gemm_LDADD = libadnn.la
-# Every forward DNN op on cuda vs the reference kernels and the cpu plugin.
-t_cuda_ops_SOURCES = t/cuda-ops.c t/tap.h
-t_cuda_ops_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
-EXTRA_t_cuda_ops_DEPENDENCIES = backends/cuda/adnn-cuda.la
 # The plugin's plan slots called directly (dlopen, own host table; libadnn only
 # for the TAP helpers), as far as they run without a device.
 t_cuda_plan_nodevice_SOURCES = t/cuda-plan-nodevice.c t/tap.h

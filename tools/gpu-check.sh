@@ -264,7 +264,7 @@ run() {
   # The CUDA plugin's tests, and the conformance suite (every op on every
   # ready backend, so on cuda here) whatever its files are called.
   conf_tests=$(cd "$work/build" && ls t/conformance*.log 2>/dev/null | sed 's,^t/,,; s,\.log$,,' | tr '\n' ' ')
-  for t in cuda-probe cuda-memory cuda-gemm cuda-ops cuda-plan-nodevice cuda-fake-driver cuda-compat $conf_tests; do
+  for t in cuda-probe cuda-memory cuda-gemm cuda-plan-nodevice cuda-fake-driver cuda-compat $conf_tests; do
     f=$work/build/t/$t.log
     [ -f "$f" ] || continue
     res=$(sed -n 's/^:global-test-result: //p' "$work/build/t/$t.trs" 2>/dev/null | head -n 1)

@@ -124,6 +124,33 @@ static void act_case(harness_suite *suite, adnn_activation_kind k, double alpha,
   harness_submit(suite, &c);
 }
 
+/* x [7, 9] in the rows of a [7, 16] buffer, y [7, 9] stored transposed
+ * (strides 1, 7), with huge values among the specials at every third
+ * element: odd strides on both sides. */
+static void act_strided_case(harness_suite *suite, adnn_activation_kind k, double alpha,
+                             double beta, adnn_dtype dt) {
+  static const double huge_specials[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0,
+                                         -3.0, 3.0, 1e30, -1e30};
+  const int64_t dims[2] = {7, 9};
+  harness_case c;
+  harness_case_init(&c, harness_op_find("activation"), dt, "%s(%g,%g) [7,9] in [7,16] to [9,7]^T",
+                    adnn_activation_name(k), alpha, beta);
+  adnn_activation_desc *d = &c.desc.activation;
+  adnn_activation_desc_init(d);
+  d->activation.kind = k;
+  d->activation.alpha = alpha;
+  d->activation.beta = beta;
+  d->x = d->y = harness_tensor_desc(dt, 2, dims, HARNESS_PACKED);
+  d->x.strides[0] = 16;
+  d->y.strides[0] = 1;
+  d->y.strides[1] = 7;
+  if (harness_case_alloc(&c) != 0) return;
+  tap_rng r = tap_rng_seed(harness_seed(c.name));
+  harness_fill_uniform(&c.in[0], &r, -8.0, 8.0);
+  for (int i = 0; i < 9; i++) harness_set_element(&c.in[0], 3 * i + 1, huge_specials[i]);
+  harness_submit(suite, &c);
+}
+
 #define F32 ADNN_DTYPE_F32
 #define F64 ADNN_DTYPE_F64
 
@@ -140,7 +167,8 @@ static void activation_cases(harness_suite *suite) {
               {ADNN_ACTIVATION_SILU, 0, 0},         {ADNN_ACTIVATION_SOFTPLUS, 0, 0},
               {ADNN_ACTIVATION_HARDSWISH, 0, 0}};
   const size_t n_acts = sizeof acts / sizeof acts[0];
-  const int64_t d2[2] = {7, 33}, d4[4] = {2, 3, 5, 7}, d1[1] = {100003}, d5[5] = {2, 3, 2, 4, 3};
+  const int64_t d2[2] = {7, 33}, d4[4] = {2, 3, 5, 7}, d1[1] = {100003}, d5[5] = {2, 3, 2, 4, 3},
+                d1003[1] = {1003};
   for (size_t i = 0; i < n_acts; i++) {
     /* specials + values in [-8, 8): every branch near the knees */
     act_case(suite, acts[i].k, acts[i].a, acts[i].b, 2, d2, HARNESS_PACKED, F32, 0, 8.0,
@@ -155,6 +183,18 @@ static void activation_cases(harness_suite *suite) {
   act_case(suite, ADNN_ACTIVATION_RELU, 0, 0, 0, NULL, HARNESS_PACKED, F32, 0, 1.0, "scalar");
   act_case(suite, ADNN_ACTIVATION_GELU, 0, 0, 5, d5, HARNESS_PADDED, F32, 1, 3.0,
            "[2,3,2,4,3] padded in-place");
+  /* From the former CUDA-only test: odd strides on both sides, F32 and F64. */
+  for (size_t i = 0; i < n_acts; i++) {
+    act_strided_case(suite, acts[i].k, acts[i].a, acts[i].b, F32);
+    act_strided_case(suite, acts[i].k, acts[i].a, acts[i].b, F64);
+  }
+  /* F64: every activation on the CPU plugin's reference kernels. */
+  for (size_t i = 0; i < n_acts; i++) {
+    act_case(suite, acts[i].k, acts[i].a, acts[i].b, 2, d2, HARNESS_PACKED, F64, 0, 8.0,
+             "[7,33] specials x8");
+    act_case(suite, acts[i].k, acts[i].a, acts[i].b, 1, d1003, HARNESS_PACKED, F64, 1, 120.0,
+             "[1003] in-place");
+  }
   act_case(suite, ADNN_ACTIVATION_SIGMOID, 0, 0, 2, d2, HARNESS_PACKED, F64, 0, 40.0,
            "[7,33] specials");
   act_case(suite, ADNN_ACTIVATION_GELU, 0, 0, 2, d2, HARNESS_PACKED, F64, 0, 8.0,

@@ -92,7 +92,8 @@ static void bn_case(harness_suite *suite, int rank, const int64_t *dims,
 
 static void batchnorm_cases(harness_suite *s) {
   const int64_t nchw[4] = {3, 8, 5, 7}, r2[2] = {9, 16}, r3[3] = {2, 5, 11},
-                r5[5] = {2, 3, 2, 3, 4}, big[4] = {2, 64, 28, 28}, one[4] = {1, 3, 1, 1};
+                r5[5] = {2, 3, 2, 3, 4}, big[4] = {2, 64, 28, 28}, one[4] = {1, 3, 1, 1},
+                cuda[4] = {3, 5, 6, 7};
   const enum harness_layout P = HARNESS_PACKED, NHWC = HARNESS_NHWC;
   bn_case(s, 4, nchw, P, F32, ADNN_ACTIVATION_IDENTITY, 0, 0, 0, 1e-5, "[3,8,5,7] nchw");
   bn_case(s, 4, nchw, NHWC, F32, ADNN_ACTIVATION_RELU, 0, 0, 0, 1e-5, "[3,8,5,7] nhwc");
@@ -106,8 +107,14 @@ static void batchnorm_cases(harness_suite *s) {
   bn_case(s, 4, one, P, F32, ADNN_ACTIVATION_RELU, 0, 0, 0, 1e-5, "[1,3,1,1]");
   bn_case(s, 4, big, NHWC, F32, ADNN_ACTIVATION_RELU, 0, 0, 0, 1e-5, "[2,64,28,28] nhwc");
   bn_case(s, 4, big, P, F32, ADNN_ACTIVATION_IDENTITY, 0, 0, 0, 1e-5, "[2,64,28,28] nchw");
+  bn_case(s, 4, cuda, NHWC, F32, ADNN_ACTIVATION_CLAMP, 0, 6, 0, 1e-5, "[3,5,6,7] nhwc");
+  /* F64: the CPU plugin's reference kernels against the oracle. */
   bn_case(s, 4, nchw, P, F64, ADNN_ACTIVATION_RELU, 0, 0, 0, 1e-5, "[3,8,5,7] nchw");
   bn_case(s, 4, nchw, NHWC, F64, ADNN_ACTIVATION_IDENTITY, 0, 0, 0, 1e-5, "[3,8,5,7] nhwc");
+  bn_case(s, 4, cuda, P, F64, ADNN_ACTIVATION_SIGMOID, 0, 0, 0, 1e-5, "[3,5,6,7] nchw");
+  bn_case(s, 4, nchw, HARNESS_PADDED, F64, ADNN_ACTIVATION_LEAKY_RELU, 0.2, 0, 0, 1e-5,
+          "[3,8,5,7] padded");
+  bn_case(s, 3, r3, P, F64, ADNN_ACTIVATION_SILU, 0, 0, 1, 0.0, "[2,5,11]");
 }
 
 /* ------------------------------------------------------------------------ */

@@ -211,6 +211,22 @@ static void binary_cases(harness_suite *s) {
   bin_case(s, ADNN_BINARY_ADD, OPND(64, 1031), OPND(64, 1031), OPND(64, 1031), 1, 1, F32, 0, 0,
            "big");
   bin_case(s, ADNN_BINARY_MUL, OPND(64, 1031), OPND(1031), OPND(64, 1031), 1, 1, F32, 1, 0, "big");
+  /* From the former CUDA-only test. */
+  bin_case(s, ADNN_BINARY_ADD, OPND(1003), OPND(1003), OPND(1003), 1.5, -0.5, F32, 0, 0, "1003");
+  bin_case(s, ADNN_BINARY_MUL, OPND(4, 1, 5), OPND(3, 1), OPND(4, 3, 5), 1.5, -0.5, F32, 0, 0,
+           "both 3d");
+  bin_case(s, ADNN_BINARY_MAX, OPND(1003), OPND(1003), OPND(1003), 1.5, -0.5, F32, 1, 1, "1003");
+  bin_case(s, ADNN_BINARY_MIN, OPND(6, 5), OPND(5), OPND(6, 5), 1.5, -0.5, F32, 0, 1, "row");
+  /* F64: every op on the CPU plugin's reference kernels against the oracle. */
+  for (int op = ADNN_BINARY_ADD; op <= ADNN_BINARY_MIN; op++) {
+    const adnn_binary_op o = (adnn_binary_op)op;
+    bin_case(s, o, OPND(6, 7), OPND(7), OPND(6, 7), 1.5, -0.5, F64, 0, 1, "row");
+    bin_case(s, o, OPND(3, 1), OPND(1, 4), OPND(3, 4), 1, 1, F64, 0, 0, "both");
+    bin_case(s, o, with_layout(OPND(4, 5, 6), HARNESS_PADDED), OPND(5, 1),
+             with_layout(OPND(4, 5, 6), HARNESS_PADDED), 0.5, 2, F64, 0, 0, "padded");
+  }
+  bin_case(s, ADNN_BINARY_SUB, OPND(4, 1, 5), OPND(3, 1), OPND(4, 3, 5), 1.5, -0.5, F64, 0, 0,
+           "both 3d");
   bin_case(s, ADNN_BINARY_DIV, OPND(5, 6), OPND(5, 1), OPND(5, 6), 1, 1, F64, 0, 0, "column");
   bin_case(s, ADNN_BINARY_MAX, OPND(5, 6), OPND(6), OPND(5, 6), 1, 1, F64, 0, 1, "row");
   bin_case(s, ADNN_BINARY_ADD, OPND(2, 3, 4, 5), OPND(1, 3, 1, 1), OPND(2, 3, 4, 5), 1, -1, F64, 1,

@@ -218,6 +218,11 @@ static void conv_case(harness_suite *suite, const conv_spec *s) {
 #define A_RELU ADNN_ACTIVATION_RELU
 #define A_CLAMP ADNN_ACTIVATION_CLAMP
 #define A_GELU ADNN_ACTIVATION_GELU
+#define A_SILU ADNN_ACTIVATION_SILU
+#define A_HARDSWISH ADNN_ACTIVATION_HARDSWISH
+#define A_ELU ADNN_ACTIVATION_ELU
+#define A_LEAKY ADNN_ACTIVATION_LEAKY_RELU
+#define A_TANH ADNN_ACTIVATION_TANH
 
 static const conv_spec conv_specs[] = {
     /* name      n  c   h   w   k  r  s  sh sw pt pb pl pr dh dw g  bias act alpha beta layout dt */
@@ -261,9 +266,25 @@ static const conv_spec conv_specs[] = {
     {"3x3 big",  3, 16, 15, 17, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
     {"3x3 resnet", 2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, F32},
     {"1x1 resnet", 2, 128, 14, 14, 256, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    /* From the former CUDA-only test: a rectangular dilated filter, y rows
+     * with a pitch, the two mixed filter layouts, more epilogues. */
+    {"3x2 dil2 s2 g2 asym", 2, 4, 11, 10, 6, 3, 2, 2, 2, 0, 2, 1, 0, 2, 2, 2, 1, A_GELU, 0, 0, NHWC, F32},
+    {"3x3 asym", 2, 3,  6,  7,  4, 3, 3, 1, 1, 1, 0, 1, 2, 1, 1, 1, 1, A_SILU, 0, 0, Y_PITCH, F32},
+    {"3x3 s2,1 asym", 1, 3, 6, 6, 2, 3, 3, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, A_HARDSWISH, 0, 0, NCHW, F32},
+    {"3x3 g2",   1, 4,  5,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, A_ELU, 0.1, 0, NHWC, F32},
+    {"3x3 g2",   2, 6,  5,  5,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, A_RELU, 0, 0, NCHW_KRSC, F32},
+    {"3x3 asym", 1, 4,  6,  7,  8, 3, 3, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, A_LEAKY, 0.1, 0, NHWC_KCRS, F32},
+    {"3x3 k16",  2, 8,  9,  9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    /* F64: the CPU plugin runs these on its reference kernels, which the
+     * oracle does not share. */
     {"3x3",      1, 3,  6,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F64},
     {"5x5 s2 g2", 3, 4, 9, 8, 6, 5, 5, 2, 2, 2, 1, 1, 2, 1, 1, 2, 1, 0, 0, 0, NHWC, F64},
     {"dw 3x3",   1, 6,  7,  7,  6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, 0, 0, 0, 0, NCHW, F64},
+    {"3x3",      2, 3,  7,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_TANH, 0, 0, NCHW, F64},
+    {"1x1",      3, 5,  4,  6,  7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, F64},
+    {"3x3 dil2 s2 g2", 3, 4, 11, 10, 6, 3, 3, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 0, 0, 0, NHWC, F64},
+    {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_CLAMP, -0.5, 0.5, PADDED, F64},
+    {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F64},
 };
 
 static void conv2d_cases(harness_suite *suite) {

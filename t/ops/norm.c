@@ -151,7 +151,7 @@ static void norm_case(harness_suite *suite, adnn_norm_kind kind, int rank, const
 
 static void norm_cases(harness_suite *s) {
   const int64_t d1[2] = {4, 1}, odd[3] = {3, 5, 7}, big[2] = {3, 4099}, r4[4] = {2, 3, 4, 5},
-                wide[2] = {16, 768};
+                wide[2] = {16, 768}, two[3] = {5, 7, 33}, long_rows[2] = {3, 3000};
   const enum harness_layout P = HARNESS_PACKED;
   for (int k = ADNN_NORM_LAYER; k <= ADNN_NORM_RMS; k++) {
     const adnn_norm_kind kind = (adnn_norm_kind)k;
@@ -166,9 +166,19 @@ static void norm_cases(harness_suite *s) {
     norm_case(s, kind, 2, big, 1, 0, 0, P, F32, 1, 8.0, 1e-5, "[3,4099] D=4099");
     norm_case(s, kind, 4, r4, 3, 1, 1, P, F32, 0, 0.0, 1e-5, "[2,3,4,5] D=60");
     norm_case(s, kind, 2, wide, 1, 1, 1, P, F32, 0, 2.0, 1e-5, "[16,768] D=768");
+    /* From the former CUDA-only test. */
+    norm_case(s, kind, 3, two, 2, 1, 1, P, F32, 0, 0.0, 1e-5, "[5,7,33] D=231");
+    norm_case(s, kind, 2, long_rows, 1, 0, 1, P, F32, 0, 0.5, 1e-5, "[3,3000] D=3000");
+    /* F64: the CPU plugin's reference kernels against the oracle. */
     norm_case(s, kind, 3, odd, 1, 1, 1, P, F64, 0, 0.0, 1e-5, "[3,5,7] D=7");
     norm_case(s, kind, 2, big, 1, 1, 0, P, F64, 0, 1.0, 1e-5, "[3,4099] D=4099");
+    norm_case(s, kind, 3, two, 2, 1, 1, P, F64, 0, 0.0, 1e-5, "[5,7,33] D=231");
+    norm_case(s, kind, 3, odd, 2, 0, 1, HARNESS_PADDED, F64, 1, 0.0, 1e-6, "[3,5,7] D=35");
+    norm_case(s, kind, 2, d1, 1, 1, 1, P, F64, 0, 0.0, 1e-5, "[4,1] D=1");
   }
+  /* A mean far larger than the spread (doc/ops.md: no E[x^2] - E[x]^2). */
+  norm_case(s, ADNN_NORM_LAYER, 2, long_rows, 1, 1, 0, P, F32, 0, 1000.0, 1e-5,
+            "[3,3000] D=3000");
 }
 
 /* ------------------------------------------------------------------------ */

@@ -207,9 +207,19 @@ static const pool_spec pool_specs[] = {
     {"padded", PEXC, 2, 3, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, PADDED, F32, 0},
     {"big", PMAX, 2, 32, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1, 0, NHWC, F32, 0},
     {"big", PEXC, 2, 32, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1, 1, NCHW, F32, 0},
+    /* From the former CUDA-only test: rectangular kernels, unequal strides. */
+    {"nan", PMAX, 2, 3, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, 0, NCHW, F32, 1},
+    {"3x2 asym", PMAX, 2, 3, 10, 7, 3, 2, 2, 2, 0, 1, 1, 0, 1, NHWC, F32, 0},
+    {"3x3 s2 asym", PINC, 2, 3, 10, 11, 3, 3, 2, 2, 1, 1, 1, 0, 1, NCHW, F32, 0},
+    {"3x4 s2,3 asym", PEXC, 2, 3, 7, 9, 3, 4, 2, 3, 0, 1, 2, 1, 1, NHWC, F32, 0},
+    /* F64: the CPU plugin's reference kernels against the oracle. */
     {"3x3 s2", PMAX, 1, 3, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, NCHW, F64, 0},
     {"asym", PINC, 1, 3, 7, 8, 3, 3, 2, 2, 1, 0, 0, 1, 1, NHWC, F64, 0},
     {"asym", PEXC, 1, 3, 7, 8, 3, 3, 2, 2, 1, 0, 0, 1, 1, NCHW, F64, 0},
+    {"nan", PMAX, 1, 3, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NCHW, F64, 1},
+    {"2x2 s2", PINC, 2, 3, 8, 8, 2, 2, 2, 2, 1, 1, 1, 1, 1, NCHW, F64, 0},
+    {"padded", PEXC, 2, 3, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, PADDED, F64, 0},
+    {"3x2 asym", PMAX, 2, 3, 10, 7, 3, 2, 2, 2, 0, 1, 1, 0, 1, NHWC, F64, 0},
 };
 
 static void pool2d_cases(harness_suite *suite) {

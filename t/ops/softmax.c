@@ -133,7 +133,8 @@ static void softmax_case(harness_suite *suite, int rank, const int64_t *dims, in
 static void softmax_cases(harness_suite *s) {
   const int64_t a[2] = {4, 10}, b[3] = {6, 5, 7}, nchw[4] = {2, 3, 4, 5}, wide[2] = {3, 1000},
                 one[1] = {1}, sp[2] = {5, 6}, spt[2] = {6, 5}, pd[3] = {4, 9, 3},
-                big[2] = {64, 4099};
+                big[2] = {64, 4099}, rows[2] = {37, 129}, tall[3] = {3, 50, 7},
+                cols[3] = {2, 16, 9000};
   for (int log = 0; log <= 1; log++) {
     softmax_case(s, 2, a, -1, log, HARNESS_PACKED, F32, 0, 3.0, 0);
     softmax_case(s, 3, b, 0, log, HARNESS_PACKED, F32, 0, 3.0, 0);
@@ -149,8 +150,18 @@ static void softmax_cases(harness_suite *s) {
     softmax_case(s, 2, a, -1, log, HARNESS_PACKED, F32, 1, 5.0, 0);
     softmax_case(s, 3, pd, 1, log, HARNESS_PADDED, F32, 1, 3.0, 0);
     softmax_case(s, 2, big, -1, log, HARNESS_PACKED, F32, 0, 5.0, 0);
+    /* From the former CUDA-only test: special values in many rows, in
+     * place too; a long strided axis; many short strided slices. */
+    softmax_case(s, 2, rows, -1, log, HARNESS_PACKED, F32, 0, 20.0, 1);
+    softmax_case(s, 2, rows, -1, log, HARNESS_PACKED, F32, 1, 20.0, 1);
+    softmax_case(s, 3, tall, 1 - log, log, HARNESS_PACKED, F32, 0, 20.0, 0);
+    softmax_case(s, 3, cols, 1, log, HARNESS_PACKED, F32, 0, 20.0, 0);
+    /* F64: the CPU plugin's reference kernels against the oracle. */
     softmax_case(s, 3, b, 1, log, HARNESS_PACKED, F64, 0, 3.0, 0);
     softmax_case(s, 2, sp, 1, log, HARNESS_PACKED, F64, 0, 3.0, 1);
+    softmax_case(s, 2, rows, -1, log, HARNESS_PACKED, F64, 1, 20.0, 1);
+    softmax_case(s, 4, nchw, 1, log, HARNESS_PADDED, F64, 0, 2.0, 0);
+    softmax_case(s, 2, wide, 0, log, HARNESS_PACKED, F64, 0, 100.0, 0);
   }
 }
 
