@@ -97,7 +97,7 @@ t_tune_select_SOURCES = t/tune-select.c core/tuner_select.c core/tuner.h t/tap.h
 t_tune_select_CPPFLAGS = $(AM_CPPFLAGS)
 t_tune_select_LDADD = -lm
 t_tune_plan_SOURCES = t/tune-plan.c t/tap.h t/tmpdir.h
-t_tune_plan_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+t_tune_plan_LDADD = t/harness/libadnn_harness.la libadnn.la -lm
 EXTRA_t_tune_plan_DEPENDENCIES = backends/cpu/adnn-cpu.la
 t_perfdb_SOURCES = t/perfdb.c t/tap.h t/tmpdir.h core/perfdb.c core/perfdb.h \
 	core/log.c core/log_api.c core/error.c core/internal.h
