@@ -123,7 +123,7 @@ harness_op_files = \
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la
 t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
 	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \
-	t/harness/report.c t/harness/ops.c $(harness_op_files)
+	t/harness/report.c t/harness/ops.c t/harness/gemm.c $(harness_op_files)
 t_harness_libadnn_harness_la_LIBADD = -lm
 # Every op on every ready backend against the harness's oracle, with the
 # tolerances of doc/numerics.md.

@@ -85,18 +85,18 @@ void harness_release(adnn_context *ctx, const harness_case *c, harness_device *d
   memset(dev, 0, sizeof *dev);
 }
 
-void harness_run_plan(adnn_context *ctx, adnn_plan *plan, const harness_case *c, harness_run *r) {
+void harness_run_with(adnn_context *ctx, const harness_case *c, harness_executor execute,
+                      void *arg, harness_run *r) {
   memset(r, 0, sizeof *r);
-  snprintf(r->algorithm, sizeof r->algorithm, "%s", adnn_plan_algorithm(plan));
   harness_device dev;
   const char *step = NULL;
   adnn_status st = harness_upload(ctx, c, &dev, &step);
   if (st == ADNN_STATUS_SUCCESS) {
-    st = harness_execute(plan, c, &dev);
+    st = execute(arg, c, &dev);
     /* A plan runs as many times as wanted: the second run must give the same
      * y (it catches kernels that accumulate into y or consume plan state).
      * In place, a second run would apply the op twice. */
-    if (st == ADNN_STATUS_SUCCESS && c->inplace < 0) st = harness_execute(plan, c, &dev);
+    if (st == ADNN_STATUS_SUCCESS && c->inplace < 0) st = execute(arg, c, &dev);
     if (st == ADNN_STATUS_SUCCESS) st = adnn_context_synchronize(ctx);
     if (st != ADNN_STATUS_SUCCESS) step = "execution";
     if (st == ADNN_STATUS_SUCCESS) {
@@ -116,6 +116,15 @@ void harness_run_plan(adnn_context *ctx, adnn_plan *plan, const harness_case *c,
   r->outcome = HARNESS_FAILED;
   snprintf(r->message, sizeof r->message, "%s failed: %s: %s", step, adnn_status_name(st),
            adnn_last_error());
+}
+
+static adnn_status execute_plan(void *plan, const harness_case *c, const harness_device *dev) {
+  return harness_execute(plan, c, dev);
+}
+
+void harness_run_plan(adnn_context *ctx, adnn_plan *plan, const harness_case *c, harness_run *r) {
+  harness_run_with(ctx, c, execute_plan, plan, r);
+  snprintf(r->algorithm, sizeof r->algorithm, "%s", adnn_plan_algorithm(plan));
 }
 
 void harness_run_case(adnn_context *ctx, const harness_case *c, harness_run *r) {

@@ -293,9 +293,15 @@ typedef struct harness_run {
   double *y;            /**< out.span values when it ran; free() it */
 } harness_run;
 
-/** Runs c with an existing plan: upload, poison y with NaN, execute (twice
- *  unless in place: a plan is reusable, and a second run must give the same
- *  y), synchronize, download. */
+/** One execution of c's computation on its device buffers. */
+typedef adnn_status (*harness_executor)(void *arg, const harness_case *c,
+                                        const harness_device *dev);
+/** Runs c: upload, poison y with NaN, execute (twice unless in place: a plan
+ *  is reusable, and a second run must give the same y), synchronize,
+ *  download. */
+void harness_run_with(adnn_context *ctx, const harness_case *c, harness_executor execute,
+                      void *arg, harness_run *r);
+/** harness_run_with executing `plan`; r->algorithm names what it ran. */
 void harness_run_plan(adnn_context *ctx, adnn_plan *plan, const harness_case *c, harness_run *r);
 /** Creates the plan with the op's constructor, then harness_run_plan. */
 void harness_run_case(adnn_context *ctx, const harness_case *c, harness_run *r);
@@ -328,6 +334,14 @@ void harness_describe(const harness_comparison *c, harness_tolerance t, char *bu
 harness_tolerance harness_dot_tolerance(adnn_dtype dtype, int64_t n);
 /** t with both bounds multiplied by k. */
 harness_tolerance harness_scale_tolerance(harness_tolerance t, double k);
+
+/** The oracle of adnn_gemm (not a manifest op: adnn-bench's gemm: problems):
+ *  C = op(A) op(B) for packed row-major A (m x k, or k x m stored when
+ *  trans_a), B (k x n, or n x k when trans_b) and C (m x n), in long double,
+ *  for the rows 0, row_step, 2 row_step, ... of C only (a sample of a big
+ *  product); the other rows are left alone. */
+void harness_gemm_oracle(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                         const double *a, const double *b, double *c, int64_t row_step);
 
 /* ------------------------------------------------------------------------ */
 /* Oracle helpers shared by the ops                                          */
