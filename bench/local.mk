@@ -2,7 +2,7 @@
 # problem sets for adnn-bench (bench/inputs/, installed), peer comparisons and
 # the script that reproduces the CPU performance table.
 bench_inputs = bench/inputs/resnet50 bench/inputs/mobilenet_v1 bench/inputs/bert_gemm \
-	bench/inputs/smoke
+	bench/inputs/smoke bench/inputs/ops_cuda
 benchinputsdir = $(pkgdatadir)/bench-inputs
 dist_benchinputs_DATA = $(bench_inputs)
 dist_noinst_SCRIPTS += bench/run-cpu-perf.sh
@@ -21,13 +21,8 @@ bench_conv_onednn_SOURCES = bench/conv-onednn.c tools/bench_problem.c tools/benc
 bench_conv_onednn_LDADD = $(DNNL_LIBS) -lm
 
 if HAVE_CUDA
-noinst_PROGRAMS += bench/gemm-cuda-overhead bench/ops-cuda
+noinst_PROGRAMS += bench/gemm-cuda-overhead
 endif
-# Every DNN op on realistic shapes, through the public API only (no CUDA
-# headers or libraries needed; built only with CUDA because it needs the plugin).
-bench_ops_cuda_SOURCES = bench/ops-cuda.c
-bench_ops_cuda_LDADD = libadnn.la -lm
-EXTRA_bench_ops_cuda_DEPENDENCIES = backends/cuda/adnn-cuda.la
 # adnn's GEMM against a direct cuBLAS call on the same device.
 bench_gemm_cuda_overhead_SOURCES = bench/gemm-cuda-overhead.c
 bench_gemm_cuda_overhead_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
