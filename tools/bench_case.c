@@ -141,8 +141,10 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
     return gemm_case(p, c);
   }
   harness_desc d;
-  const harness_op *op = harness_op_find(describe(p, nhwc, algorithm, &d));
+  const char *name = describe(p, nhwc, algorithm, &d);
+  const harness_op *op = name ? harness_op_find(name) : NULL;
   harness_case_init(c, op, dtype, "%s", text);
+  if (!op) return -1;
   c->desc = d;
   op->traits->set_dtype(&c->desc, dtype);
   if (harness_case_alloc(c) != 0) return -1;
