@@ -270,11 +270,18 @@ static void binary_oracle_selftests(const harness_report *rep) {
   harness_ok(rep, good && y1[0] == -3 && y1[7] == -16,
              "oracle: raw and pre-broadcast operands give the same result (got %g %g)", y1[0],
              y1[7]);
-  /* max(2a, 0.5b): NaN in the column of b's NaN; max(2, 5) = 5. */
+  /* max(2a, 0.5b): NaN in the column of b's NaN; max(2, 5) = 5. NaN on
+   * either side wins for max and min, unlike C's fmax and fmin. */
   d.op = ADNN_BINARY_MAX;
   good = run_oracle(&d, a, b, y1);
   harness_ok(rep, good && isnan(y1[2]) && isnan(y1[6]) && y1[0] == 5,
              "oracle: max with a NaN is NaN");
+  harness_ok(rep, isnan((double)apply(ADNN_BINARY_MAX, NAN, 1)) &&
+                      isnan((double)apply(ADNN_BINARY_MAX, 1, NAN)) &&
+                      isnan((double)apply(ADNN_BINARY_MIN, NAN, -1)) &&
+                      isnan((double)apply(ADNN_BINARY_MIN, -1, NAN)) &&
+                      apply(ADNN_BINARY_MIN, -1, 2) == -1 && apply(ADNN_BINARY_DIV, 1, 0) == INFINITY,
+             "oracle: max and min with NaN on either side are NaN; 1 / 0 is +inf");
   /* A rank-0 b of 3 times 0..11: y[11] = 33, y[1] = 3. */
   double sc = 3, a12[12];
   for (int i = 0; i < 12; i++) a12[i] = i;
