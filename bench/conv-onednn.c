@@ -146,45 +146,13 @@ fail:
   return 1;
 }
 
-typedef struct gemm_run {
-  const bench_problem *p;
-  float *a, *b, *c;
-} gemm_run;
-
 static int gemm_exec(void *arg) {
-  gemm_run *g = arg;
+  const peer_gemm *g = arg;
   const bench_problem *p = g->p;
   return dnnl_sgemm(p->ta ? 'T' : 'N', p->tb ? 'T' : 'N', p->m, p->n, p->k, 1.0f, g->a,
                     p->ta ? p->m : p->k, g->b, p->tb ? p->k : p->n, 0.0f, g->c, p->n) == dnnl_success
              ? 0
              : -1;
-}
-
-static int run_gemm(const bench_problem *p, const char *text) {
-  gemm_run g = {p, malloc(sizeof(float) * (size_t)(p->m * p->k)),
-                malloc(sizeof(float) * (size_t)(p->k * p->n)),
-                malloc(sizeof(float) * (size_t)(p->m * p->n))};
-  int rc = 0;
-  peer_timing t;
-  if (!g.a || !g.b || !g.c) {
-    peer_print_row(&options, text, "error", "", NAN, NULL, 0, 0, "out of memory");
-    rc = 1;
-  } else {
-    for (int64_t i = 0; i < p->m * p->k; i++) g.a[i] = (float)(i % 7) * 0.1f;
-    for (int64_t i = 0; i < p->k * p->n; i++) g.b[i] = (float)(i % 5) * 0.1f;
-    if (peer_time(gemm_exec, &g, &options, &t)) {
-      peer_print_row(&options, text, "error", "dnnl_sgemm", 0, NULL, 0, 0, "dnnl_sgemm failed");
-      rc = 1;
-    } else {
-      peer_print_row(&options, text, "ok", "dnnl_sgemm", 0, &t,
-                     bench_problem_flops(p) / (t.median * 1e6),
-                     bench_problem_bytes(p, 4) / (t.median * 1e6), "");
-    }
-  }
-  free(g.a);
-  free(g.b);
-  free(g.c);
-  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -207,7 +175,7 @@ int main(int argc, char **argv) {
     if (p->op == BENCH_OP_CONV)
       rc |= run_conv(eng, stream, p, text);
     else if (p->op == BENCH_OP_GEMM)
-      rc |= run_gemm(p, text);
+      rc |= peer_run_gemm(&options, p, text, "dnnl_sgemm", gemm_exec);
     else
       peer_print_row(&options, text, "unsupported", "", NAN, NULL, 0, 0,
                      "conv-onednn runs conv and gemm only");

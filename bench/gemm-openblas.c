@@ -22,53 +22,15 @@
 
 static peer_options options = {"gemm-openblas", "openblas", 0, 0, 1, 500, 0};
 
-typedef struct gemm_run {
-  const bench_problem *p;
-  float *a, *b, *c;
-} gemm_run;
-
-/* C = op(A) op(B), row-major, packed: A is m x k (k x m stored when ta). */
+/* C = op(A) op(B), row-major, packed. */
 static int gemm_exec(void *arg) {
-  const gemm_run *g = arg;
+  const peer_gemm *g = arg;
   const bench_problem *p = g->p;
   cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans,
               (blasint)p->m, (blasint)p->n, (blasint)p->k, 1.0f, g->a,
               (blasint)(p->ta ? p->m : p->k), g->b, (blasint)(p->tb ? p->k : p->n), 0.0f, g->c,
               (blasint)p->n);
   return 0;
-}
-
-/* Values of order 1 for A and B, as adnn-bench's perf mode uses. */
-static void fill(float *v, int64_t n, unsigned seed) {
-  for (int64_t i = 0; i < n; i++)
-    v[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) * 0x1p-23f - 1.0f;
-}
-
-static int run_gemm(const bench_problem *p, const char *text) {
-  gemm_run g = {p, malloc(sizeof(float) * (size_t)(p->m * p->k)),
-                malloc(sizeof(float) * (size_t)(p->k * p->n)),
-                malloc(sizeof(float) * (size_t)(p->m * p->n))};
-  int rc = 0;
-  peer_timing t;
-  if (!g.a || !g.b || !g.c) {
-    peer_print_row(&options, text, "error", "", NAN, NULL, 0, 0, "out of memory");
-    rc = 1;
-  } else {
-    fill(g.a, p->m * p->k, 7u);
-    fill(g.b, p->k * p->n, 11u);
-    if (peer_time(gemm_exec, &g, &options, &t)) {
-      peer_print_row(&options, text, "error", "cblas_sgemm", 0, NULL, 0, 0, "out of memory");
-      rc = 1;
-    } else {
-      peer_print_row(&options, text, "ok", "cblas_sgemm", 0, &t,
-                     bench_problem_flops(p) / (t.median * 1e6),
-                     bench_problem_bytes(p, sizeof(float)) / (t.median * 1e6), "");
-    }
-  }
-  free(g.a);
-  free(g.b);
-  free(g.c);
-  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -81,7 +43,7 @@ int main(int argc, char **argv) {
     char text[512];
     bench_problem_format(&list[i], text, sizeof text);
     if (list[i].op == BENCH_OP_GEMM)
-      rc |= run_gemm(&list[i], text);
+      rc |= peer_run_gemm(&options, &list[i], text, "cblas_sgemm", gemm_exec);
     else
       peer_print_row(&options, text, "unsupported", "", NAN, NULL, 0, 0,
                      "gemm-openblas runs gemm problems only");

@@ -72,6 +72,37 @@ void peer_print_row(const peer_options *o, const char *problem, const char *stat
   fflush(stdout);
 }
 
+static void fill(float *v, int64_t n, unsigned seed) {
+  for (int64_t i = 0; i < n; i++)
+    v[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) * 0x1p-23f - 1.0f;
+}
+
+int peer_run_gemm(const peer_options *o, const bench_problem *p, const char *text,
+                  const char *implementation, int (*sgemm)(void *g)) {
+  peer_gemm g = {p, malloc(sizeof(float) * (size_t)(p->m * p->k)),
+                 malloc(sizeof(float) * (size_t)(p->k * p->n)),
+                 malloc(sizeof(float) * (size_t)(p->m * p->n))};
+  peer_timing t;
+  int rc = 1;
+  if (!g.a || !g.b || !g.c) {
+    peer_print_row(o, text, "error", implementation, NAN, NULL, 0, 0, "out of memory");
+  } else {
+    fill(g.a, p->m * p->k, 7u);
+    fill(g.b, p->k * p->n, 11u);
+    if (peer_time(sgemm, &g, o, &t)) {
+      peer_print_row(o, text, "error", implementation, 0, NULL, 0, 0, "the GEMM call failed");
+    } else {
+      peer_print_row(o, text, "ok", implementation, 0, &t, bench_problem_flops(p) / (t.median * 1e6),
+                     bench_problem_bytes(p, sizeof(float)) / (t.median * 1e6), "");
+      rc = 0;
+    }
+  }
+  free(g.a);
+  free(g.b);
+  free(g.c);
+  return rc;
+}
+
 /* Appends the problem `text` (a command-line argument or a line of a --batch
  * file, named by `where` in messages) to the list. */
 static int add_problem(const peer_options *o, const char *text, const char *where,

@@ -52,6 +52,19 @@ void peer_print_row(const peer_options *o, const char *problem, const char *stat
                     const char *implementation, double create_ms, const peer_timing *t,
                     double gflops, double gbs, const char *message);
 
+/** A gemm: problem's operands for a peer's SGEMM call: row-major and packed,
+ *  A m x k (k x m stored when p->ta), B k x n (n x k when p->tb), C m x n. */
+typedef struct peer_gemm {
+  const bench_problem *p;
+  float *a, *b, *c;
+} peer_gemm;
+
+/** Runs a gemm: problem: allocates the operands, fills A and B with values in
+ *  [-1, 1), times sgemm(g) (0 = success) and prints the row under the name
+ *  `implementation`. Returns 0, or 1 when it failed. */
+int peer_run_gemm(const peer_options *o, const bench_problem *p, const char *text,
+                  const char *implementation, int (*sgemm)(void *g));
+
 /** Milliseconds of a monotonic clock. */
 double peer_now_ms(void);
 
