@@ -20,10 +20,11 @@
  *      still be NaN;
  *   4. with two or more ready backends, their outputs are compared with each
  *      other (twice the tolerance).
- * Then the bad descriptors of every op on every backend, and per backend a
- * summary of the forced variants (conv2d algorithms): how many cases each
- * passed and skipped; a backend documented to implement one must pass it
- * somewhere.
+ * Then the bad descriptors of every op on every backend; per op, that its
+ * cases follow the manifest (inputs in the order of its `inputs` column, cases
+ * in every dtype of its `dtypes` column); and per backend a summary of the
+ * forced variants (conv2d algorithms): how many cases each passed and
+ * skipped; a backend documented to implement one must pass it somewhere.
  *
  * ADNN_CONFORMANCE_BACKEND=name restricts the run to one backend;
  * ADNN_CONFORMANCE_FILTER=substring runs only the cases whose name (or op
@@ -91,6 +92,10 @@ static const char *case_filter;
 static int variant_pass[MAX_BACKENDS][MAX_OPS][MAX_VARIANTS];
 static int variant_skip[MAX_BACKENDS][MAX_OPS][MAX_VARIANTS];
 static int n_pass, n_skip, n_fail;
+/* Per op: the dtypes its cases used (ADNN_OP_DTYPE bits), and the first case
+ * whose inputs do not follow the manifest's order. */
+static unsigned dtypes_seen[MAX_OPS];
+static char inputs_out_of_order[MAX_OPS][300];
 
 static void open_backends(void) {
   size_t count = 0;
@@ -165,6 +170,21 @@ static double *run_on_backend(const harness_case *c, int op_index, int v, const 
   return r.y;
 }
 
+/* Whether the traits list a case's execute inputs in the manifest's order:
+ * each name appears in its `inputs` column ("x, w[, bias]") after the
+ * previous one. */
+static int inputs_in_manifest_order(const harness_case *c) {
+  harness_tensor in[HARNESS_MAX_INPUTS];
+  const int n = c->op->traits->inputs(&c->desc, in);
+  const char *rest = c->op->input_names;
+  for (int i = 0; i < n; i++) {
+    const char *at = strstr(rest, in[i].name);
+    if (!at) return 0;
+    rest = at + strlen(in[i].name);
+  }
+  return 1;
+}
+
 typedef struct conformance_suite {
   harness_suite base;
   int op_index;
@@ -172,6 +192,9 @@ typedef struct conformance_suite {
 
 static void run_case(harness_suite *s, harness_case *c) {
   const int op_index = ((conformance_suite *)s)->op_index;
+  dtypes_seen[op_index] |= ADNN_OP_DTYPE(c->dtype);
+  if (!inputs_out_of_order[op_index][0] && !inputs_in_manifest_order(c))
+    snprintf(inputs_out_of_order[op_index], sizeof inputs_out_of_order[op_index], "%s", c->name);
   if (case_filter && !strstr(c->name, case_filter) && !strstr(c->op->name, case_filter)) return;
   char why[256] = "";
   double *oracle = harness_oracle(c, why, sizeof why);
@@ -253,6 +276,18 @@ int main(void) {
       if (harness_ops[o].traits->bad_descriptors)
         harness_ops[o].traits->bad_descriptors(&tap_report, backends[b], backend_names[b]);
 
+  /* What the manifest says of each op holds for its cases: the inputs in its
+   * order, and cases in every dtype it lists (F64 included, so the CPU
+   * plugin's F64 path always meets the oracle). */
+  for (size_t o = 0; o < harness_op_count; o++) {
+    const harness_op *op = &harness_ops[o];
+    ok(!inputs_out_of_order[o][0], "%s: every case's inputs follow the manifest's \"%s\"%s%s",
+       op->name, op->input_names, inputs_out_of_order[o][0] ? "; not: " : "",
+       inputs_out_of_order[o]);
+    ok((dtypes_seen[o] & op->dtypes) == op->dtypes,
+       "%s: cases in every dtype of the manifest (mask 0x%x, cases 0x%x)", op->name, op->dtypes,
+       dtypes_seen[o]);
+  }
   if (!case_filter) variant_summary();
   diag("backend cases: %d passed, %d skipped (gaps), %d failed", n_pass, n_skip, n_fail);
   for (int b = 0; b < n_backends; b++) adnn_context_destroy(backends[b]);
