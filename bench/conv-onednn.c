@@ -13,34 +13,19 @@
  * implementation name).
  *
  * usage: conv-onednn [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N]
- *                    [--batch=FILE] [PROBLEM...]
+ *                    [--batch=FILE] [PROBLEM...]        (bench/peer.h)
  * Threads: oneDNN's own runtime (OMP_NUM_THREADS with Debian's OpenMP build).
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <oneapi/dnnl/dnnl.h>
 
-#include "tools/bench_problem.h"
+#include "bench/peer.h"
 
-static int csv = 0, runs_fixed = 0, warmup = 1;
-static double time_ms = 500;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+static peer_options options = {"conv-onednn", "onednn", 0, 0, 1, 500, 0};
 
 #define CHECK(call)                                                              \
   do {                                                                           \
@@ -50,54 +35,6 @@ static int cmp_double(const void *a, const void *b) {
       goto fail;                                                                 \
     }                                                                            \
   } while (0)
-
-typedef struct timing {
-  int runs;
-  double median, min, max;
-} timing;
-
-/* Times fn(arg) until time_ms or runs_fixed, after the warm-up. */
-static int time_it(int (*fn)(void *), void *arg, timing *t) {
-  for (int i = 0; i < warmup; i++)
-    if (fn(arg)) return -1;
-  int cap = runs_fixed ? runs_fixed : 10000, n = 0;
-  double *v = malloc(sizeof(double) * (size_t)cap), start = now_ms();
-  if (!v) return -1;
-  while (n < cap) {
-    double a = now_ms();
-    if (fn(arg)) {
-      free(v);
-      return -1;
-    }
-    double b = now_ms();
-    v[n++] = b - a;
-    if (!runs_fixed && n >= 3 && b - start >= time_ms) break;
-  }
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  t->runs = n;
-  t->median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  t->min = v[0];
-  t->max = v[n - 1];
-  free(v);
-  return 0;
-}
-
-static void print_row(const char *problem, const char *status, const char *alg, double create_ms,
-                      const timing *t, double gflops, double gbs, const char *message) {
-  if (csv) {
-    printf("onednn,%s,perf,f32,nchw,%s,\"%s\",,%.3f,%d,%.4f,%.4f,%.4f,%.2f,%.2f,,,,,\"%s\",\n",
-           problem, status, alg, create_ms, t ? t->runs : 0, t ? t->median : NAN,
-           t ? t->min : NAN, t ? t->max : NAN, gflops, gbs, message);
-  } else {
-    printf("onednn %-11s %s\n", status, problem);
-    if (alg[0]) printf("       implementation %s, primitive created in %.1f ms\n", alg, create_ms);
-    if (t)
-      printf("       median %.4f ms (min %.4f, max %.4f, %d runs)  %.1f GFLOP/s  %.1f GB/s\n",
-             t->median, t->min, t->max, t->runs, gflops, gbs);
-    if (message[0]) printf("       %s\n", message);
-  }
-  fflush(stdout);
-}
 
 typedef struct conv_run {
   dnnl_primitive_t prim;
@@ -154,7 +91,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   dnnl_dims_t pad_l = {p->pt, p->pl}, pad_r = {p->pb, p->pr};
   dnnl_memory_desc_t src_any, wei_any, dst_any, src_md, wei_md;
   dnnl_convolution_desc_t cd;
-  double t0 = now_ms();
+  double t0 = peer_now_ms();
   CHECK(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, dnnl_f32, dnnl_nchw));
   CHECK(dnnl_memory_desc_init_by_tag(&wei_md, grouped ? 5 : 4, grouped ? gwei_dims : wei_dims,
                                      dnnl_f32, grouped ? dnnl_goihw : dnnl_oihw));
@@ -167,7 +104,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
                                                    NULL, &dst_any, strides, dil, pad_l, pad_r));
   CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL));
   CHECK(dnnl_primitive_create(&prim, pd));
-  double create_ms = now_ms() - t0;
+  double create_ms = peer_now_ms() - t0;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
   const dnnl_memory_desc_t *src_pref = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
   const dnnl_memory_desc_t *wei_pref = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -181,14 +118,14 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   CHECK(reorder_to(eng, stream, wei_plain, &wei_md, wei_pref, &wei));
   CHECK(dnnl_memory_create(&dst, dst_pref, eng, DNNL_MEMORY_ALLOCATE));
   conv_run r = {prim, stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}};
-  timing t;
-  if (time_it(conv_exec, &r, &t)) {
+  peer_timing t;
+  if (peer_time(conv_exec, &r, &options, &t)) {
     snprintf(msg, sizeof msg, "execution failed");
     goto fail;
   }
   double gf = bench_problem_flops(p) / (t.median * 1e6);
   double gb = bench_problem_bytes(p, 4) / (t.median * 1e6);
-  print_row(text, "ok", impl, create_ms, &t, gf, gb, "");
+  peer_print_row(&options, text, "ok", impl, create_ms, &t, gf, gb, "");
   dnnl_memory_destroy(src_plain);
   dnnl_memory_destroy(wei_plain);
   dnnl_memory_destroy(src);
@@ -198,7 +135,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   dnnl_primitive_desc_destroy(pd);
   return 0;
 fail:
-  print_row(text, "error", impl, NAN, NULL, 0, 0, msg);
+  peer_print_row(&options, text, "error", impl, NAN, NULL, 0, 0, msg);
   if (src_plain) dnnl_memory_destroy(src_plain);
   if (wei_plain) dnnl_memory_destroy(wei_plain);
   if (src) dnnl_memory_destroy(src);
@@ -209,13 +146,8 @@ fail:
   return 1;
 }
 
-typedef struct gemm_run {
-  const bench_problem *p;
-  float *a, *b, *c;
-} gemm_run;
-
 static int gemm_exec(void *arg) {
-  gemm_run *g = arg;
+  const peer_gemm *g = arg;
   const bench_problem *p = g->p;
   return dnnl_sgemm(p->ta ? 'T' : 'N', p->tb ? 'T' : 'N', p->m, p->n, p->k, 1.0f, g->a,
                     p->ta ? p->m : p->k, g->b, p->tb ? p->k : p->n, 0.0f, g->c, p->n) == dnnl_success
@@ -223,91 +155,11 @@ static int gemm_exec(void *arg) {
              : -1;
 }
 
-static int run_gemm(const bench_problem *p, const char *text) {
-  gemm_run g = {p, malloc(sizeof(float) * (size_t)(p->m * p->k)),
-                malloc(sizeof(float) * (size_t)(p->k * p->n)),
-                malloc(sizeof(float) * (size_t)(p->m * p->n))};
-  int rc = 0;
-  timing t;
-  if (!g.a || !g.b || !g.c) {
-    print_row(text, "error", "", NAN, NULL, 0, 0, "out of memory");
-    rc = 1;
-  } else {
-    for (int64_t i = 0; i < p->m * p->k; i++) g.a[i] = (float)(i % 7) * 0.1f;
-    for (int64_t i = 0; i < p->k * p->n; i++) g.b[i] = (float)(i % 5) * 0.1f;
-    if (time_it(gemm_exec, &g, &t)) {
-      print_row(text, "error", "dnnl_sgemm", 0, NULL, 0, 0, "dnnl_sgemm failed");
-      rc = 1;
-    } else {
-      print_row(text, "ok", "dnnl_sgemm", 0, &t, bench_problem_flops(p) / (t.median * 1e6),
-                bench_problem_bytes(p, 4) / (t.median * 1e6), "");
-    }
-  }
-  free(g.a);
-  free(g.b);
-  free(g.c);
-  return rc;
-}
-
-static int parse_problem_line(const char *s, bench_problem *p, const char *where) {
-  char err[512];
-  if (bench_problem_parse(s, p, err, sizeof err)) {
-    fprintf(stderr, "conv-onednn: %s: %s\n", where, err);
-    return -1;
-  }
-  return 0;
-}
-
 int main(int argc, char **argv) {
-  int64_t mb = 0;
-  bench_problem *list = NULL;
-  size_t n = 0, cap = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    char where[64];
-    if (!strcmp(a, "--csv")) {
-      csv = 1;
-    } else if (!strncmp(a, "--mb=", 5)) {
-      mb = atoll(a + 5);
-    } else if (!strncmp(a, "--runs=", 7)) {
-      runs_fixed = atoi(a + 7);
-    } else if (!strncmp(a, "--time-ms=", 10)) {
-      time_ms = atof(a + 10);
-    } else if (!strncmp(a, "--warmup=", 9)) {
-      warmup = atoi(a + 9);
-    } else if (!strncmp(a, "--batch=", 8) || a[0] != '-') {
-      FILE *f = NULL;
-      char line[4096];
-      int lineno = 0, single = a[0] != '-';
-      if (!single && !(f = fopen(a + 8, "r"))) {
-        fprintf(stderr, "conv-onednn: %s: %s\n", a + 8, strerror(errno));
-        return 2;
-      }
-      while (single ? lineno == 0 : fgets(line, sizeof line, f) != NULL) {
-        lineno++;
-        if (single) snprintf(line, sizeof line, "%s", a);
-        char *h = strchr(line, '#');
-        if (h) *h = 0;
-        char *s = line + strspn(line, " \t");
-        s[strcspn(s, " \t\r\n")] = 0;
-        if (!*s) continue;
-        if (n == cap) {
-          cap = cap ? 2 * cap : 64;
-          list = realloc(list, cap * sizeof *list);
-          if (!list) return 2;
-        }
-        snprintf(where, sizeof where, single ? "argument %d" : "line %d", single ? i : lineno);
-        if (parse_problem_line(s, &list[n], where)) return 2;
-        n++;
-      }
-      if (f) fclose(f);
-    } else {
-      fprintf(stderr,
-              "usage: conv-onednn [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N] "
-              "[--batch=FILE] [PROBLEM...]\n");
-      return 2;
-    }
-  }
+  bench_problem *list;
+  size_t n;
+  int rc = peer_read_command_line(argc, argv, &options, &list, &n);
+  if (rc) return rc;
   dnnl_engine_t eng;
   dnnl_stream_t stream;
   if (dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success ||
@@ -315,21 +167,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "conv-onednn: cannot create a oneDNN CPU engine\n");
     return 1;
   }
-  if (csv)
-    puts("backend,problem,mode,dtype,layout,status,algorithm,choice_reason,create_ms,runs,"
-         "median_ms,min_ms,max_ms,gflops,gbs,rel_l2,max_abs,tol_rel_l2,tol_max_abs,message,repro");
-  int rc = 0;
+  peer_print_header(&options);
   for (size_t i = 0; i < n; i++) {
-    bench_problem p = list[i];
+    const bench_problem *p = &list[i];
     char text[512];
-    if (mb > 0) bench_problem_set_mb(&p, mb);
-    bench_problem_format(&p, text, sizeof text);
-    if (p.op == BENCH_OP_CONV)
-      rc |= run_conv(eng, stream, &p, text);
-    else if (p.op == BENCH_OP_GEMM)
-      rc |= run_gemm(&p, text);
+    bench_problem_format(p, text, sizeof text);
+    if (p->op == BENCH_OP_CONV)
+      rc |= run_conv(eng, stream, p, text);
+    else if (p->op == BENCH_OP_GEMM)
+      rc |= peer_run_gemm(&options, p, text, "dnnl_sgemm", gemm_exec);
     else
-      print_row(text, "unsupported", "", NAN, NULL, 0, 0, "conv-onednn runs conv and gemm only");
+      peer_print_row(&options, text, "unsupported", "", NAN, NULL, 0, 0,
+                     "conv-onednn runs conv and gemm only");
   }
   dnnl_stream_destroy(stream);
   dnnl_engine_destroy(eng);

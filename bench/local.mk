@@ -2,32 +2,33 @@
 # problem sets for adnn-bench (bench/inputs/, installed), peer comparisons and
 # the script that reproduces the CPU performance table.
 bench_inputs = bench/inputs/resnet50 bench/inputs/mobilenet_v1 bench/inputs/bert_gemm \
-	bench/inputs/smoke
+	bench/inputs/smoke bench/inputs/ops_cuda bench/inputs/gemm_overhead
 benchinputsdir = $(pkgdatadir)/bench-inputs
 dist_benchinputs_DATA = $(bench_inputs)
 dist_noinst_SCRIPTS += bench/run-cpu-perf.sh
 
-noinst_PROGRAMS += bench/gemm-cpu
-bench_gemm_cpu_SOURCES = bench/gemm-cpu.c
-bench_gemm_cpu_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
-bench_gemm_cpu_LDADD = libadnn.la $(OPENBLAS_LIBS)
+# Peer drivers: they read adnn-bench's problems (tools/bench_problem.c) and
+# time another library on them, printing adnn-bench's rows (bench/peer.c), so
+# that bench/run-cpu-perf.sh compares adnn with its peers problem by problem.
+# They never link libadnn. gemm-openblas: cblas_sgemm called directly (the
+# adnn_gemm overhead).
+peer_driver_sources = bench/peer.c bench/peer.h tools/bench_problem.c tools/bench_problem.h
+noinst_PROGRAMS += bench/gemm-openblas
+bench_gemm_openblas_SOURCES = bench/gemm-openblas.c $(peer_driver_sources)
+bench_gemm_openblas_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
+bench_gemm_openblas_LDADD = $(OPENBLAS_LIBS) -lm
 
 # The oneDNN comparison driver: built only when configure found oneDNN; never a
 # dependency of the library.
 if HAVE_DNNL
 noinst_PROGRAMS += bench/conv-onednn
 endif
-bench_conv_onednn_SOURCES = bench/conv-onednn.c tools/bench_problem.c tools/bench_problem.h
+bench_conv_onednn_SOURCES = bench/conv-onednn.c $(peer_driver_sources)
 bench_conv_onednn_LDADD = $(DNNL_LIBS) -lm
 
 if HAVE_CUDA
-noinst_PROGRAMS += bench/gemm-cuda-overhead bench/ops-cuda
+noinst_PROGRAMS += bench/gemm-cuda-overhead
 endif
-# Every DNN op on realistic shapes, through the public API only (no CUDA
-# headers or libraries needed; built only with CUDA because it needs the plugin).
-bench_ops_cuda_SOURCES = bench/ops-cuda.c
-bench_ops_cuda_LDADD = libadnn.la -lm
-EXTRA_bench_ops_cuda_DEPENDENCIES = backends/cuda/adnn-cuda.la
 # adnn's GEMM against a direct cuBLAS call on the same device.
 bench_gemm_cuda_overhead_SOURCES = bench/gemm-cuda-overhead.c
 bench_gemm_cuda_overhead_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)

@@ -10,11 +10,12 @@
 #     --tune=default with an empty temporary ADNN_CACHE_DIR (so the first plan
 #     of each problem is tuned by measurement; its creation time is the tuning
 #     cost, reported in the "plan ms" column);
-#   - bench/conv-onednn (when configure found oneDNN) on the same problems;
-# over the ResNet-50 convolutions at batch 1 and 8, the MobileNet-v1 depthwise
-# layers at batch 1 and 8 and the BERT-base GEMMs; then bench/gemm-cpu (adnn_gemm
-# vs cblas_sgemm called directly). It prints markdown tables with the
-# geometric means.
+#   - a peer driver on the same problems: bench/conv-onednn (when configure
+#     found oneDNN) over the ResNet-50 convolutions at batch 1 and 8, the
+#     MobileNet-v1 depthwise layers at batch 1 and 8 and the BERT-base GEMMs;
+#     bench/gemm-openblas (cblas_sgemm called directly: the cost of the adnn
+#     layer) over bench/inputs/gemm_overhead.
+# It prints markdown tables with the geometric means.
 #
 # Why two environments: Debian 12's OpenBLAS 0.3.21 does not recognize recent
 # Xeons and runs its SSE3 "Prescott" kernels (doc/cpu.md); every adnn
@@ -28,20 +29,22 @@
 # next to another busy process loses whole time slices (oneDNN's OpenMP
 # barriers then wait ~8 ms per run), and such a transient hits one round.
 #
-# Environment: RUNS (timed runs per problem, default 9), GEMM_RUNS (for
-# bench/gemm-cpu, default 5; 0 skips it), TIME_MS (alternative
-# to RUNS: milliseconds per problem), ENVS (default "default SkylakeX"), SETS
-# (default "resnet50:1 resnet50:8 mobilenet_v1:1 mobilenet_v1:8 bert_gemm:0", SET:MB),
-# THREADS (default 2; for adnn, OpenBLAS and oneDNN's OpenMP alike).
+# Environment: RUNS (timed runs per problem, default 9), GEMM_RUNS (timed
+# runs of the gemm_overhead set, whose 4096^3 product takes seconds, in the
+# first round only; default 5), TIME_MS (alternative to RUNS: milliseconds
+# per problem), ENVS (default "default SkylakeX"), SETS (default "resnet50:1
+# resnet50:8 mobilenet_v1:1 mobilenet_v1:8 bert_gemm:0 gemm_overhead:0",
+# SET:MB), THREADS (default 2; for adnn, OpenBLAS and oneDNN's OpenMP alike).
 set -u
 build=$(cd "${1:-.}" && pwd) || exit 2
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 inputs=$srcdir/bench/inputs
 bench=$build/tools/adnn-bench
 onednn=$build/bench/conv-onednn
-gemm=$build/bench/gemm-cpu
+openblas=$build/bench/gemm-openblas
 [ -x "$bench" ] || { echo "run-cpu-perf: $bench is not built (make in $build)" >&2; exit 2; }
 [ -x "$onednn" ] || { echo "run-cpu-perf: $onednn not built (configure did not find oneDNN): adnn only" >&2; onednn=; }
+[ -x "$openblas" ] || { echo "run-cpu-perf: $openblas is not built (make in $build)" >&2; exit 2; }
 
 runs=${RUNS:-9}
 rounds=${ROUNDS:-3}
@@ -49,7 +52,7 @@ gemm_runs=${GEMM_RUNS:-5}
 if [ -n "${TIME_MS:-}" ]; then timing="--time-ms=$TIME_MS"; else timing="--runs=$runs"; fi
 timing="$timing --warmup=${WARMUP:-3}"
 envs=${ENVS:-default SkylakeX}
-sets=${SETS:-resnet50:1 resnet50:8 mobilenet_v1:1 mobilenet_v1:8 bert_gemm:0}
+sets=${SETS:-resnet50:1 resnet50:8 mobilenet_v1:1 mobilenet_v1:8 bert_gemm:0 gemm_overhead:0}
 
 ADNN_PLUGIN_PATH=${ADNN_PLUGIN_PATH:-$build/backends/cpu/.libs}
 threads=${THREADS:-2}
@@ -71,7 +74,13 @@ problems() {
     if [ "$1" = mobilenet_v1 ]; then grep '^g'; else cat; fi
 }
 
-# run_env LABEL CORETYPE: every set, alternating adnn and oneDNN per problem.
+# The peer driver of a set: cblas_sgemm for the adnn_gemm overhead, else
+# oneDNN (empty when it was not built).
+peer_of() {
+  if [ "$1" = gemm_overhead ]; then echo "$openblas"; else echo "$onednn"; fi
+}
+
+# run_env LABEL CORETYPE: every set, alternating adnn and its peer per problem.
 run_env() {
   label=$1
   cache=$tmp/cache-$label
@@ -84,15 +93,27 @@ run_env() {
     mb=${spec#*:}
     mbopt=
     [ "$mb" != 0 ] && mbopt=--mb=$mb
+    peer=$(peer_of "$set")
+    settiming=$timing
+    if [ "$set" = gemm_overhead ]; then
+      # seconds per 4096^3 product: GEMM_RUNS runs, first round only
+      [ "$round" = 1 ] && [ "$gemm_runs" != 0 ] || continue
+      settiming="--runs=$gemm_runs --warmup=1"
+    fi
     problems "$set" >"$tmp/list"
     while read -r p; do
       if [ "$label" = default ]; then
-        ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --csv $timing $mbopt "$p"
+        ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --csv $settiming $mbopt "$p"
       else
-        OPENBLAS_CORETYPE=$label ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --csv $timing $mbopt "$p"
+        OPENBLAS_CORETYPE=$label ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --csv $settiming $mbopt "$p"
       fi </dev/null | sed -n "2s/^/$label,$set,$mb,adnn,/p" >>"$raw"
-      [ -n "$onednn" ] && "$onednn" --csv $timing $mbopt "$p" </dev/null |
-        sed -n "2s/^/$label,$set,$mb,onednn,/p" >>"$raw"
+      if [ -n "$peer" ]; then
+        if [ "$label" = default ]; then
+          "$peer" --csv $settiming $mbopt "$p"
+        else
+          OPENBLAS_CORETYPE=$label "$peer" --csv $settiming $mbopt "$p"
+        fi </dev/null | sed -n "2s/^/$label,$set,$mb,peer,/p" >>"$raw"
+      fi
     done <"$tmp/list"
   done
   done
@@ -121,9 +142,14 @@ for e in $envs; do
     mb=${spec#*:}
     if [ "$mb" = 0 ]; then what="$set"; else what="$set, batch $mb"; fi
     [ "$set" = mobilenet_v1 ] && what="MobileNet-v1 depthwise, batch $mb"
+    peer=oneDNN
+    if [ "$set" = gemm_overhead ]; then
+      what="GEMM: adnn_gemm vs cblas_sgemm called directly (bench/gemm-openblas)"
+      peer=cblas_sgemm
+    fi
     echo "## $what ($title)"
     echo
-    awk -v env="$e" -v set="$set" -v mb="$mb" '
+    awk -v env="$e" -v set="$set" -v mb="$mb" -v peer="$peer" '
       # split a CSV line (quoted fields may hold commas and "" escapes) into f[1..]
       function csv(line, f,    i, c, q, n, cur) {
         n = 1; cur = ""; q = 0
@@ -161,7 +187,7 @@ for e in $envs; do
         }
       }
       END {
-        print "| problem | adnn GFLOP/s | oneDNN GFLOP/s | ratio | ratio of best runs | adnn algorithm | plan ms (tuning) |"
+        print "| problem | adnn GFLOP/s | " peer " GFLOP/s | ratio | ratio of best runs | adnn algorithm | plan ms (tuning) |"
         print "|---|---|---|---|---|---|---|"
         la = lo = lr = lb = 0; na = no = nr = nb = 0; maxc = 0
         for (i = 1; i <= n; i++) {
@@ -188,14 +214,6 @@ for e in $envs; do
       }' "$raw"
     echo
   done
-  if [ -x "$gemm" ] && [ "$gemm_runs" != 0 ]; then
-    echo "## GEMM: adnn_gemm vs cblas_sgemm ($title; bench/gemm-cpu $gemm_runs)"
-    echo
-    echo '```'
-    if [ "$e" = default ]; then "$gemm" "$gemm_runs"; else OPENBLAS_CORETYPE=$e "$gemm" "$gemm_runs"; fi
-    echo '```'
-    echo
-  fi
 done
 cp "$raw" "${PERF_RAW:-/dev/null}" 2>/dev/null
 exit 0

@@ -21,7 +21,7 @@ AM_TESTS_ENVIRONMENT = \
 	  ADNN_TUNE ADNN_TUNE_BUDGET_MS ADNN_TUNE_WORKSPACE_LIMIT ADNN_DETERMINISTIC \
 	  ADNN_SYSTEM_PERFDB ADNN_CUDA_WORKSPACE_LIMIT ADNN_CUDA_CONV_FIND;
 
-EXTRA_DIST += t/tap.h t/tmpdir.h t/valgrind.supp
+EXTRA_DIST += t/tap.h t/rng.h t/tmpdir.h t/valgrind.supp
 
 # ---- core: status, tensors, contexts, memory, bad input, logging, loader -----
 core_tests = t/core-version t/core-status t/core-tensor t/core-context t/core-threads \
@@ -97,7 +97,7 @@ t_tune_select_SOURCES = t/tune-select.c core/tuner_select.c core/tuner.h t/tap.h
 t_tune_select_CPPFLAGS = $(AM_CPPFLAGS)
 t_tune_select_LDADD = -lm
 t_tune_plan_SOURCES = t/tune-plan.c t/tap.h t/tmpdir.h
-t_tune_plan_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+t_tune_plan_LDADD = t/harness/libadnn_harness.la libadnn.la -lm
 EXTRA_t_tune_plan_DEPENDENCIES = backends/cpu/adnn-cpu.la
 t_perfdb_SOURCES = t/perfdb.c t/tap.h t/tmpdir.h core/perfdb.c core/perfdb.h \
 	core/log.c core/log_api.c core/error.c core/internal.h
@@ -106,13 +106,31 @@ t_perfdb_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY \
 t_perfdb_LDADD = -lpthread
 EXTRA_t_perfdb_DEPENDENCIES = tools/adnn-info$(EXEEXT)
 
-# ---- DNN ops: conformance of every ready backend ---------------------------------
-# Every ready backend against the reference kernels, with the tolerances of
-# doc/numerics.md.
+# ---- DNN ops: the conformance harness and every ready backend --------------------
+# The harness (t/harness/): host buffers, cases, comparison, running a case on
+# a backend, and one file per op of the manifest (t/ops/<op>.c) with
+# the op's traits, its oracle and its cases. Written on the public API only; a
+# convenience library built by `make` because adnn-bench (tools/local.mk)
+# links it too. Adding an op's cases: one file, and its line here.
+harness_op_files = \
+	t/ops/conv2d.c \
+	t/ops/pool2d.c \
+	t/ops/activation.c \
+	t/ops/softmax.c \
+	t/ops/batchnorm.c \
+	t/ops/norm.c \
+	t/ops/binary.c
+noinst_LTLIBRARIES += t/harness/libadnn_harness.la
+t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
+	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \
+	t/harness/report.c t/harness/ops.c t/harness/gemm.c $(harness_op_files)
+t_harness_libadnn_harness_la_LIBADD = -lm
+# Every op on every ready backend against the harness's oracle, with the
+# tolerances of doc/numerics.md.
 check_PROGRAMS += t/conformance
 TESTS += t/conformance
 t_conformance_SOURCES = t/conformance.c t/tap.h
-t_conformance_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+t_conformance_LDADD = t/harness/libadnn_harness.la libadnn.la -lm
 
 # ---- CUDA plugin ------------------------------------------------------------------
 # Built with the plugin. Tests that need a GPU print "1..0 # SKIP <reason>"
@@ -124,8 +142,8 @@ if HAVE_CUDA
 # although it is never installed.
 check_LTLIBRARIES += t/cuda-fake-libcuda.la
 check_PROGRAMS += t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-fake-driver t/cuda-compat \
-	t/cuda-ops t/cuda-plan-nodevice
-TESTS += t/cuda-compat t/cuda-fake-driver t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-ops \
+	t/cuda-plan-nodevice
+TESTS += t/cuda-compat t/cuda-fake-driver t/cuda-probe t/cuda-memory t/cuda-gemm \
 	t/cuda-plan-nodevice
 endif
 t_cuda_fake_libcuda_la_SOURCES = t/fake-libcuda.c
@@ -137,10 +155,6 @@ t_cuda_memory_SOURCES = t/cuda-memory.c t/tap.h
 t_cuda_memory_LDADD = libadnn.la
 t_cuda_gemm_SOURCES = t/cuda-gemm.c t/tap.h
 t_cuda_gemm_LDADD = libadnn.la
-# Every forward DNN op on cuda vs the reference kernels and the cpu plugin.
-t_cuda_ops_SOURCES = t/cuda-ops.c t/tap.h
-t_cuda_ops_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
-EXTRA_t_cuda_ops_DEPENDENCIES = backends/cuda/adnn-cuda.la
 # The plugin's plan slots called directly (dlopen, own host table; libadnn only
 # for the TAP helpers), as far as they run without a device.
 t_cuda_plan_nodevice_SOURCES = t/cuda-plan-nodevice.c t/tap.h

@@ -3,7 +3,8 @@
  *
  * Every check prints "ok N - description" or "not ok N - description" followed
  * by diagnostics that show both values. tap_done() prints the plan and returns
- * the exit status. Header-only so that each test stays a single C file.
+ * the exit status. Header-only so that each test stays a single C file. The
+ * seeded random numbers of the tests (tap_rng) are in t/rng.h.
  */
 #ifndef ADNN_TEST_TAP_H
 #define ADNN_TEST_TAP_H
@@ -16,6 +17,8 @@
 #include <string.h>
 
 #include <adnn.h>
+
+#include "t/rng.h"
 
 static int tap_count_ = 0;
 static int tap_failed_ = 0;
@@ -128,28 +131,5 @@ static inline void tap_bail(const char *why) {
       diag("  at %s: \"%s\" does not contain \"%s\"", TAP_WHERE_, h_ ? h_ : "(null)",      \
            n_ ? n_ : "(null)");                                                             \
   } while (0)
-
-/* Seeded pseudo-random numbers (xorshift64*), identical on every platform. */
-typedef struct tap_rng {
-  uint64_t s;
-} tap_rng;
-
-static inline tap_rng tap_rng_seed(uint64_t seed) {
-  tap_rng r = {seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull};
-  if (r.s == 0) r.s = 1;
-  return r;
-}
-
-static inline uint64_t tap_rng_next(tap_rng *r) {
-  r->s ^= r->s >> 12;
-  r->s ^= r->s << 25;
-  r->s ^= r->s >> 27;
-  return r->s * 0x2545F4914F6CDD1Dull;
-}
-
-/** Uniform in [lo, hi). */
-static inline double tap_rng_uniform(tap_rng *r, double lo, double hi) {
-  return lo + (hi - lo) * (double)(tap_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 #endif /* ADNN_TEST_TAP_H */

@@ -4,13 +4,15 @@
  * forms for the other ops; see doc/bench.md and adnn-bench(1)).
  *
  *   --mode=corr  runs the problem through the public API and compares the
- *                output with the reference kernels (kernels/ref) in double,
- *                with the tolerances of doc/numerics.md;
+ *                output with the conformance harness's oracle (t/harness/,
+ *                long double), with the tolerances of doc/numerics.md;
  *   --mode=perf  creates the plan (tuning included, timed separately), warms
  *                up, times repeated runs and reports the median, min and max,
  *                GFLOP/s or GB/s, the algorithm and why it was chosen.
  *
- * Built only on the public API (plus the static reference kernels for corr).
+ * Built only on the public API. Each problem becomes a case of the conformance
+ * harness (tools/bench_case.c), which creates, runs and checks it through the
+ * op's traits, as t/conformance does.
  * Exit status: 0 ok, 1 a correctness failure or an execution error, 2 usage
  * or parse error, 3 a problem not supported on a backend.
  */
@@ -26,7 +28,8 @@
 
 #include <adnn.h>
 
-#include "kernels/ref/ref_ops.h"
+#include "t/harness/harness.h"
+#include "tools/bench_case.h"
 #include "tools/bench_problem.h"
 
 enum { EXIT_OK = 0, EXIT_MISMATCH = 1, EXIT_USAGE = 2, EXIT_UNSUPPORTED = 3 };
@@ -71,7 +74,7 @@ typedef struct result {
   const char *backend;
   char problem[512];
   const char *status; /* ok, mismatch, unsupported, error */
-  char message[512];
+  char message[800];
   char algorithm[128];
   char reason[256];
   double create_ms;
@@ -215,414 +218,135 @@ static void print_result(const options *o, const result *r) {
 }
 
 /* ---------------------------------------------------------------------- */
-/* Building a problem                                                      */
+/* A problem as a case of the conformance harness                          */
 /* ---------------------------------------------------------------------- */
 
-typedef union op_desc {
-  adnn_conv2d_desc conv;
-  adnn_pool2d_desc pool;
-  adnn_activation_desc act;
-  adnn_softmax_desc sm;
-  adnn_batchnorm_desc bn;
-  adnn_norm_desc norm;
-  adnn_binary_desc bin;
-} op_desc;
-
-/* A tensor: its descriptor (packed NCHW / NHWC / row-major), its values on the
- * host in memory order as doubles (F32-representable for F32), its device
- * buffer. */
-typedef struct tensor {
-  adnn_tensor_desc d;
-  int64_t count;
-  double *host;
-  void *dev;
-} tensor;
-
-typedef struct bench_case {
-  bench_problem p;
-  op_desc desc;
-  tensor in[5];
-  int n_in;
-  tensor out;
-  int64_t reduction; /* terms per output of conv / gemm, for the tolerance */
-} bench_case;
-
-static adnn_tensor_desc make_desc(adnn_dtype dt, int rank, const int64_t *dims, int nhwc) {
-  adnn_tensor_desc t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dt;
-  t.rank = rank;
-  for (int i = 0; i < rank; i++) t.dims[i] = dims[i];
-  if (nhwc && rank == 4) { /* dims [N, C, H, W], memory N, H, W, C */
-    t.strides[1] = 1;
-    t.strides[3] = dims[1];
-    t.strides[2] = dims[3] * dims[1];
-    t.strides[0] = dims[2] * dims[3] * dims[1];
-  } else {
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-      t.strides[i] = s;
-      s *= dims[i];
-    }
-  }
-  return t;
-}
-
-static void set_tensor(tensor *t, adnn_dtype dt, int rank, const int64_t *dims, int nhwc) {
-  memset(t, 0, sizeof *t);
-  t->d = make_desc(dt, rank, dims, nhwc);
-  t->count = 1;
-  for (int i = 0; i < rank; i++) t->count *= dims[i];
-}
-
-static void set_tensor4(tensor *t, adnn_dtype dt, int64_t a, int64_t b, int64_t c, int64_t d,
-                        int nhwc) {
-  const int64_t dims[4] = {a, b, c, d};
-  set_tensor(t, dt, 4, dims, nhwc);
-}
-
-/* Fills the case's descriptors from the problem. */
-static void build_case(bench_case *c, const options *o) {
-  const bench_problem *p = &c->p;
-  adnn_dtype dt = o->dtype;
-  int nhwc = o->layout == LAYOUT_NHWC;
-  c->n_in = 0;
-  c->reduction = 1;
-  switch (p->op) {
-    case BENCH_OP_CONV: {
-      adnn_conv2d_desc *d = &c->desc.conv;
-      adnn_conv2d_desc_init(d);
-      set_tensor4(&c->in[0], dt, p->mb, p->ic, p->ih, p->iw, nhwc);
-      set_tensor4(&c->in[1], dt, p->oc, p->ic / p->g, p->kh, p->kw, nhwc);
-      set_tensor4(&c->out, dt, p->mb, p->oc, p->oh, p->ow, nhwc);
-      c->n_in = 2;
-      d->x = c->in[0].d;
-      d->w = c->in[1].d;
-      d->y = c->out.d;
-      d->stride_h = p->sh;
-      d->stride_w = p->sw;
-      d->pad_top = p->pt;
-      d->pad_bottom = p->pb;
-      d->pad_left = p->pl;
-      d->pad_right = p->pr;
-      d->dilation_h = p->dh;
-      d->dilation_w = p->dw;
-      d->groups = p->g;
-      d->algorithm = o->alg > 0 ? (adnn_conv2d_algorithm)o->alg : ADNN_CONV2D_ALGO_AUTO;
-      c->reduction = (p->ic / p->g) * p->kh * p->kw;
-      break;
-    }
-    case BENCH_OP_POOL: {
-      adnn_pool2d_desc *d = &c->desc.pool;
-      adnn_pool2d_desc_init(d);
-      set_tensor4(&c->in[0], dt, p->mb, p->ic, p->ih, p->iw, nhwc);
-      set_tensor4(&c->out, dt, p->mb, p->ic, p->oh, p->ow, nhwc);
-      c->n_in = 1;
-      d->x = c->in[0].d;
-      d->y = c->out.d;
-      d->kind = (adnn_pool_kind)p->pool_kind;
-      d->kernel_h = p->kh;
-      d->kernel_w = p->kw;
-      d->stride_h = p->sh;
-      d->stride_w = p->sw;
-      d->pad_top = p->pt;
-      d->pad_bottom = p->pb;
-      d->pad_left = p->pl;
-      d->pad_right = p->pr;
-      d->ceil_mode = p->ceil_mode;
-      break;
-    }
-    case BENCH_OP_ACT: {
-      adnn_activation_desc *d = &c->desc.act;
-      adnn_activation_desc_init(d);
-      set_tensor(&c->in[0], dt, p->rank, p->dims, 0);
-      set_tensor(&c->out, dt, p->rank, p->dims, 0);
-      c->n_in = 1;
-      d->x = c->in[0].d;
-      d->y = c->out.d;
-      d->activation.kind = (adnn_activation_kind)p->act_kind;
-      d->activation.alpha = p->alpha;
-      d->activation.beta = p->beta;
-      break;
-    }
-    case BENCH_OP_SOFTMAX: {
-      adnn_softmax_desc *d = &c->desc.sm;
-      adnn_softmax_desc_init(d);
-      set_tensor(&c->in[0], dt, p->rank, p->dims, 0);
-      set_tensor(&c->out, dt, p->rank, p->dims, 0);
-      c->n_in = 1;
-      d->x = c->in[0].d;
-      d->y = c->out.d;
-      d->axis = p->axis;
-      d->log = p->log_softmax;
-      break;
-    }
-    case BENCH_OP_LNORM:
-    case BENCH_OP_RMSNORM: {
-      adnn_norm_desc *d = &c->desc.norm;
-      adnn_norm_desc_init(d);
-      set_tensor(&c->in[0], dt, p->rank, p->dims, 0);
-      set_tensor(&c->out, dt, p->rank, p->dims, 0);
-      c->n_in = 1;
-      int64_t dd = 1;
-      for (int i = p->rank - p->norm_dims; i < p->rank; i++) dd *= p->dims[i];
-      if (p->has_gain) set_tensor(&c->in[c->n_in++], dt, 1, &dd, 0);
-      if (p->has_bias) set_tensor(&c->in[c->n_in++], dt, 1, &dd, 0);
-      d->x = c->in[0].d;
-      d->y = c->out.d;
-      d->kind = p->op == BENCH_OP_LNORM ? ADNN_NORM_LAYER : ADNN_NORM_RMS;
-      d->norm_dims = p->norm_dims;
-      d->epsilon = p->eps;
-      d->has_gain = p->has_gain;
-      d->has_bias = p->has_bias;
-      break;
-    }
-    case BENCH_OP_BNORM: {
-      adnn_batchnorm_desc *d = &c->desc.bn;
-      adnn_batchnorm_desc_init(d);
-      if (p->ih) {
-        set_tensor4(&c->in[0], dt, p->mb, p->ic, p->ih, p->iw, nhwc);
-        set_tensor4(&c->out, dt, p->mb, p->ic, p->ih, p->iw, nhwc);
-      } else {
-        const int64_t dims[2] = {p->mb, p->ic};
-        set_tensor(&c->in[0], dt, 2, dims, 0);
-        set_tensor(&c->out, dt, 2, dims, 0);
-      }
-      for (int i = 1; i < 5; i++) set_tensor(&c->in[i], dt, 1, &p->ic, 0);
-      c->n_in = 5;
-      d->x = c->in[0].d;
-      d->y = c->out.d;
-      d->epsilon = p->eps;
-      d->activation.kind = (adnn_activation_kind)p->act_kind;
-      break;
-    }
-    case BENCH_OP_BINARY: {
-      adnn_binary_desc *d = &c->desc.bin;
-      adnn_binary_desc_init(d);
-      set_tensor(&c->in[0], dt, p->rank, p->dims, 0);
-      set_tensor(&c->in[1], dt, p->rank_b, p->dims_b, 0);
-      int r = p->rank > p->rank_b ? p->rank : p->rank_b;
-      int64_t yd[BENCH_MAX_RANK];
-      for (int k = 0; k < r; k++) {
-        int64_t a = k < p->rank ? p->dims[p->rank - 1 - k] : 1;
-        int64_t b = k < p->rank_b ? p->dims_b[p->rank_b - 1 - k] : 1;
-        yd[r - 1 - k] = a > b ? a : b;
-      }
-      set_tensor(&c->out, dt, r, yd, 0);
-      c->n_in = 2;
-      d->a = c->in[0].d;
-      d->b = c->in[1].d;
-      d->y = c->out.d;
-      d->op = (adnn_binary_op)p->binary_op;
-      break;
-    }
-    case BENCH_OP_GEMM: {
-      const int64_t da[2] = {p->ta ? p->k : p->m, p->ta ? p->m : p->k};
-      const int64_t db[2] = {p->tb ? p->n : p->k, p->tb ? p->k : p->n};
-      const int64_t dc[2] = {p->m, p->n};
-      set_tensor(&c->in[0], dt, 2, da, 0);
-      set_tensor(&c->in[1], dt, 2, db, 0);
-      set_tensor(&c->out, dt, 2, dc, 0);
-      c->n_in = 2;
-      c->reduction = p->k;
-      break;
-    }
-  }
-}
-
-/* Deterministic values of order 1 (F32-representable): xorshift. */
-static uint64_t rng_state;
-static double rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (double)(rng_state >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
-}
-
-static int fill_host(bench_case *c) {
-  rng_state = 0x9e3779b97f4a7c15ull;
-  for (int i = 0; i < c->n_in; i++) {
-    tensor *t = &c->in[i];
-    t->host = malloc((size_t)t->count * sizeof(double));
-    if (!t->host) return -1;
-    for (int64_t j = 0; j < t->count; j++) {
-      double v = 2.0 * rnd() - 1.0;
-      if (c->p.op == BENCH_OP_BNORM && i == 4) v = 0.5 + rnd(); /* variance > 0 */
-      if (c->p.op == BENCH_OP_ACT) v *= 4.0;
-      if (c->p.op == BENCH_OP_SOFTMAX) v *= 8.0;
-      if (c->p.op == BENCH_OP_BINARY && c->p.binary_op == 3 && i == 1)
-        v = (v < 0 ? -0.5 : 0.5) + v; /* divisors away from 0 */
-      t->host[j] = (double)(float)v;
-    }
-  }
-  return 0;
-}
-
-static size_t esize(adnn_dtype dt) { return dt == ADNN_DTYPE_F64 ? 8 : 4; }
-
-/* Host doubles -> a staging buffer of the dtype -> device. */
-static adnn_status upload(adnn_context *ctx, tensor *t, adnn_dtype dt) {
-  size_t bytes = (size_t)t->count * esize(dt);
-  adnn_status s = adnn_malloc(ctx, bytes ? bytes : 1, &t->dev);
-  if (s) return s;
-  void *stage = malloc(bytes ? bytes : 1);
-  if (!stage) return ADNN_STATUS_OUT_OF_MEMORY;
-  for (int64_t j = 0; j < t->count; j++) adnn_ref_store(stage, dt, j, t->host ? t->host[j] : 0);
-  s = adnn_memcpy(ctx, t->dev, stage, bytes, ADNN_MEMCPY_HOST_TO_DEVICE);
-  free(stage);
-  return s;
-}
-
-static void free_case(adnn_context *ctx, bench_case *c) {
-  for (int i = 0; i < c->n_in; i++) {
-    free(c->in[i].host);
-    if (c->in[i].dev) adnn_free(ctx, c->in[i].dev);
-    c->in[i].host = NULL;
-    c->in[i].dev = NULL;
-  }
-  free(c->out.host);
-  if (c->out.dev) adnn_free(ctx, c->out.dev);
-  c->out.host = NULL;
-  c->out.dev = NULL;
-}
-
-static adnn_status create_plan(adnn_context *ctx, bench_case *c, adnn_plan **plan) {
+/* The plan of a case; gemm has none (adnn_gemm is called directly). */
+static adnn_status create_plan(adnn_context *ctx, const harness_case *c, adnn_plan **plan) {
   *plan = NULL;
-  switch (c->p.op) {
-    case BENCH_OP_CONV: return adnn_plan_create_conv2d(ctx, &c->desc.conv, plan);
-    case BENCH_OP_POOL: return adnn_plan_create_pool2d(ctx, &c->desc.pool, plan);
-    case BENCH_OP_ACT: return adnn_plan_create_activation(ctx, &c->desc.act, plan);
-    case BENCH_OP_SOFTMAX: return adnn_plan_create_softmax(ctx, &c->desc.sm, plan);
-    case BENCH_OP_LNORM:
-    case BENCH_OP_RMSNORM: return adnn_plan_create_norm(ctx, &c->desc.norm, plan);
-    case BENCH_OP_BNORM: return adnn_plan_create_batchnorm(ctx, &c->desc.bn, plan);
-    case BENCH_OP_BINARY: return adnn_plan_create_binary(ctx, &c->desc.bin, plan);
-    case BENCH_OP_GEMM: return ADNN_STATUS_SUCCESS; /* adnn_gemm has no plan */
-  }
-  return ADNN_STATUS_NOT_SUPPORTED;
+  return c->op ? c->op->create(ctx, &c->desc, plan) : ADNN_STATUS_SUCCESS;
 }
 
-static adnn_status run_once(adnn_context *ctx, bench_case *c, adnn_plan *plan) {
-  if (c->p.op == BENCH_OP_GEMM) {
-    const bench_problem *p = &c->p;
-    return adnn_gemm(ctx, c->out.d.dtype, p->ta ? ADNN_TRANS : ADNN_NO_TRANS,
-                     p->tb ? ADNN_TRANS : ADNN_NO_TRANS, p->m, p->n, p->k, 1.0, c->in[0].dev,
-                     c->in[0].d.dims[1], c->in[1].dev, c->in[1].d.dims[1], 0.0, c->out.dev, p->n);
-  }
-  const void *inputs[5];
-  for (int i = 0; i < c->n_in; i++) inputs[i] = c->in[i].dev;
-  return adnn_plan_execute(plan, inputs, (size_t)c->n_in, c->out.dev);
+/* One run of a case on its device buffers: the plan, or adnn_gemm. */
+typedef struct runner {
+  adnn_context *ctx;
+  const bench_problem *p;
+  adnn_plan *plan;
+} runner;
+
+static adnn_status run_once(void *arg, const harness_case *c, const harness_device *dev) {
+  const runner *run = arg;
+  if (c->op) return harness_execute(run->plan, c, dev);
+  const bench_problem *p = run->p;
+  return adnn_gemm(run->ctx, c->dtype, p->ta ? ADNN_TRANS : ADNN_NO_TRANS,
+                   p->tb ? ADNN_TRANS : ADNN_NO_TRANS, p->m, p->n, p->k, 1.0, dev->in[0],
+                   c->in[0].desc.dims[1], dev->in[1], c->in[1].desc.dims[1], 0.0, dev->y, p->n);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Correctness                                                             */
-/* ---------------------------------------------------------------------- */
-
-static void set_dtype(int op, op_desc *d, adnn_dtype dt) {
-  switch (op) {
-    case BENCH_OP_CONV: d->conv.x.dtype = d->conv.w.dtype = d->conv.y.dtype = dt; break;
-    case BENCH_OP_POOL: d->pool.x.dtype = d->pool.y.dtype = dt; break;
-    case BENCH_OP_ACT: d->act.x.dtype = d->act.y.dtype = dt; break;
-    case BENCH_OP_SOFTMAX: d->sm.x.dtype = d->sm.y.dtype = dt; break;
-    case BENCH_OP_LNORM:
-    case BENCH_OP_RMSNORM: d->norm.x.dtype = d->norm.y.dtype = dt; break;
-    case BENCH_OP_BNORM: d->bn.x.dtype = d->bn.y.dtype = dt; break;
-    case BENCH_OP_BINARY: d->bin.a.dtype = d->bin.b.dtype = d->bin.y.dtype = dt; break;
+/* The expected y and its tolerance: the op's oracle and doc/numerics.md's
+ * bound through the op's traits; for gemm the GEMM oracle on every row, or
+ * for products above 2^27 multiply-adds on a sample of rows worth about 2^26
+ * (the other rows leave the comparison: c->out's map loses them). NULL when
+ * the oracle refuses or memory runs out (why says which). */
+static double *expected(const bench_problem *p, harness_case *c, harness_tolerance *tol,
+                        char *why, size_t why_len) {
+  if (c->op) {
+    *tol = c->op->traits->tolerance(&c->desc, c->dtype);
+    return harness_oracle(c, why, why_len);
   }
+  *tol = harness_dot_tolerance(c->dtype, p->k);
+  double *y = malloc((size_t)c->out.span * sizeof *y);
+  if (!y) {
+    snprintf(why, why_len, "out of host memory for the oracle");
+    return NULL;
+  }
+  const int64_t per_row = p->n * p->k;
+  const int64_t step = per_row * p->m <= ((int64_t)1 << 27) ? 1 : (p->m * per_row >> 26) + 1;
+  for (int64_t i = 0; i < p->m; i++)
+    if (i % step) memset(c->out.member + i * p->n, 0, (size_t)p->n);
+  harness_gemm_oracle(p->ta, p->tb, p->m, p->n, p->k, c->in[0].v, c->in[1].v, y, step);
+  return y;
 }
 
-/* The oracle: the reference kernel in F64 on the same values. Row-major
- * GEMM by hand; for big GEMMs only a sample of rows (others NaN = skipped). */
-static int reference(bench_case *c, double *y) {
-  const bench_problem *p = &c->p;
-  op_desc d = c->desc;
-  set_dtype(p->op, &d, ADNN_DTYPE_F64);
-  double *const *in = (double *const[5]){c->in[0].host, c->in[1].host, c->in[2].host,
-                                         c->in[3].host, c->in[4].host};
-  switch (p->op) {
-    case BENCH_OP_CONV: adnn_ref_conv2d(&d.conv, in[0], in[1], NULL, y); break;
-    case BENCH_OP_POOL: adnn_ref_pool2d(&d.pool, in[0], y); break;
-    case BENCH_OP_ACT: adnn_ref_activation(&d.act, in[0], y); break;
-    case BENCH_OP_SOFTMAX: adnn_ref_softmax(&d.sm, in[0], y); break;
-    case BENCH_OP_LNORM:
-    case BENCH_OP_RMSNORM: {
-      const double *gain = p->has_gain ? in[1] : NULL;
-      const double *bias = p->has_bias ? in[p->has_gain ? 2 : 1] : NULL;
-      adnn_ref_norm(&d.norm, in[0], gain, bias, y);
-      break;
-    }
-    case BENCH_OP_BNORM: adnn_ref_batchnorm(&d.bn, in[0], in[1], in[2], in[3], in[4], y); break;
-    case BENCH_OP_BINARY: adnn_ref_binary(&d.bin, in[0], in[1], y); break;
-    case BENCH_OP_GEMM: {
-      const double *a = in[0], *b = in[1];
-      int64_t lda = c->in[0].d.dims[1], ldb = c->in[1].d.dims[1];
-      /* every row when small; else about 2^26 multiply-adds' worth of rows */
-      int64_t per_row = p->n * p->k;
-      int64_t step = per_row * p->m <= ((int64_t)1 << 27) ? 1 : (p->m * per_row >> 26) + 1;
-      for (int64_t i = 0; i < p->m * p->n; i++) y[i] = NAN;
-      for (int64_t i = 0; i < p->m; i += step)
-        for (int64_t j = 0; j < p->n; j++) {
-          double s = 0;
-          for (int64_t l = 0; l < p->k; l++)
-            s += (p->ta ? a[l * lda + i] : a[i * lda + l]) * (p->tb ? b[j * ldb + l] : b[l * ldb + j]);
-          y[i * p->n + j] = s;
-        }
-      break;
-    }
+/* --mode=corr: runs the case (twice, on a NaN-poisoned y) and compares it
+ * with the oracle. Returns the exit class. */
+static int check(adnn_context *ctx, const bench_problem *p, harness_case *c, adnn_plan *plan,
+                 result *r) {
+  runner run = {ctx, p, plan};
+  harness_run got;
+  harness_run_with(ctx, c, run_once, &run, &got);
+  if (got.outcome != HARNESS_RAN) {
+    r->status = "error";
+    snprintf(r->message, sizeof r->message, "%s", got.message);
+    return EXIT_MISMATCH;
   }
-  return 0;
+  harness_tolerance tol;
+  char why[256] = "";
+  double *want = expected(p, c, &tol, why, sizeof why);
+  if (!want) {
+    free(got.y);
+    r->status = "error";
+    snprintf(r->message, sizeof r->message, "%s", why);
+    return EXIT_MISMATCH;
+  }
+  const harness_comparison cmp = harness_compare(got.y, want, &c->out, c->op != NULL);
+  free(got.y);
+  free(want);
+  r->have_corr = 1;
+  r->rel_l2 = cmp.rel_l2;
+  r->max_abs = cmp.max_abs;
+  r->tol_rel_l2 = tol.rel_l2;
+  r->tol_max_abs = tol.max_abs;
+  if (harness_within(&cmp, tol)) {
+    r->status = "ok";
+    return EXIT_OK;
+  }
+  r->status = "mismatch";
+  if (cmp.nonfinite_bad || cmp.gap_bad)
+    snprintf(r->message, sizeof r->message, "%lld non-finite outputs",
+             (long long)(cmp.nonfinite_bad + cmp.gap_bad));
+  return EXIT_MISMATCH;
 }
 
-static void tolerance(const bench_case *c, adnn_dtype dt, double *rel, double *mabs) {
-  int f64 = dt == ADNN_DTYPE_F64;
-  switch (c->p.op) {
-    case BENCH_OP_CONV:
-    case BENCH_OP_GEMM: {
-      /* doc/numerics.md states the conv bound for reductions up to 576 terms;
-       * longer ones grow like sqrt(n) */
-      double scale = c->reduction > 576 ? sqrt((double)c->reduction / 576.0) : 1.0;
-      *rel = (f64 ? 1e-12 : 1e-5) * scale;
-      *mabs = (f64 ? 1e-11 : 1e-4) * scale;
-      return;
-    }
-    case BENCH_OP_POOL:
-      if (c->p.pool_kind == 0)
-        *rel = *mabs = 0;
-      else
-        *rel = *mabs = f64 ? 1e-14 : 1e-6;
-      return;
-    case BENCH_OP_ACT:
-    case BENCH_OP_SOFTMAX: *rel = f64 ? 1e-13 : 4e-6; *mabs = f64 ? 1e-12 : 1e-5; return;
-    case BENCH_OP_BNORM: *rel = f64 ? 1e-13 : 2e-6; *mabs = f64 ? 1e-12 : 1e-5; return;
-    case BENCH_OP_LNORM:
-    case BENCH_OP_RMSNORM: *rel = f64 ? 1e-12 : 1e-5; *mabs = f64 ? 1e-11 : 5e-5; return;
-    case BENCH_OP_BINARY: *rel = *mabs = f64 ? 4e-15 : 1e-6; return;
+/* --mode=perf: warm-up, then timed runs (each one synchronized). */
+static adnn_status time_runs(adnn_context *ctx, const bench_problem *p, const harness_case *c,
+                             adnn_plan *plan, const options *o, result *r) {
+  runner run = {ctx, p, plan};
+  harness_device dev;
+  const char *step;
+  adnn_status s = harness_upload(ctx, c, &dev, &step);
+  if (s) return s;
+  for (int i = 0; i < o->warmup && !s; i++) {
+    s = run_once(&run, c, &dev);
+    if (!s) s = adnn_context_synchronize(ctx);
   }
-  *rel = *mabs = 0;
-}
-
-/* Compares; returns the number of non-finite mismatches. NaN in want = skip
- * (GEMM rows not computed) unless the op can produce NaN (none here: inputs
- * are finite). */
-static int64_t compare(const double *got, const double *want, int64_t n, double *rel_l2,
-                       double *max_abs) {
-  double num = 0, den = 0, mx = 0, ref_max = 0;
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (isnan(want[i])) continue;
-    if (!isfinite(got[i])) {
-      bad++;
-      continue;
-    }
-    double e = got[i] - want[i];
-    num += e * e;
-    den += want[i] * want[i];
-    if (fabs(e) > mx) mx = fabs(e);
-    if (fabs(want[i]) > ref_max) ref_max = fabs(want[i]);
+  const int cap = o->runs > 0 ? o->runs : 10000;
+  double *t = s ? NULL : malloc(sizeof(double) * (size_t)cap);
+  if (!s && !t) s = ADNN_STATUS_OUT_OF_MEMORY;
+  int n = 0;
+  const double start = now_ms();
+  while (!s && n < cap) {
+    const double a = now_ms();
+    s = run_once(&run, c, &dev);
+    if (!s) s = adnn_context_synchronize(ctx);
+    const double b = now_ms();
+    t[n++] = b - a;
+    if (o->runs == 0 && n >= 3 && b - start >= o->time_ms) break;
   }
-  *rel_l2 = den > 0 ? sqrt(num / den) : sqrt(num);
-  *max_abs = mx / (ref_max > 1 ? ref_max : 1);
-  return bad;
+  harness_release(ctx, c, &dev);
+  if (!s) {
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    r->runs = n;
+    r->median_ms = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    r->min_ms = t[0];
+    r->max_ms = t[n - 1];
+    const double flops = bench_problem_flops(p);
+    r->gflops = flops > 0 ? flops / (r->median_ms * 1e6) : 0;
+    r->gbs = bench_problem_bytes(p, adnn_dtype_size(o->dtype)) / (r->median_ms * 1e6);
+    r->status = "ok";
+  }
+  free(t);
+  return s;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -661,130 +385,54 @@ static void print_candidates(const adnn_plan *plan) {
 }
 
 /* Returns the exit class of this run: EXIT_OK, EXIT_MISMATCH or EXIT_UNSUPPORTED. */
-static int run_problem(adnn_context *ctx, const char *backend, const bench_problem *prob,
+static int run_problem(adnn_context *ctx, const char *backend, const bench_problem *p,
                        const options *o) {
-  bench_case c;
-  memset(&c, 0, sizeof c);
-  c.p = *prob;
   result r;
   memset(&r, 0, sizeof r);
   r.backend = backend;
-  bench_problem_format(&c.p, r.problem, sizeof r.problem);
+  bench_problem_format(p, r.problem, sizeof r.problem);
   repro_line(o, backend, r.problem, r.repro, sizeof r.repro);
   r.create_ms = r.median_ms = r.min_ms = r.max_ms = NAN;
   int rc = EXIT_OK;
   adnn_plan *plan = NULL;
   adnn_status s;
-
-  build_case(&c, o);
-  if (fill_host(&c)) {
+  harness_case c;
+  const adnn_conv2d_algorithm alg = o->alg > 0 ? (adnn_conv2d_algorithm)o->alg : ADNN_CONV2D_ALGO_AUTO;
+  if (bench_case_build(p, r.problem, o->dtype, o->layout == LAYOUT_NHWC, alg, &c)) {
     r.status = "error";
     snprintf(r.message, sizeof r.message, "out of host memory");
-    rc = EXIT_MISMATCH;
-    goto done;
+    print_result(o, &r);
+    return EXIT_MISMATCH;
   }
-  double t0 = now_ms();
+  const double t0 = now_ms();
   s = create_plan(ctx, &c, &plan);
   r.create_ms = now_ms() - t0;
   if (s != ADNN_STATUS_SUCCESS) {
-    int unsupported = s == ADNN_STATUS_NOT_SUPPORTED;
+    const int unsupported = s == ADNN_STATUS_NOT_SUPPORTED;
     r.status = unsupported ? "unsupported" : "error";
     snprintf(r.message, sizeof r.message, "plan creation: %s: %s", adnn_status_name(s),
              adnn_last_error());
     rc = unsupported ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
-    goto done;
-  }
-  if (plan) {
-    snprintf(r.algorithm, sizeof r.algorithm, "%s", adnn_plan_algorithm(plan));
-    snprintf(r.reason, sizeof r.reason, "%s", adnn_plan_choice_reason(plan));
-    if (o->verbose) print_candidates(plan);
   } else {
-    snprintf(r.algorithm, sizeof r.algorithm, "gemm");
-    snprintf(r.reason, sizeof r.reason, "adnn_gemm (no plan, no tuning)");
-  }
-  for (int i = 0; i < c.n_in; i++)
-    if ((s = upload(ctx, &c.in[i], o->dtype)) != ADNN_STATUS_SUCCESS) goto exec_error;
-  c.out.host = NULL;
-  if ((s = upload(ctx, &c.out, o->dtype)) != ADNN_STATUS_SUCCESS) goto exec_error;
-
-  if (o->mode == MODE_CORR) {
-    if ((s = run_once(ctx, &c, plan)) || (s = adnn_context_synchronize(ctx))) goto exec_error;
-    size_t bytes = (size_t)c.out.count * esize(o->dtype);
-    void *stage = malloc(bytes ? bytes : 1);
-    double *got = malloc((size_t)c.out.count * sizeof(double) + 1);
-    double *want = malloc((size_t)c.out.count * sizeof(double) + 1);
-    if (!stage || !got || !want) {
-      free(stage), free(got), free(want);
-      s = ADNN_STATUS_OUT_OF_MEMORY;
-      goto exec_error;
-    }
-    s = adnn_memcpy(ctx, stage, c.out.dev, bytes, ADNN_MEMCPY_DEVICE_TO_HOST);
-    for (int64_t j = 0; j < c.out.count; j++) got[j] = adnn_ref_load(stage, o->dtype, j);
-    free(stage);
-    if (s) {
-      free(got), free(want);
-      goto exec_error;
-    }
-    reference(&c, want);
-    r.have_corr = 1;
-    tolerance(&c, o->dtype, &r.tol_rel_l2, &r.tol_max_abs);
-    int64_t bad = compare(got, want, c.out.count, &r.rel_l2, &r.max_abs);
-    free(got), free(want);
-    if (bad || !(r.rel_l2 <= r.tol_rel_l2) || !(r.max_abs <= r.tol_max_abs)) {
-      r.status = "mismatch";
-      if (bad) snprintf(r.message, sizeof r.message, "%lld non-finite outputs", (long long)bad);
-      rc = EXIT_MISMATCH;
+    if (plan) {
+      snprintf(r.algorithm, sizeof r.algorithm, "%s", adnn_plan_algorithm(plan));
+      snprintf(r.reason, sizeof r.reason, "%s", adnn_plan_choice_reason(plan));
+      if (o->verbose) print_candidates(plan);
     } else {
-      r.status = "ok";
+      snprintf(r.algorithm, sizeof r.algorithm, "gemm");
+      snprintf(r.reason, sizeof r.reason, "adnn_gemm (no plan, no tuning)");
     }
-    goto done;
+    if (o->mode == MODE_CORR) {
+      rc = check(ctx, p, &c, plan, &r);
+    } else if ((s = time_runs(ctx, p, &c, plan, o, &r)) != ADNN_STATUS_SUCCESS) {
+      r.status = s == ADNN_STATUS_NOT_SUPPORTED ? "unsupported" : "error";
+      snprintf(r.message, sizeof r.message, "%s: %s", adnn_status_name(s), adnn_last_error());
+      rc = s == ADNN_STATUS_NOT_SUPPORTED ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
+    }
   }
-
-  /* perf: warm-up, then timed runs */
-  for (int i = 0; i < o->warmup; i++)
-    if ((s = run_once(ctx, &c, plan)) || (s = adnn_context_synchronize(ctx))) goto exec_error;
-  {
-    int cap = o->runs > 0 ? o->runs : 10000;
-    double *t = malloc(sizeof(double) * (size_t)cap);
-    if (!t) {
-      s = ADNN_STATUS_OUT_OF_MEMORY;
-      goto exec_error;
-    }
-    double start = now_ms();
-    int n = 0;
-    while (n < cap) {
-      double a = now_ms();
-      s = run_once(ctx, &c, plan);
-      if (!s) s = adnn_context_synchronize(ctx);
-      double b = now_ms();
-      if (s) {
-        free(t);
-        goto exec_error;
-      }
-      t[n++] = b - a;
-      if (o->runs == 0 && n >= 3 && b - start >= o->time_ms) break;
-    }
-    qsort(t, (size_t)n, sizeof(double), cmp_double);
-    r.runs = n;
-    r.median_ms = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-    r.min_ms = t[0];
-    r.max_ms = t[n - 1];
-    free(t);
-    double flops = bench_problem_flops(&c.p);
-    r.gflops = flops > 0 ? flops / (r.median_ms * 1e6) : 0;
-    r.gbs = bench_problem_bytes(&c.p, esize(o->dtype)) / (r.median_ms * 1e6);
-    r.status = "ok";
-  }
-  goto done;
-
-exec_error:
-  r.status = s == ADNN_STATUS_NOT_SUPPORTED ? "unsupported" : "error";
-  snprintf(r.message, sizeof r.message, "%s: %s", adnn_status_name(s), adnn_last_error());
-  rc = s == ADNN_STATUS_NOT_SUPPORTED ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
-done:
   print_result(o, &r);
   adnn_plan_destroy(plan);
-  free_case(ctx, &c);
+  harness_case_free(&c);
   return rc;
 }
 

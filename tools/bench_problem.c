@@ -13,11 +13,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const bench_act_names[12] = {"identity", "relu",      "leaky_relu", "elu",
-                                         "clamp",    "sigmoid",   "tanh",       "gelu",
-                                         "gelu_tanh", "silu",     "softplus",   "hardswish"};
-const char *const bench_binary_names[6] = {"add", "sub", "mul", "div", "max", "min"};
-const char *const bench_pool_names[3] = {"max", "avg", "avg_exclude"};
+/* The kinds of the op manifest's lists (adnn/op_list.h), in order; their
+ * names are those of the name functions of adnn/ops.h. */
+static const adnn_activation_kind activation_kinds[] = {
+#define ACTIVATION_KIND_(NAME, name, value, params, def) ADNN_ACTIVATION_##NAME,
+    ADNN_ACTIVATION_LIST(ACTIVATION_KIND_)
+#undef ACTIVATION_KIND_
+};
+/* How many of alpha and beta each activation reads (the list's params
+ * column): bnorm fuses only those that read neither. */
+static const int activation_params[] = {
+#define ACTIVATION_PARAMS_(NAME, name, value, params, def) params,
+    ADNN_ACTIVATION_LIST(ACTIVATION_PARAMS_)
+#undef ACTIVATION_PARAMS_
+};
+static const adnn_binary_op binary_ops[] = {
+#define BINARY_OP_(NAME, name, value, def) ADNN_BINARY_##NAME,
+    ADNN_BINARY_LIST(BINARY_OP_)
+#undef BINARY_OP_
+};
+/* Pooling keeps benchdnn's short words in the grammar ("avg" counts the
+ * padding, as benchdnn's avg_p does), not adnn_pool_kind_name's. */
+static const struct {
+  adnn_pool_kind kind;
+  const char *word;
+} pool_words[] = {{ADNN_POOL_MAX, "max"},
+                  {ADNN_POOL_AVG_INCLUDE_PAD, "avg"},
+                  {ADNN_POOL_AVG_EXCLUDE_PAD, "avg_exclude"}};
+#define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const char *pool_word(adnn_pool_kind kind) {
+  for (int i = 0; i < COUNT_OF(pool_words); i++)
+    if (pool_words[i].kind == kind) return pool_words[i].word;
+  return "unknown";
+}
 
 static const char *const op_names[] = {"conv",    "pool",  "act",    "softmax", "lnorm",
                                        "rmsnorm", "bnorm", "binary", "gemm"};
@@ -298,9 +327,22 @@ static int field_is(const field *f, const char *w) {
   return strlen(w) == f->n && strncmp(f->s, w, f->n) == 0;
 }
 
-static int lookup(const field *f, const char *const *names, int count) {
-  for (int i = 0; i < count; i++)
-    if (field_is(f, names[i])) return i;
+/* The index in activation_kinds of the activation named by f, or -1. */
+static int find_activation(const field *f) {
+  for (int i = 0; i < COUNT_OF(activation_kinds); i++)
+    if (field_is(f, adnn_activation_name(activation_kinds[i]))) return i;
+  return -1;
+}
+
+static int find_binary_op(const field *f) {
+  for (int i = 0; i < COUNT_OF(binary_ops); i++)
+    if (field_is(f, adnn_binary_op_name(binary_ops[i]))) return i;
+  return -1;
+}
+
+static int find_pool_word(const field *f) {
+  for (int i = 0; i < COUNT_OF(pool_words); i++)
+    if (field_is(f, pool_words[i].word)) return i;
   return -1;
 }
 
@@ -343,9 +385,9 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
   switch (p->op) {
     case BENCH_OP_POOL: {
       if (nf < 3) return fail(err, errlen, "pool descriptor needs pool:<kind>:<geometry>");
-      int kind = lookup(&f[1], bench_pool_names, 3);
+      int kind = find_pool_word(&f[1]);
       if (kind < 0) return bad_field(&f[1], op, "kind is max, avg or avg_exclude", err, errlen);
-      p->pool_kind = kind;
+      p->pool_kind = pool_words[kind].kind;
       if (parse_pool_geometry(f[2].s, f[2].n, p, err, errlen)) return -1;
       /* oh/ow given? re-read them for the check */
       int64_t v[K_COUNT];
@@ -362,11 +404,14 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
     }
     case BENCH_OP_ACT: {
       if (nf < 3) return fail(err, errlen, "act descriptor needs act:<kind>:<dims>");
-      int kind = lookup(&f[1], bench_act_names, 12);
+      int kind = find_activation(&f[1]);
       if (kind < 0) return bad_field(&f[1], op, "unknown activation kind", err, errlen);
-      p->act_kind = kind;
-      p->alpha = kind == 2 ? 0.01 : kind == 3 ? 1.0 : kind == 4 ? 0.0 : 0.0;
-      p->beta = kind == 4 ? 6.0 : 0.0;
+      p->act_kind = activation_kinds[kind];
+      /* the grammar's defaults: leaky_relu a0.01, elu a1, clamp a0 b6 (relu6) */
+      p->alpha = p->act_kind == ADNN_ACTIVATION_LEAKY_RELU ? 0.01
+                 : p->act_kind == ADNN_ACTIVATION_ELU      ? 1.0
+                                                           : 0.0;
+      p->beta = p->act_kind == ADNN_ACTIVATION_CLAMP ? 6.0 : 0.0;
       for (int k = 2; k < nf; k++) {
         if (is_dims(&f[k]) && !have_dims) {
           if ((p->rank = parse_dims(f[k].s, f[k].n, p->dims)) < 1)
@@ -445,9 +490,9 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
         return bad_field(&f[1], op, "sizes must be at least 1", err, errlen);
       p->eps = 1e-5;
       for (int k = 2; k < nf; k++) {
-        int kind = lookup(&f[k], bench_act_names, 12);
-        if (kind >= 0 && kind != 2 && kind != 3 && kind != 4)
-          p->act_kind = kind;
+        int kind = find_activation(&f[k]);
+        if (kind >= 0 && activation_params[kind] == 0)
+          p->act_kind = activation_kinds[kind];
         else
           return bad_field(&f[k], op, "expected a parameterless activation kind (relu, ...)",
                            err, errlen);
@@ -456,9 +501,9 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
     }
     case BENCH_OP_BINARY: {
       if (nf != 3) return fail(err, errlen, "binary descriptor is binary:<op>:<dims>+<dims>");
-      int bop = lookup(&f[1], bench_binary_names, 6);
+      int bop = find_binary_op(&f[1]);
       if (bop < 0) return bad_field(&f[1], op, "op is add, sub, mul, div, max or min", err, errlen);
-      p->binary_op = bop;
+      p->binary_op = binary_ops[bop];
       const char *plus = memchr(f[2].s, '+', f[2].n);
       if (!plus) return bad_field(&f[2], op, "expected <dims>+<dims>", err, errlen);
       size_t na = (size_t)(plus - f[2].s);
@@ -611,7 +656,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (p->dw != p->dh) put(&s, "dw%lld", (long long)(p->dw - 1));
       break;
     case BENCH_OP_POOL:
-      put(&s, "pool:%s:mb%lldic%lldih%lld", bench_pool_names[p->pool_kind], (long long)p->mb,
+      put(&s, "pool:%s:mb%lldic%lldih%lld", pool_word(p->pool_kind), (long long)p->mb,
           (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
       put(&s, "kh%lld", (long long)p->kh);
@@ -623,7 +668,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (p->ceil_mode) put(&s, ":ceil");
       break;
     case BENCH_OP_ACT:
-      put(&s, "act:%s:", bench_act_names[p->act_kind]);
+      put(&s, "act:%s:", adnn_activation_name(p->act_kind));
       if (p->alpha != 0) put(&s, "a%g:", p->alpha);
       if (p->beta != 0) put(&s, "b%g:", p->beta);
       put_dims(&s, p->rank, p->dims);
@@ -646,10 +691,10 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       put(&s, "bnorm:mb%lldic%lld", (long long)p->mb, (long long)p->ic);
       if (p->ih) put(&s, "ih%lld", (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
-      if (p->act_kind) put(&s, ":%s", bench_act_names[p->act_kind]);
+      if (p->act_kind != ADNN_ACTIVATION_IDENTITY) put(&s, ":%s", adnn_activation_name(p->act_kind));
       break;
     case BENCH_OP_BINARY:
-      put(&s, "binary:%s:", bench_binary_names[p->binary_op]);
+      put(&s, "binary:%s:", adnn_binary_op_name(p->binary_op));
       put_dims(&s, p->rank, p->dims);
       put(&s, "+");
       put_dims(&s, p->rank_b, p->dims_b);

@@ -1,7 +1,9 @@
 /*
  * Problem descriptors of adnn-bench: parsing, canonical printing and work
- * counts. Self-contained (no libadnn), so that the oneDNN comparison driver in
- * bench/ compiles the same parser in. The grammar is in doc/bench.md and
+ * counts. It needs libadnn's headers but none of its code (the kinds and
+ * their names come from the op manifest, adnn/op_list.h, through the inline
+ * name functions of adnn/ops.h), so that the peer drivers in bench/ compile
+ * the same parser in without linking adnn. The grammar is in doc/bench.md and
  * adnn-bench(1):
  *
  *   convolution, oneDNN benchdnn's grammar:
@@ -25,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <adnn.h>
+
 enum bench_op {
   BENCH_OP_CONV = 0,
   BENCH_OP_POOL,
@@ -40,13 +44,6 @@ enum bench_op {
 #define BENCH_MAX_RANK 8
 #define BENCH_NAME_MAX 96
 
-/* Activation kinds, in the order (and with the values) of adnn_activation_kind. */
-extern const char *const bench_act_names[12];
-/* Binary ops in the order of adnn_binary_op. */
-extern const char *const bench_binary_names[6];
-/* Pool kinds in the order of adnn_pool_kind. */
-extern const char *const bench_pool_names[3];
-
 typedef struct bench_problem {
   int op;                     /* enum bench_op */
   char name[BENCH_NAME_MAX];  /* the _n name, "" when none */
@@ -54,10 +51,10 @@ typedef struct bench_problem {
   int64_t g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw;
   int64_t pt, pb, pl, pr; /* padding top, bottom, left, right */
   int64_t dh, dw;
-  int pool_kind;              /* adnn_pool_kind value */
+  adnn_pool_kind pool_kind;
   int ceil_mode;
-  /* act (and bnorm's fused activation): adnn_activation_kind value */
-  int act_kind;
+  /* act (and bnorm's fused activation) */
+  adnn_activation_kind act_kind;
   double alpha, beta;
   /* act, softmax, norms, binary: shapes */
   int rank, rank_b;
@@ -65,7 +62,7 @@ typedef struct bench_problem {
   int axis, log_softmax;
   int norm_dims, has_gain, has_bias;
   double eps;
-  int binary_op;              /* adnn_binary_op value */
+  adnn_binary_op binary_op;
   /* gemm */
   int64_t m, n, k;
   int ta, tb;

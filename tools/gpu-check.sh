@@ -264,7 +264,7 @@ run() {
   # The CUDA plugin's tests, and the conformance suite (every op on every
   # ready backend, so on cuda here) whatever its files are called.
   conf_tests=$(cd "$work/build" && ls t/conformance*.log 2>/dev/null | sed 's,^t/,,; s,\.log$,,' | tr '\n' ' ')
-  for t in cuda-probe cuda-memory cuda-gemm cuda-ops cuda-plan-nodevice cuda-fake-driver cuda-compat $conf_tests; do
+  for t in cuda-probe cuda-memory cuda-gemm cuda-plan-nodevice cuda-fake-driver cuda-compat $conf_tests; do
     f=$work/build/t/$t.log
     [ -f "$f" ] || continue
     res=$(sed -n 's/^:global-test-result: //p' "$work/build/t/$t.trs" 2>/dev/null | head -n 1)
@@ -298,11 +298,10 @@ run() {
 
   # --- every DNN op on realistic shapes, and PyTorch on the same ones --------
   # One log (ops-bench.log: the device tool brings back at most 8 files).
-  ops=$work/build/bench/ops-cuda
-  if [ ! -x "$ops" ]; then
-    row ops-bench FAIL 0 "bench/ops-cuda was not built (no CUDA plugin?)"
-  elif step ops-bench 90 env ADNN_PLUGIN_PATH="$plugins" "$ops" 5; then
-    row ops-bench ok "$step_seconds" "conv/pool/act/bn/softmax/layernorm/add via adnn"
+  if [ ! -x "$work/build/tools/adnn-bench" ]; then
+    row ops-bench FAIL 0 "tools/adnn-bench was not built"
+  elif step ops-bench 150 env ADNN_PLUGIN_PATH="$plugins" sh "$0" ops-bench "$work/build/tools/adnn-bench" "$src/bench/inputs/ops_cuda" "$work"; then
+    row ops-bench ok "$step_seconds" "conv/pool/act/bn/softmax/layernorm/add via adnn-bench"
   elif [ "$rc" -eq 2 ]; then
     row ops-bench SKIP "$step_seconds" "$(tail -n 1 "$logs/ops-bench.log" | cut -c1-70)"
   else
@@ -322,7 +321,44 @@ run() {
   [ "$check_result" = ok ]
 }
 
-# PyTorch timings of the ops of bench/ops-cuda (same names, same shapes, FP32
+# ops-bench TOOL PROBLEMS WORK: the ops of bench/inputs/ops_cuda timed by
+# adnn-bench on cuda, NCHW and then NHWC for the convolutions (the lines of
+# the file without ':'), printed as "RESULT op=<name> ms=<median> gflops=<g>
+# gbs=<b> algo=<algorithm>" (name: the problem's name after _n, with the
+# layout appended for a convolution) or "RESULT op=<name> failed=..." lines
+# for the summary. Exit status 2 when adnn-bench has no usable cuda backend
+# (a dry run without a GPU), 1 when a problem failed.
+ops_bench() {
+  tool=$1 problems=$2 scratch=$3
+  set +e
+  grep -v -e '^#' -e ':' "$problems" >"$scratch/ops-conv"
+  status=0
+  for layout in nchw nhwc; do
+    list=$problems
+    [ "$layout" = nhwc ] && list=$scratch/ops-conv
+    "$tool" --backend=cuda --mode=perf --layout=$layout --warmup=2 --time-ms=300 \
+      --batch="$list" >"$scratch/ops-$layout.txt" 2>&1
+    rc=$?
+    if [ "$rc" -eq 3 ] && grep -q '^adnn-bench: backend cuda' "$scratch/ops-$layout.txt"; then
+      echo "ops-bench: no GPU: $(grep -m1 '^adnn-bench: backend cuda' "$scratch/ops-$layout.txt")"
+      return 2
+    fi
+    [ "$rc" -eq 0 ] || status=1
+    awk -v layout=$layout '
+      /^cuda/ { status = $2; i = index($3, "_n"); name = substr($3, i + 2); algo = ""; ms = ""; g = 0; b = 0; msg = "" }
+      /^ *algorithm / { algo = $2 }
+      /^ *median / { ms = $2; for (k = 3; k <= NF; k++) { if ($k == "GFLOP/s") g = $(k - 1); if ($k == "GB/s") b = $(k - 1) } }
+      /^ *(plan creation|[A-Z_]+:)/ { msg = $0; sub(/^ */, "", msg) }
+      /^ *repro: / {
+        if (name ~ /^conv_/) name = name "_" layout
+        if (status == "ok") printf "RESULT op=%s ms=%s gflops=%s gbs=%s algo=%s\n", name, ms, g, b, algo
+        else printf "RESULT op=%s failed=\"%s: %s\"\n", name, status, msg
+      }' "$scratch/ops-$layout.txt"
+  done
+  return $status
+}
+
+# PyTorch timings of the ops of bench/inputs/ops_cuda (same names, same shapes, FP32
 # without TF32, cudnn.benchmark on), when torch with CUDA is importable here.
 # Lines "TORCH op=<name> ms=<t>"; "# ..." lines say why not.
 torch_ops() {
@@ -416,7 +452,8 @@ print_summary() {
     fi
     if [ -f "$logs/ops-bench.log" ] && grep -q '^RESULT op=' "$logs/ops-bench.log"; then
       echo
-      echo "DNN ops through adnn (bench/ops-cuda), and PyTorch on the same shapes (ratio > 1: adnn slower):"
+      echo "DNN ops through adnn-bench (bench/inputs/ops_cuda), and PyTorch on the same shapes (ratio > 1: adnn slower;"
+      echo "\"of copy\": GB/s as a fraction of PyTorch's 1 GiB device-to-device copy, read + write):"
       awk '
         /^TORCH op=/ { split($2, a, "="); split($3, b, "="); torch[a[2]] = b[2]; next }
         /^RESULT op=.*failed=/ { print "  " $0; next }
@@ -426,11 +463,12 @@ print_summary() {
           name[n] = v[n, "op"]
         }
         END {
+          copy = ("copy_d2d_1GiB" in torch && torch["copy_d2d_1GiB"] > 0) ? 2 * 1073741824 / (torch["copy_d2d_1GiB"] * 1e6) : 0
           printf "  %-32s %9s %9s %8s %8s %9s %7s  %s\n", "op", "adnn ms", "GFLOP/s", "GB/s", "of copy", "torch ms", "ratio", "algorithm"
           for (i = 1; i <= n; i++) {
             op = name[i]; t = (op in torch) ? torch[op] : ""
             ratio = (t != "" && t > 0) ? sprintf("%.2f", v[i, "ms"] / t) : "-"
-            frac = (v[i, "copy_frac"] > 0) ? sprintf("%.0f%%", 100 * v[i, "copy_frac"]) : ""
+            frac = (copy > 0 && v[i, "gflops"] == 0 && v[i, "gbs"] > 0) ? sprintf("%.0f%%", 100 * v[i, "gbs"] / copy) : ""
             printf "  %-32s %9s %9s %8s %8s %9s %7s  %s\n", op, v[i, "ms"], (v[i, "gflops"] > 0 ? v[i, "gflops"] : ""), (v[i, "gbs"] > 0 ? v[i, "gbs"] : ""), frac, (t != "" ? t : "-"), ratio, v[i, "algo"]
           }
         }' "$logs/ops-bench.log"
@@ -442,5 +480,6 @@ print_summary() {
 case $mode in
   prepare) shift; prepare "$@" ;;
   run) [ $# -gt 0 ] && shift; run "$@" ;;
+  ops-bench) shift; ops_bench "$@" ;;
   *) die "usage: $0 prepare [CARRY_DIR] | run [CARRY_DIR]" ;;
 esac

@@ -5,9 +5,10 @@ bin_PROGRAMS += tools/adnn-info tools/adnn-bench
 tools_adnn_info_SOURCES = tools/adnn-info.c
 tools_adnn_info_LDADD = libadnn.la
 
-tools_adnn_bench_SOURCES = tools/adnn-bench.c tools/bench_problem.c tools/bench_problem.h
-# The reference kernels are a static convenience library: adnn-bench carries
-# its own copy of the oracle for --mode=corr.
-tools_adnn_bench_LDADD = libadnn.la kernels/ref/libadnn_ref.la -lm
+tools_adnn_bench_SOURCES = tools/adnn-bench.c tools/bench_problem.c tools/bench_problem.h \
+	tools/bench_case.c tools/bench_case.h
+# The conformance harness (t/local.mk) is a convenience library: adnn-bench
+# carries its oracle, comparison and buffers for --mode=corr.
+tools_adnn_bench_LDADD = t/harness/libadnn_harness.la libadnn.la -lm
 
 dist_noinst_SCRIPTS += tools/gpu-check.sh

@@ -28,7 +28,7 @@
 set -eu
 build=$(cd "${1:?usage: run.sh BUILD_DIR [TEST...]}" && pwd)
 shift
-tests=${*:-t/cuda-ops}
+tests=${*:-t/conformance}
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cuda=${CUDA_HOME:-/usr/local/cuda}

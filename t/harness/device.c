@@ -1,0 +1,143 @@
+/* Running a harness case on a backend through the public API: buffers on the
+ * context, a NaN-poisoned y, execution, and y back on the host. */
+#include "t/harness/harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The host values of b in b's dtype, ready for adnn_memcpy. NULL when out of
+ * memory. */
+static void *to_dtype(const harness_buffer *b) {
+  const size_t n = b->span > 0 ? (size_t)b->span : 1;
+  if (b->desc.dtype == ADNN_DTYPE_F64) {
+    double *p = malloc(n * sizeof *p);
+    if (p) memcpy(p, b->v, (size_t)b->span * sizeof *p);
+    return p;
+  }
+  float *p = malloc(n * sizeof *p);
+  if (p)
+    for (int64_t i = 0; i < b->span; i++) p[i] = (float)b->v[i];
+  return p;
+}
+
+static size_t bytes_of(const harness_buffer *b) {
+  return (size_t)b->span * adnn_dtype_size(b->desc.dtype);
+}
+
+adnn_status harness_upload(adnn_context *ctx, const harness_case *c, harness_device *dev,
+                           const char **step) {
+  memset(dev, 0, sizeof *dev);
+  adnn_status st = ADNN_STATUS_SUCCESS;
+  *step = NULL;
+  for (int i = 0; i < c->n_in && st == ADNN_STATUS_SUCCESS; i++) {
+    const size_t bytes = bytes_of(&c->in[i]);
+    void *host = to_dtype(&c->in[i]);
+    if (!host) {
+      st = ADNN_STATUS_OUT_OF_MEMORY;
+    } else {
+      st = adnn_malloc(ctx, bytes ? bytes : 1, &dev->in[i]);
+      if (st == ADNN_STATUS_SUCCESS)
+        st = adnn_memcpy(ctx, dev->in[i], host, bytes, ADNN_MEMCPY_HOST_TO_DEVICE);
+    }
+    free(host);
+    if (st != ADNN_STATUS_SUCCESS) *step = "input allocation or copy";
+  }
+  if (st == ADNN_STATUS_SUCCESS) {
+    if (c->inplace >= 0) {
+      dev->y = dev->in[c->inplace];
+    } else {
+      /* 0xFF bytes are a NaN in F32 and F64: an element the backend does not
+       * write stays NaN and fails the comparison. */
+      const size_t bytes = bytes_of(&c->out);
+      st = adnn_malloc(ctx, bytes ? bytes : 1, &dev->y);
+      if (st == ADNN_STATUS_SUCCESS) st = adnn_memset(ctx, dev->y, 0xFF, bytes);
+      if (st != ADNN_STATUS_SUCCESS) *step = "output allocation or poisoning";
+    }
+  }
+  if (st != ADNN_STATUS_SUCCESS) harness_release(ctx, c, dev);
+  return st;
+}
+
+adnn_status harness_execute(adnn_plan *plan, const harness_case *c, const harness_device *dev) {
+  return adnn_plan_execute(plan, (const void *const *)dev->in, (size_t)c->n_in, dev->y);
+}
+
+adnn_status harness_download(adnn_context *ctx, const harness_case *c, const harness_device *dev,
+                             double *y_out) {
+  const size_t bytes = bytes_of(&c->out);
+  void *host = malloc(bytes ? bytes : 1);
+  if (!host) return ADNN_STATUS_OUT_OF_MEMORY;
+  adnn_status st = adnn_memcpy(ctx, host, dev->y, bytes, ADNN_MEMCPY_DEVICE_TO_HOST);
+  if (st == ADNN_STATUS_SUCCESS) {
+    for (int64_t i = 0; i < c->out.span; i++)
+      y_out[i] = c->out.desc.dtype == ADNN_DTYPE_F64 ? ((const double *)host)[i]
+                                                     : (double)((const float *)host)[i];
+  }
+  free(host);
+  return st;
+}
+
+void harness_release(adnn_context *ctx, const harness_case *c, harness_device *dev) {
+  for (int i = 0; i < c->n_in; i++)
+    if (dev->in[i]) adnn_free(ctx, dev->in[i]);
+  if (c->inplace < 0 && dev->y) adnn_free(ctx, dev->y);
+  memset(dev, 0, sizeof *dev);
+}
+
+void harness_run_with(adnn_context *ctx, const harness_case *c, harness_executor execute,
+                      void *arg, harness_run *r) {
+  memset(r, 0, sizeof *r);
+  harness_device dev;
+  const char *step = NULL;
+  adnn_status st = harness_upload(ctx, c, &dev, &step);
+  if (st == ADNN_STATUS_SUCCESS) {
+    st = execute(arg, c, &dev);
+    /* A plan runs as many times as wanted: the second run must give the same
+     * y (it catches kernels that accumulate into y or consume plan state).
+     * In place, a second run would apply the op twice. */
+    if (st == ADNN_STATUS_SUCCESS && c->inplace < 0) st = execute(arg, c, &dev);
+    if (st == ADNN_STATUS_SUCCESS) st = adnn_context_synchronize(ctx);
+    if (st != ADNN_STATUS_SUCCESS) step = "execution";
+    if (st == ADNN_STATUS_SUCCESS) {
+      r->y = malloc((size_t)(c->out.span > 0 ? c->out.span : 1) * sizeof *r->y);
+      st = r->y ? harness_download(ctx, c, &dev, r->y) : ADNN_STATUS_OUT_OF_MEMORY;
+      if (st != ADNN_STATUS_SUCCESS) step = "copy back";
+    }
+    harness_release(ctx, c, &dev);
+  }
+  r->status = st;
+  if (st == ADNN_STATUS_SUCCESS) {
+    r->outcome = HARNESS_RAN;
+    return;
+  }
+  free(r->y);
+  r->y = NULL;
+  r->outcome = HARNESS_FAILED;
+  snprintf(r->message, sizeof r->message, "%s failed: %s: %s", step, adnn_status_name(st),
+           adnn_last_error());
+}
+
+static adnn_status execute_plan(void *plan, const harness_case *c, const harness_device *dev) {
+  return harness_execute(plan, c, dev);
+}
+
+void harness_run_plan(adnn_context *ctx, adnn_plan *plan, const harness_case *c, harness_run *r) {
+  harness_run_with(ctx, c, execute_plan, plan, r);
+  snprintf(r->algorithm, sizeof r->algorithm, "%s", adnn_plan_algorithm(plan));
+}
+
+void harness_run_case(adnn_context *ctx, const harness_case *c, harness_run *r) {
+  adnn_plan *plan = NULL;
+  adnn_status st = c->op->create(ctx, &c->desc, &plan);
+  if (st != ADNN_STATUS_SUCCESS) {
+    memset(r, 0, sizeof *r);
+    r->status = st;
+    r->outcome = st == ADNN_STATUS_NOT_SUPPORTED ? HARNESS_NOT_SUPPORTED : HARNESS_FAILED;
+    snprintf(r->message, sizeof r->message, "plan creation: %s: %s", adnn_status_name(st),
+             adnn_last_error());
+    return;
+  }
+  harness_run_plan(ctx, plan, c, r);
+  adnn_plan_destroy(plan);
+}

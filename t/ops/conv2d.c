@@ -1,0 +1,445 @@
+/* conv2d in the conformance harness: its traits, its oracle (doc/ops.md,
+ * "conv2d"), its cases and the oracle's self-tests. Every case runs with AUTO
+ * and then with every algorithm of ADNN_CONV2D_ALGO_LIST forced in turn. */
+#include "t/harness/harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Traits                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int conv2d_inputs(const harness_desc *hd, harness_tensor *in) {
+  const adnn_conv2d_desc *d = &hd->conv2d;
+  in[0] = (harness_tensor){"x", d->x};
+  in[1] = (harness_tensor){"w", d->w};
+  if (!d->has_bias) return 2;
+  in[2] = (harness_tensor){"bias", d->bias};
+  return 3;
+}
+
+static adnn_tensor_desc conv2d_output(const harness_desc *hd) { return hd->conv2d.y; }
+
+static void conv2d_set_dtype(harness_desc *hd, adnn_dtype dt) {
+  adnn_conv2d_desc *d = &hd->conv2d;
+  d->x.dtype = d->w.dtype = d->bias.dtype = d->y.dtype = dt;
+}
+
+/* The terms of each output's sum: C/G * R * S. */
+static harness_tolerance conv2d_tolerance(const harness_desc *hd, adnn_dtype dt) {
+  const adnn_conv2d_desc *d = &hd->conv2d;
+  return harness_dot_tolerance(dt, d->w.dims[1] * d->w.dims[2] * d->w.dims[3]);
+}
+
+static void conv2d_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
+  for (int i = 0; i < n_in; i++) harness_fill_uniform(&in[i], r, -1.0, 1.0);
+}
+
+/* The variants: ADNN_CONV2D_ALGO_LIST in order, AUTO first. */
+static const adnn_conv2d_algorithm algorithms[] = {
+#define ALGORITHM_(NAME, name, value, def) ADNN_CONV2D_ALGO_##NAME,
+    ADNN_CONV2D_ALGO_LIST(ALGORITHM_)
+#undef ALGORITHM_
+};
+static const char *const algorithm_names[] = {
+#define ALGORITHM_NAME_(NAME, name, value, def) #name,
+    ADNN_CONV2D_ALGO_LIST(ALGORITHM_NAME_)
+#undef ALGORITHM_NAME_
+};
+#define N_ALGORITHMS ((int)(sizeof algorithms / sizeof algorithms[0]))
+
+static const char *conv2d_set_variant(harness_desc *hd, int v) {
+  hd->conv2d.algorithm = algorithms[v];
+  return algorithm_names[v];
+}
+
+/* The CPU plugin implements every algorithm but the CUDA-only direct kernel
+ * (doc/cpu.md): each must pass on some case there. */
+static int conv2d_variant_expected(const char *backend, int v) {
+  return strcmp(backend, "cpu") == 0 && algorithms[v] != ADNN_CONV2D_ALGO_AUTO &&
+         algorithms[v] != ADNN_CONV2D_ALGO_DIRECT;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Oracle                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* y[n, k, p, q] = act(bias[k] + sum over c < C/G, r < R, s < S of
+ *   X(n, g*C/G + c, p*sh - pt + r*dh, q*sw - pl + s*dw) * w[k, c, r, s])
+ * with g = k / (K/G) and X zero outside the image (doc/ops.md). Taps in the
+ * padding add nothing and are skipped. */
+static int conv2d_oracle(const harness_desc *hd, const double *const *in, double *y, char *why,
+                         size_t why_len) {
+  const adnn_conv2d_desc *d = &hd->conv2d;
+  const adnn_tensor_desc *xd = &d->x, *wd = &d->w, *yd = &d->y;
+  const int64_t N = xd->dims[0], C = xd->dims[1], H = xd->dims[2], W = xd->dims[3];
+  const int64_t K = wd->dims[0], CG = wd->dims[1], R = wd->dims[2], S = wd->dims[3];
+  const int64_t G = d->groups;
+  if (G < 1 || C % G != 0 || K % G != 0 || CG != C / G) {
+    snprintf(why, why_len, "conv2d: C %lld, K %lld, groups %lld and filter channels %lld do not "
+             "fit", (long long)C, (long long)K, (long long)G, (long long)CG);
+    return -1;
+  }
+  const int64_t P = (H + d->pad_top + d->pad_bottom - d->dilation_h * (R - 1) - 1) / d->stride_h + 1;
+  const int64_t Q = (W + d->pad_left + d->pad_right - d->dilation_w * (S - 1) - 1) / d->stride_w + 1;
+  if (yd->dims[0] != N || yd->dims[1] != K || yd->dims[2] != P || yd->dims[3] != Q) {
+    snprintf(why, why_len, "conv2d: y is [%lld, %lld, %lld, %lld], doc/ops.md gives [%lld, %lld, "
+             "%lld, %lld]", (long long)yd->dims[0], (long long)yd->dims[1], (long long)yd->dims[2],
+             (long long)yd->dims[3], (long long)N, (long long)K, (long long)P, (long long)Q);
+    return -1;
+  }
+  const double *x = in[0], *w = in[1], *bias = d->has_bias ? in[2] : NULL;
+  const int64_t KG = K / G;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < K; k++) {
+      const int64_t g = k / KG;
+      for (int64_t p = 0; p < P; p++)
+        for (int64_t q = 0; q < Q; q++) {
+          harness_sum sum;
+          harness_sum_init(&sum);
+          for (int64_t c = 0; c < CG; c++) {
+            const double *xc = x + n * xd->strides[0] + (g * CG + c) * xd->strides[1];
+            const double *wc = w + k * wd->strides[0] + c * wd->strides[1];
+            for (int64_t r = 0; r < R; r++) {
+              const int64_t h = p * d->stride_h - d->pad_top + r * d->dilation_h;
+              if (h < 0 || h >= H) continue;
+              for (int64_t s = 0; s < S; s++) {
+                const int64_t v = q * d->stride_w - d->pad_left + s * d->dilation_w;
+                if (v < 0 || v >= W) continue;
+                harness_sum_add(&sum, (long double)xc[h * xd->strides[2] + v * xd->strides[3]] *
+                                          wc[r * wd->strides[2] + s * wd->strides[3]]);
+              }
+            }
+          }
+          long double acc = harness_sum_value(&sum);
+          if (bias) acc += bias[k * d->bias.strides[0]];
+          y[n * yd->strides[0] + k * yd->strides[1] + p * yd->strides[2] + q * yd->strides[3]] =
+              (double)harness_activation_oracle(&d->activation, acc);
+        }
+    }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cases                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Layouts of x, w and y. */
+enum conv_layout {
+  NCHW,      /* x, y NCHW; w KCRS */
+  NHWC,      /* x, y NHWC; w KRSC */
+  PADDED,    /* every tensor row-major with gaps */
+  NCHW_KRSC, /* x, y NCHW; w KRSC */
+  NHWC_KCRS, /* x, y NHWC; w KCRS */
+  Y_PITCH    /* x, y NCHW, w KCRS, y's rows 3 elements longer than Q */
+};
+static const char *const layout_names[] = {" nchw",      " nhwc",      " padded",
+                                           " nchw krsc", " nhwc kcrs", " y pitch+3"};
+
+typedef struct conv_spec {
+  const char *name;
+  int64_t n, c, h, w, k, r, s;
+  int64_t sh, sw, pt, pb, pl, pr, dh, dw, g;
+  int bias;
+  adnn_activation_kind act;
+  double alpha, beta;
+  enum conv_layout layout;
+  adnn_dtype dt;
+} conv_spec;
+
+static void conv_case(harness_suite *suite, const conv_spec *s) {
+  harness_case c;
+  const adnn_dtype dt = s->dt ? s->dt : ADNN_DTYPE_F32;
+  harness_case_init(&c, harness_op_find("conv2d"), dt,
+                    "%s n%lld c%lld %lldx%lld k%lld f%lldx%lld s%lld,%lld p%lld,%lld,%lld,%lld "
+                    "d%lld,%lld g%lld%s%s",
+                    s->name, (long long)s->n, (long long)s->c, (long long)s->h, (long long)s->w,
+                    (long long)s->k, (long long)s->r, (long long)s->s, (long long)s->sh,
+                    (long long)s->sw, (long long)s->pt, (long long)s->pb, (long long)s->pl,
+                    (long long)s->pr, (long long)s->dh, (long long)s->dw, (long long)s->g,
+                    s->bias ? " bias" : "", layout_names[s->layout]);
+  if (s->act) {
+    char a[64];
+    snprintf(a, sizeof a, " %s(%g,%g)", adnn_activation_name(s->act), s->alpha, s->beta);
+    strncat(c.name, a, sizeof c.name - strlen(c.name) - 1);
+  }
+  adnn_conv2d_desc *d = &c.desc.conv2d;
+  adnn_conv2d_desc_init(d);
+  const int x_nhwc = s->layout == NHWC || s->layout == NHWC_KCRS;
+  const int w_krsc = s->layout == NHWC || s->layout == NCHW_KRSC;
+  const enum harness_layout xl = x_nhwc ? HARNESS_NHWC
+                                 : s->layout == PADDED ? HARNESS_PADDED : HARNESS_PACKED;
+  const enum harness_layout wl = w_krsc ? HARNESS_NHWC
+                                 : s->layout == PADDED ? HARNESS_PADDED : HARNESS_PACKED;
+  d->x = harness_tensor_desc4(dt, s->n, s->c, s->h, s->w, xl);
+  d->w = harness_tensor_desc4(dt, s->k, s->c / s->g, s->r, s->s, wl);
+  d->stride_h = s->sh;
+  d->stride_w = s->sw;
+  d->pad_top = s->pt;
+  d->pad_bottom = s->pb;
+  d->pad_left = s->pl;
+  d->pad_right = s->pr;
+  d->dilation_h = s->dh;
+  d->dilation_w = s->dw;
+  d->groups = s->g;
+  d->activation.kind = s->act;
+  d->activation.alpha = s->alpha;
+  d->activation.beta = s->beta;
+  int64_t yd[4];
+  if (adnn_conv2d_output_dims(d, yd) != ADNN_STATUS_SUCCESS) {
+    snprintf(c.name + strlen(c.name), sizeof c.name - strlen(c.name), ": adnn_conv2d_output_dims "
+             "failed: %s", adnn_last_error());
+    d->y = harness_tensor_desc4(dt, 0, 0, 0, 0, HARNESS_PACKED); /* the oracle rejects it */
+  } else {
+    d->y = harness_tensor_desc4(dt, yd[0], yd[1], yd[2], yd[3], xl);
+  }
+  if (s->layout == Y_PITCH && d->y.rank == 4) {
+    d->y.strides[2] = d->y.dims[3] + 3;
+    d->y.strides[1] = d->y.strides[2] * d->y.dims[2];
+    d->y.strides[0] = d->y.strides[1] * d->y.dims[1];
+  }
+  if (s->bias) {
+    d->has_bias = 1;
+    d->bias = harness_vector_desc(dt, s->k);
+  }
+  if (harness_case_alloc(&c) != 0) return;
+  tap_rng r = tap_rng_seed(harness_seed(c.name));
+  harness_fill_mixed(&c.in[0], &r);
+  const double wscale = 1.0 / sqrt((double)(s->c / s->g * s->r * s->s));
+  harness_fill_uniform(&c.in[1], &r, -2 * wscale, 2 * wscale);
+  if (s->bias) harness_fill_uniform(&c.in[2], &r, -0.5, 0.5);
+  harness_submit(suite, &c);
+}
+
+#define F32 ADNN_DTYPE_F32
+#define F64 ADNN_DTYPE_F64
+#define A_RELU ADNN_ACTIVATION_RELU
+#define A_CLAMP ADNN_ACTIVATION_CLAMP
+#define A_GELU ADNN_ACTIVATION_GELU
+#define A_SILU ADNN_ACTIVATION_SILU
+#define A_HARDSWISH ADNN_ACTIVATION_HARDSWISH
+#define A_ELU ADNN_ACTIVATION_ELU
+#define A_LEAKY ADNN_ACTIVATION_LEAKY_RELU
+#define A_TANH ADNN_ACTIVATION_TANH
+
+static const conv_spec conv_specs[] = {
+    /* name      n  c   h   w   k  r  s  sh sw pt pb pl pr dh dw g  bias act alpha beta layout dt */
+    {"1x1",      1, 8,  5,  7,  6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, NCHW, F32},
+    {"1x1",      3, 5,  4,  6,  7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"1x1",      1, 4,  7,  7,  3, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, NCHW, F32},
+    {"1x1 pad",  1, 3,  4,  4,  2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    {"1x1 g2",   1, 6,  5,  5,  4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1, 0, 0, 0, NCHW, F32},
+    {"1x1 big",  1, 64, 14, 14, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, F32},
+    {"3x3",      1, 4,  8,  8,  5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
+    {"3x3",      3, 6,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"3x3 odd",  1, 3,  7,  5,  4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, NCHW, F32},
+    {"3x3 s2",   3, 4,  9, 10,  6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    {"3x3 s3 asym", 1, 5, 11, 8, 4, 3, 3, 3, 3, 0, 2, 1, 0, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    {"3x3 asym", 1, 4,  8,  9,  4, 3, 3, 1, 1, 0, 1, 2, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"3x3 s1,2", 1, 3,  9,  9,  4, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, NCHW, F32},
+    {"3x3 dil2", 1, 4,  9,  9,  4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0, 0, NCHW, F32},
+    {"3x3 dil2 s2 g2", 3, 4, 11, 10, 6, 3, 3, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 0, 0, 0, NHWC, F32},
+    {"3x3 g2",   1, 8,  6,  6,  6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 0, 0, 0, 0, NCHW, F32},
+    {"3x3 g2",   3, 8,  7,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0, NHWC, F32},
+    {"dw 3x3",   1, 8,  9,  9,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 1, A_CLAMP, 0, 6, NCHW, F32},
+    {"dw 3x3 s2", 3, 16, 10, 10, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16, 1, 0, 0, 0, NHWC, F32},
+    {"dw 3x3 asym", 1, 5, 7, 6, 5, 3, 3, 1, 1, 0, 2, 2, 1, 1, 1, 5, 0, 0, 0, 0, NHWC, F32},
+    {"dw 5x5",   1, 6,  8,  8,  6, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 6, 1, 0, 0, 0, NCHW, F32},
+    {"dw 3x3 dil2", 1, 4, 9, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 4, 1, 0, 0, 0, NHWC, F32},
+    {"dw x2",    1, 4,  6,  6,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 0, 0, 0, NCHW, F32},
+    {"dw big",   1, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, 1, A_RELU, 0, 0, NHWC, F32},
+    {"5x5",      1, 3, 10, 10,  4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F32},
+    {"5x5 s2",   3, 3, 11,  9,  5, 5, 5, 2, 2, 2, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, NHWC, F32},
+    {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
+    {"7x7",      1, 2,  9,  9,  3, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1, 1, 0, 0, 0, 0, NHWC, F32},
+    {"1x7",      1, 3,  5,  9,  4, 1, 7, 1, 1, 0, 0, 3, 3, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    {"pad>=k/2", 1, 2,  5,  5,  3, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    {"pad>k",    1, 2,  5,  6,  2, 3, 3, 1, 1, 3, 0, 0, 3, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"tiny 1x1 img", 1, 3, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    {"tiny 2x3 img", 3, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"tiny 2x3 1x1", 1, 4, 2, 3, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, NCHW, F32},
+    {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, PADDED, F32},
+    {"1x1 padded", 1, 4, 5, 6, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, PADDED, F32},
+    {"3x3 big",  1, 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
+    {"3x3 big",  3, 16, 15, 17, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"3x3 resnet", 2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, F32},
+    {"1x1 resnet", 2, 128, 14, 14, 256, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    /* From the former CUDA-only test: a rectangular dilated filter, y rows
+     * with a pitch, the two mixed filter layouts, more epilogues. */
+    {"3x2 dil2 s2 g2 asym", 2, 4, 11, 10, 6, 3, 2, 2, 2, 0, 2, 1, 0, 2, 2, 2, 1, A_GELU, 0, 0, NHWC, F32},
+    {"3x3 asym", 2, 3,  6,  7,  4, 3, 3, 1, 1, 1, 0, 1, 2, 1, 1, 1, 1, A_SILU, 0, 0, Y_PITCH, F32},
+    {"3x3 s2,1 asym", 1, 3, 6, 6, 2, 3, 3, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, A_HARDSWISH, 0, 0, NCHW, F32},
+    {"3x3 g2",   1, 4,  5,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, A_ELU, 0.1, 0, NHWC, F32},
+    {"3x3 g2",   2, 6,  5,  5,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, A_RELU, 0, 0, NCHW_KRSC, F32},
+    {"3x3 asym", 1, 4,  6,  7,  8, 3, 3, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, A_LEAKY, 0.1, 0, NHWC_KCRS, F32},
+    {"3x3 k16",  2, 8,  9,  9, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    /* F64: the CPU plugin runs these on its reference kernels, which the
+     * oracle does not share. */
+    {"3x3",      1, 3,  6,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F64},
+    {"5x5 s2 g2", 3, 4, 9, 8, 6, 5, 5, 2, 2, 2, 1, 1, 2, 1, 1, 2, 1, 0, 0, 0, NHWC, F64},
+    {"dw 3x3",   1, 6,  7,  7,  6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, 0, 0, 0, 0, NCHW, F64},
+    {"3x3",      2, 3,  7,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_TANH, 0, 0, NCHW, F64},
+    {"1x1",      3, 5,  4,  6,  7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, F64},
+    {"3x3 dil2 s2 g2", 3, 4, 11, 10, 6, 3, 3, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 0, 0, 0, NHWC, F64},
+    {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_CLAMP, -0.5, 0.5, PADDED, F64},
+    {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F64},
+};
+
+static void conv2d_cases(harness_suite *suite) {
+  for (size_t i = 0; i < sizeof conv_specs / sizeof conv_specs[0]; i++)
+    conv_case(suite, &conv_specs[i]);
+  /* Every activation as the fused epilogue. */
+  static const struct {
+    adnn_activation_kind k;
+    double a, b;
+  } acts[] = {{ADNN_ACTIVATION_IDENTITY, 0, 0},  {ADNN_ACTIVATION_LEAKY_RELU, 0.1, 0},
+              {ADNN_ACTIVATION_ELU, 1.0, 0},     {ADNN_ACTIVATION_CLAMP, -0.5, 0.75},
+              {ADNN_ACTIVATION_SIGMOID, 0, 0},   {ADNN_ACTIVATION_TANH, 0, 0},
+              {ADNN_ACTIVATION_GELU_TANH, 0, 0}, {ADNN_ACTIVATION_SILU, 0, 0},
+              {ADNN_ACTIVATION_SOFTPLUS, 0, 0},  {ADNN_ACTIVATION_HARDSWISH, 0, 0}};
+  for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+    conv_spec s = {"3x3 epilogue", 1, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                   acts[i].k, acts[i].a, acts[i].b, i % 2 ? NHWC : NCHW, F32};
+    conv_case(suite, &s);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Self-tests of the oracle                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int run_oracle(const adnn_conv2d_desc *d, const double *x, const double *w,
+                      const double *bias, double *y) {
+  harness_desc hd;
+  hd.conv2d = *d;
+  const double *in[3] = {x, w, bias};
+  char why[256];
+  return conv2d_oracle(&hd, in, y, why, sizeof why) == 0;
+}
+
+static void conv2d_oracle_selftests(const harness_report *rep) {
+  const adnn_dtype dt = ADNN_DTYPE_F64;
+  /* 1. A 1x1 convolution is the matrix product W[K, C] * X[C, H*W], computed
+   * here with a plain loop of its own. */
+  {
+    enum { C = 5, K = 4, H = 3, W = 6 };
+    double x[C * H * W], w[K * C], y[K * H * W], want[K * H * W];
+    tap_rng r = tap_rng_seed(11);
+    for (int i = 0; i < C * H * W; i++) x[i] = tap_rng_uniform(&r, -1, 1);
+    for (int i = 0; i < K * C; i++) w[i] = tap_rng_uniform(&r, -1, 1);
+    for (int k = 0; k < K; k++)
+      for (int p = 0; p < H * W; p++) {
+        double s = 0;
+        for (int c = 0; c < C; c++) s += w[k * C + c] * x[c * H * W + p];
+        want[k * H * W + p] = s;
+      }
+    adnn_conv2d_desc d;
+    adnn_conv2d_desc_init(&d);
+    d.x = harness_tensor_desc4(dt, 1, C, H, W, HARNESS_PACKED);
+    d.w = harness_tensor_desc4(dt, K, C, 1, 1, HARNESS_PACKED);
+    d.y = harness_tensor_desc4(dt, 1, K, H, W, HARNESS_PACKED);
+    int good = run_oracle(&d, x, w, NULL, y);
+    for (int i = 0; i < K * H * W; i++) good &= harness_close(y[i], want[i], 1e-14);
+    harness_ok(rep, good, "oracle: a 1x1 conv2d equals the matrix product");
+  }
+  /* 2. x = 1..16 (4x4), w = 1..9, no padding. By hand, y[0, 0] = 1*1 + 2*2 +
+   * 3*3 + 5*4 + 6*5 + 7*6 + 9*7 + 10*8 + 11*9 = 348, and each step right adds
+   * sum(w) = 45, each step down 4 * 45 = 180: 348 393 528 573. The centre-tap
+   * filter with padding 1 is the identity. */
+  {
+    double x[16], w[9], y[16];
+    for (int i = 0; i < 16; i++) x[i] = i + 1;
+    for (int i = 0; i < 9; i++) w[i] = i + 1;
+    adnn_conv2d_desc d;
+    adnn_conv2d_desc_init(&d);
+    d.x = harness_tensor_desc4(dt, 1, 1, 4, 4, HARNESS_PACKED);
+    d.w = harness_tensor_desc4(dt, 1, 1, 3, 3, HARNESS_PACKED);
+    d.y = harness_tensor_desc4(dt, 1, 1, 2, 2, HARNESS_PACKED);
+    int good = run_oracle(&d, x, w, NULL, y);
+    harness_ok(rep, good && y[0] == 348 && y[1] == 393 && y[2] == 528 && y[3] == 573,
+               "oracle: hand-computed 3x3 cross-correlation (got %g %g %g %g)", y[0], y[1], y[2],
+               y[3]);
+    for (int i = 0; i < 9; i++) w[i] = i == 4;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    d.y = harness_tensor_desc4(dt, 1, 1, 4, 4, HARNESS_PACKED);
+    good = run_oracle(&d, x, w, NULL, y);
+    for (int i = 0; i < 16; i++) good &= y[i] == x[i];
+    harness_ok(rep, good, "oracle: the centre-tap 3x3 filter with padding 1 is the identity");
+    /* Stride 2, dilation 2 on x = 0..24 (5x5), w all 1: one output whose taps
+     * are rows and columns 0, 2 and 4, the elements 0 2 4 10 12 14 20 22 24,
+     * whose sum is 6 + 36 + 66 = 108; then the bias -1000. */
+    double x5[25], y1[1];
+    for (int i = 0; i < 25; i++) x5[i] = i;
+    for (int i = 0; i < 9; i++) w[i] = 1;
+    double bias = -1000.0;
+    d.x = harness_tensor_desc4(dt, 1, 1, 5, 5, HARNESS_PACKED);
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 0;
+    d.dilation_h = d.dilation_w = 2;
+    d.stride_h = d.stride_w = 2;
+    d.has_bias = 1;
+    d.bias = harness_vector_desc(dt, 1);
+    d.y = harness_tensor_desc4(dt, 1, 1, 1, 1, HARNESS_PACKED);
+    good = run_oracle(&d, x5, w, &bias, y1);
+    harness_ok(rep, good && y1[0] == 108 - 1000,
+               "oracle: dilation 2 taps every other element (got %g)", y1[0]);
+    d.activation.kind = ADNN_ACTIVATION_RELU;
+    good = run_oracle(&d, x5, w, &bias, y1);
+    harness_ok(rep, good && y1[0] == 0, "oracle: the fused relu comes after the bias (got %g)",
+               y1[0]);
+    /* A y of the wrong shape is refused, not computed. */
+    d.y = harness_tensor_desc4(dt, 1, 1, 2, 2, HARNESS_PACKED);
+    harness_ok(rep, !run_oracle(&d, x5, w, &bias, y1),
+               "oracle: a y whose dims contradict doc/ops.md is refused");
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bad descriptors                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void conv2d_bad_descriptors(const harness_report *rep, adnn_context *ctx,
+                                   const char *bn) {
+  adnn_plan *plan = NULL;
+  adnn_conv2d_desc cd;
+  adnn_conv2d_desc_init(&cd);
+  cd.x = harness_tensor_desc4(F32, 1, 4, 5, 5, HARNESS_PACKED);
+  cd.w = harness_tensor_desc4(F32, 6, 4 / 2, 3, 3, HARNESS_PACKED);
+  cd.groups = 3; /* 4 channels in 3 groups */
+  cd.y = harness_tensor_desc4(F32, 1, 6, 3, 3, HARNESS_PACKED);
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &cd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: groups not dividing C is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "divisible",
+                   "%s conv2d: the message says \"divisible\"", bn);
+  cd.groups = 2;
+  cd.w = harness_tensor_desc4(F32, 6, 2, 3, 3, HARNESS_PACKED);
+  cd.y = harness_tensor_desc4(F32, 1, 6, 5, 5, HARNESS_PACKED); /* should be 3x3 */
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &cd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: y of the wrong shape is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "[1, 6, 3, 3]",
+                   "%s conv2d: the message names the right shape", bn);
+  cd.y = harness_tensor_desc4(F32, 1, 6, 3, 3, HARNESS_PACKED);
+  cd.y.strides[1] = 1; /* channels overlap the rows */
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &cd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: overlapping y strides are BAD_PARAM", bn);
+  cd.y = harness_tensor_desc4(F32, 1, 6, 3, 3, HARNESS_PACKED);
+  cd.w = harness_tensor_desc4(F32, 6, 3, 3, 3, HARNESS_PACKED); /* 3 != 4/2 channels per group */
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &cd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: filter channels != C/groups is BAD_PARAM", bn);
+}
+
+const harness_op_traits harness_conv2d_traits = {
+    .inputs = conv2d_inputs,
+    .output = conv2d_output,
+    .set_dtype = conv2d_set_dtype,
+    .oracle = conv2d_oracle,
+    .tolerance = conv2d_tolerance,
+    .fill = conv2d_fill,
+    .variant_count = N_ALGORITHMS,
+    .set_variant = conv2d_set_variant,
+    .variant_expected = conv2d_variant_expected,
+    .cases = conv2d_cases,
+    .oracle_selftests = conv2d_oracle_selftests,
+    .bad_descriptors = conv2d_bad_descriptors,
+};

@@ -1,0 +1,153 @@
+/* adnn-bench problems as conformance-harness cases (see bench_case.h). This
+ * is the grammar's only per-op code: each form becomes its op's public
+ * descriptor; everything else goes through the op's traits. */
+#include "tools/bench_case.h"
+
+#include <string.h>
+
+/* [N, C, H, W] in NCHW or NHWC. */
+static adnn_tensor_desc image(int64_t n, int64_t c, int64_t h, int64_t w, int nhwc) {
+  return harness_tensor_desc4(ADNN_DTYPE_F32, n, c, h, w, nhwc ? HARNESS_NHWC : HARNESS_PACKED);
+}
+
+static adnn_tensor_desc packed(int rank, const int64_t *dims) {
+  return harness_tensor_desc(ADNN_DTYPE_F32, rank, dims, HARNESS_PACKED);
+}
+
+/* The descriptor of every op but gemm, in F32 (the dtype is set afterwards
+ * through the op's traits). Returns the op's name. */
+static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algorithm algorithm,
+                            harness_desc *d) {
+  memset(d, 0, sizeof *d);
+  switch (p->op) {
+    case BENCH_OP_CONV: {
+      adnn_conv2d_desc *c = &d->conv2d;
+      adnn_conv2d_desc_init(c);
+      c->x = image(p->mb, p->ic, p->ih, p->iw, nhwc);
+      c->w = image(p->oc, p->ic / p->g, p->kh, p->kw, nhwc);
+      c->y = image(p->mb, p->oc, p->oh, p->ow, nhwc);
+      c->stride_h = p->sh;
+      c->stride_w = p->sw;
+      c->pad_top = p->pt;
+      c->pad_bottom = p->pb;
+      c->pad_left = p->pl;
+      c->pad_right = p->pr;
+      c->dilation_h = p->dh;
+      c->dilation_w = p->dw;
+      c->groups = p->g;
+      c->algorithm = algorithm;
+      return "conv2d";
+    }
+    case BENCH_OP_POOL: {
+      adnn_pool2d_desc *c = &d->pool2d;
+      adnn_pool2d_desc_init(c);
+      c->x = image(p->mb, p->ic, p->ih, p->iw, nhwc);
+      c->y = image(p->mb, p->ic, p->oh, p->ow, nhwc);
+      c->kind = p->pool_kind;
+      c->kernel_h = p->kh;
+      c->kernel_w = p->kw;
+      c->stride_h = p->sh;
+      c->stride_w = p->sw;
+      c->pad_top = p->pt;
+      c->pad_bottom = p->pb;
+      c->pad_left = p->pl;
+      c->pad_right = p->pr;
+      c->ceil_mode = p->ceil_mode;
+      return "pool2d";
+    }
+    case BENCH_OP_ACT: {
+      adnn_activation_desc *c = &d->activation;
+      adnn_activation_desc_init(c);
+      c->x = c->y = packed(p->rank, p->dims);
+      c->activation.kind = p->act_kind;
+      c->activation.alpha = p->alpha;
+      c->activation.beta = p->beta;
+      return "activation";
+    }
+    case BENCH_OP_SOFTMAX: {
+      adnn_softmax_desc *c = &d->softmax;
+      adnn_softmax_desc_init(c);
+      c->x = c->y = packed(p->rank, p->dims);
+      c->axis = p->axis;
+      c->log = p->log_softmax;
+      return "softmax";
+    }
+    case BENCH_OP_LNORM:
+    case BENCH_OP_RMSNORM: {
+      adnn_norm_desc *c = &d->norm;
+      adnn_norm_desc_init(c);
+      c->x = c->y = packed(p->rank, p->dims);
+      c->kind = p->op == BENCH_OP_LNORM ? ADNN_NORM_LAYER : ADNN_NORM_RMS;
+      c->norm_dims = p->norm_dims;
+      c->epsilon = p->eps;
+      c->has_gain = p->has_gain;
+      c->has_bias = p->has_bias;
+      return "norm";
+    }
+    case BENCH_OP_BNORM: {
+      adnn_batchnorm_desc *c = &d->batchnorm;
+      adnn_batchnorm_desc_init(c);
+      const int64_t nc[2] = {p->mb, p->ic};
+      c->x = c->y = p->ih ? image(p->mb, p->ic, p->ih, p->iw, nhwc) : packed(2, nc);
+      c->epsilon = p->eps;
+      c->activation.kind = p->act_kind;
+      return "batchnorm";
+    }
+    case BENCH_OP_BINARY: {
+      adnn_binary_desc *c = &d->binary;
+      adnn_binary_desc_init(c);
+      c->a = packed(p->rank, p->dims);
+      c->b = packed(p->rank_b, p->dims_b);
+      /* y: the broadcast shape, dims aligned from the right */
+      const int r = p->rank > p->rank_b ? p->rank : p->rank_b;
+      int64_t yd[BENCH_MAX_RANK];
+      for (int k = 0; k < r; k++) {
+        const int64_t a = k < p->rank ? p->dims[p->rank - 1 - k] : 1;
+        const int64_t b = k < p->rank_b ? p->dims_b[p->rank_b - 1 - k] : 1;
+        yd[r - 1 - k] = a > b ? a : b;
+      }
+      c->y = packed(r, yd);
+      c->op = p->binary_op;
+      return "binary";
+    }
+  }
+  return NULL;
+}
+
+/* A, B and C of a gemm: problem, uniform in [-1, 1). */
+static int gemm_case(const bench_problem *p, harness_case *c) {
+  const int64_t da[2] = {p->ta ? p->k : p->m, p->ta ? p->m : p->k};
+  const int64_t db[2] = {p->tb ? p->n : p->k, p->tb ? p->k : p->n};
+  const int64_t dc[2] = {p->m, p->n};
+  const adnn_tensor_desc a = harness_tensor_desc(c->dtype, 2, da, HARNESS_PACKED);
+  const adnn_tensor_desc b = harness_tensor_desc(c->dtype, 2, db, HARNESS_PACKED);
+  const adnn_tensor_desc y = harness_tensor_desc(c->dtype, 2, dc, HARNESS_PACKED);
+  c->n_in = 2;
+  if (harness_buffer_init(&c->in[0], &a) || harness_buffer_init(&c->in[1], &b) ||
+      harness_buffer_init(&c->out, &y)) {
+    harness_case_free(c);
+    return -1;
+  }
+  tap_rng r = tap_rng_seed(harness_seed(c->name));
+  harness_fill_uniform(&c->in[0], &r, -1.0, 1.0);
+  harness_fill_uniform(&c->in[1], &r, -1.0, 1.0);
+  return 0;
+}
+
+int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype, int nhwc,
+                     adnn_conv2d_algorithm algorithm, harness_case *c) {
+  if (p->op == BENCH_OP_GEMM) {
+    harness_case_init(c, NULL, dtype, "%s", text);
+    return gemm_case(p, c);
+  }
+  harness_desc d;
+  const char *name = describe(p, nhwc, algorithm, &d);
+  const harness_op *op = name ? harness_op_find(name) : NULL;
+  harness_case_init(c, op, dtype, "%s", text);
+  if (!op) return -1;
+  c->desc = d;
+  op->traits->set_dtype(&c->desc, dtype);
+  if (harness_case_alloc(c) != 0) return -1;
+  harness_case_fill(c);
+  return 0;
+}
