@@ -67,7 +67,7 @@ static adnn_status find_explicit(const char *spec, const char *origin, adnn__plu
   }
   if (found == NULL) {
     const char *path, *source;
-    adnn_plugin_search_path(&path, &source);
+    adnn_backend_search_path(&path, &source);
     char known[512] = "";
     for (size_t i = 0; i < n; i++) {
       size_t used = strlen(known);
@@ -166,11 +166,16 @@ void adnn_context_destroy(adnn_context *ctx) {
   free(ctx);
 }
 
-const char *adnn_context_backend(const adnn_context *ctx) {
+const char *adnn_context_get_backend(const adnn_context *ctx) {
   return ctx ? ctx->plugin->info.name : "";
 }
 
-int adnn_context_device(const adnn_context *ctx) { return ctx ? ctx->device : -1; }
+int adnn_context_get_device(const adnn_context *ctx) { return ctx ? ctx->device : -1; }
+
+/* The 0.1 names, kept as exported aliases (doc/versioning.md). */
+const char *adnn_context_backend(const adnn_context *ctx) { return adnn_context_get_backend(ctx); }
+
+int adnn_context_device(const adnn_context *ctx) { return adnn_context_get_device(ctx); }
 
 adnn_status adnn_context_synchronize(adnn_context *ctx) {
   adnn_status st = adnn__check_context("adnn_context_synchronize", ctx);
@@ -191,25 +196,30 @@ adnn_status adnn_context_set_flags(adnn_context *ctx, uint32_t flags) {
 
 uint32_t adnn_context_get_flags(const adnn_context *ctx) { return ctx ? ctx->flags : 0; }
 
+/* The end of adnn_tune_options' first released layout (0.1.0): callers built
+ * against that header pass at least this much (see adnn__read_struct). */
+#define TUNE_OPTIONS_V1_SIZE \
+  (offsetof(adnn_tune_options, deterministic) + sizeof(((adnn_tune_options *)0)->deterministic))
+
 adnn_status adnn_context_set_tune_options(adnn_context *ctx, const adnn_tune_options *options) {
   const char *func = "adnn_context_set_tune_options";
   adnn_status st = adnn__check_context(func, ctx);
   if (st != ADNN_STATUS_SUCCESS) return st;
   if (options == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: options is NULL", func);
-  if (options->struct_size < sizeof *options)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: options->struct_size is %zu but at least %zu is "
-                      "needed; initialize with adnn_tune_options_init()", func,
-                      options->struct_size, sizeof *options);
-  if ((int)options->mode != ADNN_TUNE_DEFAULT && (int)options->mode != ADNN_TUNE_OFF &&
-      (int)options->mode != ADNN_TUNE_EXHAUSTIVE)
+  adnn_tune_options o;
+  adnn_tune_options_init(&o);
+  st = adnn__read_struct(func, "adnn_tune_options", "adnn_tune_options_init", options,
+                         TUNE_OPTIONS_V1_SIZE, sizeof o, &o);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if ((int)o.mode != ADNN_TUNE_DEFAULT && (int)o.mode != ADNN_TUNE_OFF &&
+      (int)o.mode != ADNN_TUNE_EXHAUSTIVE)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: mode %d is not an adnn_tune_mode", func,
-                      (int)options->mode);
-  if (!isfinite(options->time_budget_ms) || options->time_budget_ms < 0)
+                      (int)o.mode);
+  if (!isfinite(o.time_budget_ms) || o.time_budget_ms < 0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: time_budget_ms (%g) must be finite and >= 0",
-                      func, options->time_budget_ms);
-  ctx->tune = *options;
-  ctx->tune.struct_size = sizeof ctx->tune;
-  ctx->tune.deterministic = options->deterministic != 0;
+                      func, o.time_budget_ms);
+  o.deterministic = o.deterministic != 0;
+  ctx->tune = o;
   return ADNN_STATUS_SUCCESS;
 }
 
@@ -218,10 +228,13 @@ adnn_status adnn_context_get_tune_options(const adnn_context *ctx, adnn_tune_opt
   adnn_status st = adnn__check_context(func, ctx);
   if (st != ADNN_STATUS_SUCCESS) return st;
   if (options == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: options is NULL", func);
-  if (options->struct_size < sizeof *options)
+  if (options->struct_size < TUNE_OPTIONS_V1_SIZE)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: options->struct_size is %zu but at least %zu is "
                       "needed; set it to sizeof(adnn_tune_options)", func, options->struct_size,
-                      sizeof *options);
-  *options = ctx->tune;
+                      (size_t)TUNE_OPTIONS_V1_SIZE);
+  /* Write what both sides know; struct_size tells the caller how much that is. */
+  const size_t n = options->struct_size < sizeof ctx->tune ? options->struct_size : sizeof ctx->tune;
+  memcpy(options, &ctx->tune, n);
+  options->struct_size = n;
   return ADNN_STATUS_SUCCESS;
 }

@@ -112,7 +112,7 @@ static adnn_status gemm_common(const char *func, adnn_context *ctx, adnn_dtype d
 
   if (!ADNN_PLUGIN_HAS(ctx->table, gemm))
     return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: backend %s does not implement GEMM", func,
-                      adnn_context_backend(ctx));
+                      adnn_context_get_backend(ctx));
   adnn_plugin_gemm_args args;
   memset(&args, 0, sizeof args);
   args.struct_size = sizeof args;

@@ -81,6 +81,16 @@ adnn_status adnn__tensor_check(const char *prefix, const adnn_tensor_desc *d, in
  * it may refuse exotic interleavings that happen to be disjoint). */
 int adnn__tensor_strides_disjoint(const adnn_tensor_desc *d);
 
+/* Reads a caller-filled struct that starts with `size_t struct_size` by the
+ * "read up to here" rule (doc/versioning.md): *dst (`size` bytes, this
+ * library's layout) holds the defaults; the caller's struct must reach
+ * `min_size` (the end of its first released layout), bytes up to
+ * min(struct_size, size) are copied, and bytes beyond `size` must be zero (a
+ * newer field left at its default). dst's struct_size becomes `size`. `type`
+ * and `init` name the struct and its initializer in messages. */
+adnn_status adnn__read_struct(const char *func, const char *type, const char *init,
+                              const void *src, size_t min_size, size_t size, void *dst);
+
 /* Validates ctx; returns SUCCESS or a BAD_PARAM_NULL naming `func`. */
 adnn_status adnn__check_context(const char *func, const adnn_context *ctx);
 

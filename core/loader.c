@@ -157,9 +157,16 @@ static char *explain_dlerror(const char *path, const char *err) {
 }
 
 static int has_required_slots(const adnn_plugin *t) {
-  return t->struct_size >= offsetof(adnn_plugin, mem_set) + sizeof t->mem_set && t->name &&
-         t->version && t->probe && t->context_create && t->context_destroy && t->synchronize &&
-         t->mem_alloc && t->mem_free && t->mem_copy && t->mem_set;
+  if (!(t->struct_size >= offsetof(adnn_plugin, mem_set) + sizeof t->mem_set && t->name &&
+        t->version && t->probe && t->context_create && t->context_destroy && t->synchronize &&
+        t->mem_alloc && t->mem_free && t->mem_copy && t->mem_set))
+    return 0;
+  /* Plans are optional, but a plugin that creates them must select, run and
+   * destroy them too. */
+  if (ADNN_PLUGIN_HAS(t, plan_create))
+    return ADNN_PLUGIN_HAS(t, plan_select) && ADNN_PLUGIN_HAS(t, plan_execute) &&
+           ADNN_PLUGIN_HAS(t, plan_destroy);
+  return 1;
 }
 
 static int valid_backend_name(const char *s) {
@@ -278,8 +285,9 @@ static adnn__plugin_record *load_plugin(const char *path) {
   if (major != ADNN_PLUGIN_ABI_MAJOR) {
     info->name = valid_backend_name(t->name) ? dup_str(t->name) : name_from_file(path);
     info->state = ADNN_BACKEND_INCOMPATIBLE;
-    info->reason = dup_printf("%s uses plugin ABI %u.%u but this adnn %s supports ABI %u.x; "
-                              "install the plugin that matches this adnn version",
+    info->reason = dup_printf("%s uses plugin ABI %u.%u but this adnn %s needs plugin ABI "
+                              "%u.x; install the plugin that matches this adnn version, or "
+                              "rebuild it against this adnn's <adnn/plugin.h>",
                               path, major, minor, ADNN_VERSION_STRING, ADNN_PLUGIN_ABI_MAJOR);
     return rec;
   }
@@ -525,13 +533,18 @@ adnn_status adnn_backend_get(size_t index, const adnn_backend_info **info) {
   return ADNN_STATUS_SUCCESS;
 }
 
-adnn_status adnn_plugin_search_path(const char **path, const char **source) {
+adnn_status adnn_backend_search_path(const char **path, const char **source) {
   adnn__plugin_record **r;
   size_t n;
   adnn__loader_records(&r, &n);
   if (path) *path = search_path;
   if (source) *source = search_path_source;
   return ADNN_STATUS_SUCCESS;
+}
+
+/* The 0.1 name, kept as an exported alias (doc/versioning.md). */
+adnn_status adnn_plugin_search_path(const char **path, const char **source) {
+  return adnn_backend_search_path(path, source);
 }
 
 /* The ADNN_BACKEND override, when it replaces "auto" (NULL otherwise). */

@@ -15,6 +15,9 @@ libadnn_la_SOURCES = \
 	core/alloc_set.c \
 	core/memory.c \
 	core/gemm.c \
+	core/struct_size.c \
+	core/op_validate.h \
+	core/op_validate.c \
 	core/ops.c \
 	core/tuner.h \
 	core/tuner.c \

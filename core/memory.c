@@ -23,7 +23,7 @@ adnn_status adnn_malloc(adnn_context *ctx, size_t bytes, void **ptr) {
   if (st != ADNN_STATUS_SUCCESS) return st;
   if (p == NULL)
     return adnn__fail(ADNN_STATUS_INTERNAL_ERROR, "adnn_malloc: backend %s returned NULL with "
-                      "success", adnn_context_backend(ctx));
+                      "success", adnn_context_get_backend(ctx));
   pthread_mutex_lock(&ctx->alloc_lock);
   int inserted = adnn__alloc_set_insert(&ctx->allocs, p);
   pthread_mutex_unlock(&ctx->alloc_lock);
@@ -46,7 +46,7 @@ adnn_status adnn_free(adnn_context *ctx, void *ptr) {
   if (!removed)
     return adnn__fail(ADNN_STATUS_BAD_PARAM_DOUBLE_FREE,
                       "adnn_free: pointer %p was not allocated by this context (backend %s) or "
-                      "was already freed", ptr, adnn_context_backend(ctx));
+                      "was already freed", ptr, adnn_context_get_backend(ctx));
   return ctx->table->mem_free(ctx->pctx, ptr);
 }
 

@@ -15,6 +15,9 @@
  *   conv2d f32 x=1x64x56x56:200704,3136,56,1 w=64x64x3x3:576,9,3,1
  *   y=1x64x56x56:200704,3136,56,1 s=1,1 p=1,1,1,1 d=1,1 g=1 nobias act=relu
  * (on one line). The algorithm field of the descriptor is not part of the key.
+ * The key is printed from the normalized problem (adnn_plugin_conv2d), whose
+ * fields carry the descriptor's values unchanged, so keys stored by adnn 0.1
+ * still match.
  */
 #include "config.h"
 
@@ -52,55 +55,42 @@ static void put_tensor(out_buf *o, const char *name, const adnn_tensor_desc *t) 
   for (int i = 0; i < t->rank; i++) put(o, "%s%lld", i ? "," : "", (long long)t->strides[i]);
 }
 
-static const char *activation_name(adnn_activation_kind k) {
-  switch (k) {
-    case ADNN_ACTIVATION_IDENTITY: return "identity";
-    case ADNN_ACTIVATION_RELU: return "relu";
-    case ADNN_ACTIVATION_LEAKY_RELU: return "leaky_relu";
-    case ADNN_ACTIVATION_ELU: return "elu";
-    case ADNN_ACTIVATION_CLAMP: return "clamp";
-    case ADNN_ACTIVATION_SIGMOID: return "sigmoid";
-    case ADNN_ACTIVATION_TANH: return "tanh";
-    case ADNN_ACTIVATION_GELU: return "gelu";
-    case ADNN_ACTIVATION_GELU_TANH: return "gelu_tanh";
-    case ADNN_ACTIVATION_SILU: return "silu";
-    case ADNN_ACTIVATION_SOFTPLUS: return "softplus";
-    case ADNN_ACTIVATION_HARDSWISH: return "hardswish";
-  }
-  return "unknown";
-}
-
 static void put_activation(out_buf *o, const adnn_activation *a) {
-  put(o, " act=%s", activation_name(a->kind));
+  put(o, " act=%s", adnn_activation_name(a->kind));
   if (a->kind == ADNN_ACTIVATION_LEAKY_RELU || a->kind == ADNN_ACTIVATION_ELU)
     put(o, "(%.17g)", a->alpha);
   else if (a->kind == ADNN_ACTIVATION_CLAMP)
     put(o, "(%.17g,%.17g)", a->alpha, a->beta);
 }
 
+/* conv2d, format 1 (see the top of this file). */
+static void key_conv2d(out_buf *o, const void *problem) {
+  const adnn_plugin_conv2d *d = problem;
+  put(o, "conv2d %s", adnn_plugin_dtype_name(d->x.dtype));
+  put_tensor(o, "x", &d->x);
+  put_tensor(o, "w", &d->w);
+  put_tensor(o, "y", &d->y);
+  put(o, " s=%lld,%lld p=%lld,%lld,%lld,%lld d=%lld,%lld g=%lld", (long long)d->stride_h,
+      (long long)d->stride_w, (long long)d->pad_top, (long long)d->pad_bottom,
+      (long long)d->pad_left, (long long)d->pad_right, (long long)d->dilation_h,
+      (long long)d->dilation_w, (long long)d->groups);
+  if (d->has_bias) put_tensor(o, "bias", &d->bias);
+  else put(o, " nobias");
+  put_activation(o, &d->activation);
+}
+
+/* The key printer of each op that has one: every ADNN_OP_TUNABLE op of the
+ * manifest needs an entry (t/tune-plan checks that tunable plans are stored). */
+static void (*const key_printers[ADNN_PLUGIN_OP_LIMIT_])(out_buf *o, const void *problem) = {
+    [ADNN_PLUGIN_OP_CONV2D] = key_conv2d,
+};
+
 size_t adnn__problem_key(const adnn_plugin_op *op, char *buf, size_t size) {
   if (buf == NULL || size == 0) return 0;
-  out_buf o = {buf, size, 0, 0};
   buf[0] = '\0';
-  switch (op->kind) {
-    case ADNN_PLUGIN_OP_CONV2D: {
-      const adnn_conv2d_desc *d = &op->desc.conv2d;
-      put(&o, "conv2d %s", adnn_plugin_dtype_name(d->x.dtype));
-      put_tensor(&o, "x", &d->x);
-      put_tensor(&o, "w", &d->w);
-      put_tensor(&o, "y", &d->y);
-      put(&o, " s=%lld,%lld p=%lld,%lld,%lld,%lld d=%lld,%lld g=%lld", (long long)d->stride_h,
-          (long long)d->stride_w, (long long)d->pad_top, (long long)d->pad_bottom,
-          (long long)d->pad_left, (long long)d->pad_right, (long long)d->dilation_h,
-          (long long)d->dilation_w, (long long)d->groups);
-      if (d->has_bias) put_tensor(&o, "bias", &d->bias);
-      else put(&o, " nobias");
-      put_activation(&o, &d->activation);
-      break;
-    }
-    default:
-      return 0;
-  }
+  if ((unsigned)op->kind >= ADNN_PLUGIN_OP_LIMIT_ || key_printers[op->kind] == NULL) return 0;
+  out_buf o = {buf, size, 0, 0};
+  key_printers[op->kind](&o, op->problem);
   if (o.overflow) {
     buf[0] = '\0';
     return 0;

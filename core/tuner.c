@@ -16,7 +16,7 @@
 #include "core/perfdb.h"
 #include "core/tuner.h"
 
-enum { MAX_CANDIDATES = 64, MAX_INPUTS = 8 };
+enum { MAX_CANDIDATES = 64, MAX_INPUTS = 8, MAX_OUTPUTS = 4 };
 
 static double now_ms(void) {
   struct timespec ts;
@@ -140,24 +140,28 @@ static void fill_host(void *buf, size_t bytes, adnn_dtype dtype, unsigned seed) 
 }
 
 typedef struct scratch {
-  int n_inputs;
+  int n_inputs, n_outputs;
   void *in[MAX_INPUTS];
-  void *out;
+  void *out[MAX_OUTPUTS];
 } scratch;
 
 static void scratch_free(adnn_context *ctx, scratch *s) {
   for (int i = 0; i < s->n_inputs; i++)
     if (s->in[i]) ctx->table->mem_free(ctx->pctx, s->in[i]);
-  if (s->out) ctx->table->mem_free(ctx->pctx, s->out);
+  for (int i = 0; i < s->n_outputs; i++)
+    if (s->out[i]) ctx->table->mem_free(ctx->pctx, s->out[i]);
   memset(s, 0, sizeof *s);
 }
 
 static int scratch_alloc(adnn_context *ctx, const adnn_plugin_op *op, const size_t *in_bytes,
-                         size_t out_bytes, scratch *s) {
+                         const size_t *out_bytes, scratch *s) {
   const adnn_plugin *t = ctx->table;
   memset(s, 0, sizeof *s);
-  if (op->n_inputs < 0 || op->n_inputs > MAX_INPUTS) return 0;
+  if (op->n_inputs < 0 || op->n_inputs > MAX_INPUTS || op->n_outputs < 1 ||
+      op->n_outputs > MAX_OUTPUTS)
+    return 0;
   s->n_inputs = op->n_inputs;
+  s->n_outputs = op->n_outputs;
   size_t host_bytes = 0;
   for (int i = 0; i < s->n_inputs; i++)
     if (in_bytes[i] > host_bytes) host_bytes = in_bytes[i];
@@ -172,17 +176,19 @@ static int scratch_alloc(adnn_context *ctx, const adnn_plugin_op *op, const size
       break;
     }
     if (in_bytes[i]) {
-      fill_host(host, in_bytes[i], adnn_plugin_op_dtype(op), (unsigned)i + 1);
+      fill_host(host, in_bytes[i], op->dtype, (unsigned)i + 1);
       if (t->mem_copy(ctx->pctx, s->in[i], host, in_bytes[i], ADNN_MEMCPY_HOST_TO_DEVICE) !=
           ADNN_STATUS_SUCCESS)
         okay = 0;
     }
   }
   free(host);
-  if (okay && t->mem_alloc(ctx->pctx, out_bytes ? out_bytes : 1, &s->out) != ADNN_STATUS_SUCCESS) {
-    s->out = NULL;
-    okay = 0;
-  }
+  for (int i = 0; okay && i < s->n_outputs; i++)
+    if (t->mem_alloc(ctx->pctx, out_bytes[i] ? out_bytes[i] : 1, &s->out[i]) !=
+        ADNN_STATUS_SUCCESS) {
+      s->out[i] = NULL;
+      okay = 0;
+    }
   if (okay && t->synchronize(ctx->pctx) != ADNN_STATUS_SUCCESS) okay = 0;
   if (!okay) scratch_free(ctx, s);
   return okay;
@@ -215,18 +221,16 @@ typedef struct measure_state {
   double best;   /* best median so far, or -1 */
 } measure_state;
 
-/* Measures result r (see the protocol in core/tuner.h). `left` is the number
- * of candidates still to measure, this one included. */
-static void measure_one(adnn_context *ctx, const adnn_plugin_op *op, const scratch *s,
+/* Measures result r on the plan (see the protocol in core/tuner.h): selects
+ * its candidate, then times runs. `left` is the number of candidates still
+ * to measure, this one included. */
+static void measure_one(adnn_context *ctx, adnn_plugin_plan *plan, const scratch *s,
                         adnn__tune_result *r, int left, measure_state *m) {
   const adnn_plugin *t = ctx->table;
-  adnn_plugin_op trial = *op;
-  snprintf(trial.candidate, sizeof trial.candidate, "%s", r->name);
-  adnn_plugin_plan *plan = NULL;
-  adnn_status st = t->plan_create(ctx->pctx, &trial, &plan);
+  adnn_status st = t->plan_select(plan, r->id);
   if (st != ADNN_STATUS_SUCCESS) {
     r->pub.status = st;
-    adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: plan creation failed (%s): %s", r->name,
+    adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: selecting it failed (%s): %s", r->name,
               adnn_status_name(st), adnn_last_error());
     return;
   }
@@ -236,7 +240,6 @@ static void measure_one(adnn_context *ctx, const adnn_plugin_op *op, const scrat
     r->pub.status = st;
     adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: execution failed (%s): %s", r->name,
               adnn_status_name(st), adnn_last_error());
-    t->plan_destroy(plan);
     return;
   }
   m->measured++;
@@ -284,13 +287,13 @@ static void measure_one(adnn_context *ctx, const adnn_plugin_op *op, const scrat
     m->best = r->pub.time_ms;
   adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: %.4f ms (median of %d run%s), workspace %zu",
             r->name, r->pub.time_ms, r->runs, r->runs == 1 ? "" : "s", r->pub.workspace_bytes);
-  t->plan_destroy(plan);
 }
 
-/* Measures the allowed candidates; returns 0 when the scratch buffers could
- * not be allocated (nothing measured). */
-static int measure_all(adnn_context *ctx, const adnn_plugin_op *op, const size_t *in_bytes,
-                       size_t out_bytes, adnn__tune_result *r, size_t n, measure_state *m) {
+/* Measures the allowed candidates on the plan; returns 0 when the scratch
+ * buffers could not be allocated (nothing measured). */
+static int measure_all(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_plugin_op *op,
+                       const size_t *in_bytes, const size_t *out_bytes, adnn__tune_result *r,
+                       size_t n, measure_state *m) {
   const adnn_tune_options *o = &ctx->tune;
   scratch s;
   if (!scratch_alloc(ctx, op, in_bytes, out_bytes, &s)) {
@@ -311,7 +314,7 @@ static int measure_all(adnn_context *ctx, const adnn_plugin_op *op, const size_t
       int left = 0;
       for (size_t j = i; j < n; j++)
         if (adnn__tuner_allowed(&r[j], o) && (r[j].slow != 0) == pass) left++;
-      measure_one(ctx, op, &s, &r[i], left, m);
+      measure_one(ctx, plan, &s, &r[i], left, m);
     }
   }
   scratch_free(ctx, &s);
@@ -322,12 +325,6 @@ static int measure_all(adnn_context *ctx, const adnn_plugin_op *op, const size_t
 /* Plan creation                                                             */
 /* ------------------------------------------------------------------------ */
 
-static adnn_status create_with(adnn_context *ctx, adnn_plugin_op *op, const char *candidate,
-                               adnn_plugin_plan **out) {
-  snprintf(op->candidate, sizeof op->candidate, "%s", candidate ? candidate : "");
-  return ctx->table->plan_create(ctx->pctx, op, out);
-}
-
 void adnn__tune_record_free(adnn__tune_record *rec) {
   if (rec == NULL) return;
   free(rec->results);
@@ -335,50 +332,50 @@ void adnn__tune_record_free(adnn__tune_record *rec) {
   rec->count = 0;
 }
 
-static int tunable(const adnn_plugin_op *op) {
-  return op->kind == ADNN_PLUGIN_OP_CONV2D && op->desc.conv2d.algorithm == ADNN_CONV2D_ALGO_AUTO;
+/* Selects `id` (0: the plugin's own choice) as the plan's final algorithm. */
+static adnn_status choose(adnn_context *ctx, adnn_plugin_plan *plan, int32_t id) {
+  return ctx->table->plan_select(plan, id);
 }
 
-adnn_status adnn__tuner_plan_create(adnn_context *ctx, adnn_plugin_op *op,
-                                    const size_t *input_bytes, size_t output_bytes,
-                                    const char *forced, adnn__tune_record *rec,
-                                    adnn_plugin_plan **out) {
+/* Chooses the algorithm of a created plan; see adnn__tuner_plan_create. */
+static adnn_status tune(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_plugin_op *op,
+                        const size_t *input_bytes, const size_t *output_bytes,
+                        const char *forced, int tunable, adnn__tune_record *rec) {
   const adnn_plugin *t = ctx->table;
   const adnn_tune_options *o = &ctx->tune;
-  memset(rec, 0, sizeof *rec);
-  op->candidate[0] = '\0';
-  if (forced != NULL || !tunable(op)) {
+  if (forced != NULL || !tunable) {
     snprintf(rec->reason, sizeof rec->reason, "%s",
              forced ? forced : "the backend's only algorithm for this op");
-    return create_with(ctx, op, "", out);
+    return choose(ctx, plan, 0);
   }
   if (!ADNN_PLUGIN_HAS(t, plan_candidates)) {
     snprintf(rec->reason, sizeof rec->reason, "heuristic (the backend lists no candidates)");
-    return create_with(ctx, op, "", out);
+    return choose(ctx, plan, 0);
   }
   adnn_plugin_candidate cands[MAX_CANDIDATES];
   memset(cands, 0, sizeof cands);
   int32_t count = 0;
-  adnn_status st = t->plan_candidates(ctx->pctx, op, cands, MAX_CANDIDATES, &count);
+  adnn_status st = t->plan_candidates(plan, cands, MAX_CANDIDATES, &count);
   if (st != ADNN_STATUS_SUCCESS || count <= 0) {
     if (st != ADNN_STATUS_SUCCESS)
       adnn__log(ADNN_LOG_DEBUG, "core", "tuner: listing candidates failed (%s): %s",
                 adnn_status_name(st), adnn_last_error());
     snprintf(rec->reason, sizeof rec->reason, "heuristic (the backend lists no candidates)");
-    return create_with(ctx, op, "", out);
+    return choose(ctx, plan, 0);
   }
   size_t n = count > MAX_CANDIDATES ? MAX_CANDIDATES : (size_t)count;
   if (n == 1) {
     snprintf(rec->reason, sizeof rec->reason, "the only candidate");
-    return create_with(ctx, op, "", out);
+    return choose(ctx, plan, 0);
   }
 
   adnn__tune_result *r = calloc(n, sizeof *r);
   if (r == NULL) {
     snprintf(rec->reason, sizeof rec->reason, "heuristic (out of host memory for tuning)");
-    return create_with(ctx, op, "", out);
+    return choose(ctx, plan, 0);
   }
   for (size_t i = 0; i < n; i++) {
+    r[i].id = cands[i].id;
     memcpy(r[i].name, cands[i].name, sizeof r[i].name);
     r[i].name[sizeof r[i].name - 1] = '\0';
     r[i].pub.algorithm = r[i].name;
@@ -399,10 +396,9 @@ adnn_status adnn__tuner_plan_create(adnn_context *ctx, adnn_plugin_op *op,
              idx < 0 ? "heuristic (tuning off; no candidate meets the workspace limit or "
                        "determinism requirement)"
                      : "heuristic (tuning off)");
-    char name[64];
-    snprintf(name, sizeof name, "%s", idx <= 0 ? "" : r[idx].name);
+    const int32_t id = idx <= 0 ? 0 : r[idx].id;
     free(r);
-    return create_with(ctx, op, name, out);
+    return choose(ctx, plan, id);
   }
 
   char key[2048];
@@ -415,7 +411,7 @@ adnn_status adnn__tuner_plan_create(adnn_context *ctx, adnn_plugin_op *op,
       e.algorithm[sizeof e.algorithm - 1] = '\0';
       for (size_t i = 0; i < n; i++) {
         if (strcmp(r[i].name, e.algorithm) != 0 || !adnn__tuner_allowed(&r[i], o)) continue;
-        st = create_with(ctx, op, r[i].name, out);
+        st = choose(ctx, plan, r[i].id);
         if (st == ADNN_STATUS_SUCCESS) {
           snprintf(rec->reason, sizeof rec->reason, "performance database (%s)",
                    source ? source : "memory");
@@ -432,7 +428,7 @@ adnn_status adnn__tuner_plan_create(adnn_context *ctx, adnn_plugin_op *op,
   /* Two threads tuning on one context would time each other's work. */
   pthread_mutex_lock(&ctx->tune_lock);
   measure_state m = {now_ms(), o->time_budget_ms, o->mode == ADNN_TUNE_EXHAUSTIVE, 0, 0, -1.0};
-  int measured = measure_all(ctx, op, input_bytes, output_bytes, r, n, &m);
+  int measured = measure_all(ctx, plan, op, input_bytes, output_bytes, r, n, &m);
   double spent = now_ms() - m.start;
   pthread_mutex_unlock(&ctx->tune_lock);
   int idx = adnn__tuner_select(r, n, o);
@@ -459,15 +455,36 @@ adnn_status adnn__tuner_plan_create(adnn_context *ctx, adnn_plugin_op *op,
   }
   adnn__log(ADNN_LOG_DEBUG, "core", "tuner: chose %s: %s", idx >= 0 ? r[idx].name : "(heuristic)",
             rec->reason);
-  st = create_with(ctx, op, idx >= 0 ? r[idx].name : "", out);
+  st = choose(ctx, plan, idx >= 0 ? r[idx].id : 0);
   if (st != ADNN_STATUS_SUCCESS && idx >= 0) {
     /* The winner worked a moment ago; should it fail now (memory), fall back. */
     size_t used = strlen(rec->reason);
     snprintf(rec->reason + used, sizeof rec->reason - used, "; %s failed, heuristic instead",
              r[idx].name);
-    st = create_with(ctx, op, "", out);
+    st = choose(ctx, plan, 0);
   }
   rec->results = r;
   rec->count = n;
   return st;
+}
+
+adnn_status adnn__tuner_plan_create(adnn_context *ctx, const adnn_plugin_op *op,
+                                    const size_t *input_bytes, const size_t *output_bytes,
+                                    const char *forced, int tunable, adnn__tune_record *rec,
+                                    adnn_plugin_plan **out) {
+  memset(rec, 0, sizeof *rec);
+  adnn_plugin_plan *plan = NULL;
+  adnn_status st = ctx->table->plan_create(ctx->pctx, op, &plan);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  st = tune(ctx, plan, op, input_bytes, output_bytes, forced, tunable, rec);
+  if (st != ADNN_STATUS_SUCCESS) {
+    /* Keep the plugin's message: destroying the plan must not replace it. */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", adnn_last_error());
+    ctx->table->plan_destroy(plan);
+    adnn__tune_record_free(rec);
+    return adnn__fail(st, "%s", msg);
+  }
+  *out = plan;
+  return ADNN_STATUS_SUCCESS;
 }

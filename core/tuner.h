@@ -2,8 +2,10 @@
  * The tuner: chooses the algorithm of a plan at creation (see
  * include/adnn/tuning.h for the user's view).
  *
- * For an op whose plugin lists more than one candidate (plan_candidates) and
- * whose descriptor forces no algorithm:
+ * The plugin plan is created once (plan_create describes the problem); the
+ * tuner then chooses its algorithm with plan_select. For a tunable op
+ * (ADNN_OP_TUNABLE in the manifest) whose plan lists more than one candidate
+ * (plan_candidates) and whose descriptor forces no algorithm:
  *   OFF         the first candidate that fits the workspace limit and the
  *               determinism requirement (normally the plugin's heuristic);
  *   DEFAULT     the performance database if it knows the problem and its
@@ -13,7 +15,7 @@
  * Measurement protocol (tuner.c): candidates are measured in the plugin's
  * order on scratch buffers of the plan's context (inputs filled once with small
  * seeded values copied from the host; never the caller's data). Per candidate:
- * create a plan with op.candidate set, one warm-up run (execute +
+ * plan_select(plan, id) on the one plan, one warm-up run (execute +
  * synchronize, timed), then timed runs of execute + synchronize: at least
  * ADNN__TUNE_MIN_RUNS unless the problem's budget would be overrun (the next
  * run is predicted to take as long as the last), at most ADNN__TUNE_MAX_RUNS,
@@ -49,6 +51,7 @@ enum { ADNN__TUNE_MIN_RUNS = 3, ADNN__TUNE_MAX_RUNS = 15 };
 typedef struct adnn__tune_result {
   adnn_plan_candidate pub; /* status: SUCCESS = usable (measured when time_ms >= 0);
                               otherwise why it was excluded */
+  int32_t id;    /* the plugin's id for plan_select */
   char name[64];
   int32_t slow; /* the plugin's adnn_plugin_candidate.slow */
   int32_t runs; /* timed runs behind time_ms (1: a single, pruned run) */
@@ -72,8 +75,9 @@ int adnn__tuner_allowed(const adnn__tune_result *r, const adnn_tune_options *o);
  * text without tabs, e.g.
  *   conv2d f32 x=1x64x56x56:200704,3136,56,1 w=64x64x3x3:576,9,3,1
  *   y=1x64x56x56:200704,3136,56,1 s=1,1 p=1,1,1,1 d=1,1 g=1 bias=64:1 act=relu
- * (one line). Returns the length, or 0 when the op has no key (not a tunable
- * kind) or the buffer is too small. */
+ * (one line), printed from the op's normalized problem. Returns the length,
+ * or 0 when the op has no key format (only tunable ops need one) or the
+ * buffer is too small. */
 size_t adnn__problem_key(const adnn_plugin_op *op, char *buf, size_t size);
 
 /* What the tuner records for a plan. */
@@ -85,15 +89,17 @@ typedef struct adnn__tune_record {
 
 struct adnn_context;
 
-/* Creates the plugin plan for a validated op, choosing its candidate as above
- * (op->candidate is set to the choice). input_bytes/output_bytes are the byte
- * spans of the op's tensors (op->n_inputs inputs), for the scratch buffers.
- * `forced` is NULL, or why the algorithm is fixed ("forced by the descriptor").
- * Fills *rec (free it with adnn__tune_record_free). Returns the status of the
- * final plugin plan_create; tuning failures are never errors. */
-adnn_status adnn__tuner_plan_create(struct adnn_context *ctx, adnn_plugin_op *op,
-                                    const size_t *input_bytes, size_t output_bytes,
-                                    const char *forced, adnn__tune_record *rec,
+/* Creates the plugin plan for a validated op and selects its algorithm as
+ * above. input_bytes/output_bytes are the byte spans of the op's tensors
+ * (op->n_inputs inputs, op->n_outputs outputs), for the scratch buffers.
+ * `forced` is NULL, or why the algorithm is fixed ("forced by the
+ * descriptor"); `tunable` says whether the op may be measured at all. Fills
+ * *rec (free it with adnn__tune_record_free). Returns the status of
+ * plan_create or of the final plan_select (the plan is destroyed then);
+ * tuning failures are never errors. */
+adnn_status adnn__tuner_plan_create(struct adnn_context *ctx, const adnn_plugin_op *op,
+                                    const size_t *input_bytes, const size_t *output_bytes,
+                                    const char *forced, int tunable, adnn__tune_record *rec,
                                     adnn_plugin_plan **out);
 
 void adnn__tune_record_free(adnn__tune_record *rec);

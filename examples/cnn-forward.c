@@ -207,10 +207,10 @@ int main(int argc, char **argv) {
   double checksum = 0.0;
   for (int i = 0; i < BATCH * CLASSES; i++) checksum += (double)probs[i] * (double)((i % 7) + 1);
   printf("adnn %s: cnn-forward on backend %s: batch %d, median %.3f ms per pass, checksum %.6f\n",
-         adnn_version_string(), adnn_context_backend(ctx), BATCH, times[1 + RUNS / 2] * 1e3,
+         adnn_version_string(), adnn_context_get_backend(ctx), BATCH, times[1 + RUNS / 2] * 1e3,
          checksum);
-  printf("  conv algorithms: %s, %s, %s, %s\n", adnn_plan_algorithm(conv1),
-         adnn_plan_algorithm(conv2), adnn_plan_algorithm(conv3), adnn_plan_algorithm(conv4));
+  printf("  conv algorithms: %s, %s, %s, %s\n", adnn_plan_get_algorithm(conv1),
+         adnn_plan_get_algorithm(conv2), adnn_plan_get_algorithm(conv3), adnn_plan_get_algorithm(conv4));
   int bad = 0;
   for (int b = 0; b < BATCH; b++) {
     int best = 0;

@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   double gflops = 2.0 * (double)n * (double)n * (double)n / times[RUNS / 2] * 1e-9;
   printf("adnn %s: SGEMM %ldx%ldx%ld on backend %s (device %d): median %.3f ms, %.1f GFLOP/s, "
          "max |error| of the last row %.2e\n",
-         adnn_version_string(), n, n, n, adnn_context_backend(ctx), adnn_context_device(ctx),
+         adnn_version_string(), n, n, n, adnn_context_get_backend(ctx), adnn_context_get_device(ctx),
          times[RUNS / 2] * 1e3, gflops, max_err);
   int bad = !(max_err <= 1e-4 * (double)n);
   CHECK(adnn_free(ctx, a));

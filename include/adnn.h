@@ -63,8 +63,8 @@ ADNN_API const char *adnn_status_name(adnn_status status);
 ADNN_API const char *adnn_status_string(adnn_status status);
 
 /** The message of the most recent failed adnn call on the calling thread, naming
- *  the function and the problem, e.g. "adnn_gemm: lda (3) is smaller than k (4)
- *  for a non-transposed A". Successful calls leave it unchanged; it is "" before
+ *  the function and the problem, e.g. "adnn_gemm: lda (3) is smaller than the row
+ *  length of a (4)". Successful calls leave it unchanged; it is "" before
  *  the first failure. The pointer stays valid until the next adnn call on the same
  *  thread. Never NULL. Thread-safe (the message is thread-local). */
 ADNN_API const char *adnn_last_error(void);
@@ -192,6 +192,9 @@ ADNN_API adnn_status adnn_backend_auto_choice(const char **name, const char **re
  *  came from ("ADNN_PLUGIN_PATH" or "compiled-in"); either out-pointer may be
  *  NULL. Strings live until the process exits. Always ADNN_STATUS_SUCCESS.
  *  Thread-safe. */
+ADNN_API adnn_status adnn_backend_search_path(const char **path, const char **source);
+
+/** The name of adnn_backend_search_path() in adnn 0.1, kept as an alias. */
 ADNN_API adnn_status adnn_plugin_search_path(const char **path, const char **source);
 
 /* ------------------------------------------------------------------------ */
@@ -225,9 +228,14 @@ ADNN_API void adnn_context_destroy(adnn_context *ctx);
 
 /** The name of the backend the context runs on ("cpu", "cuda"); "" for NULL.
  *  Thread-safe. */
-ADNN_API const char *adnn_context_backend(const adnn_context *ctx);
+ADNN_API const char *adnn_context_get_backend(const adnn_context *ctx);
 
 /** The device index within the backend (the N of "cuda:N"); -1 for NULL. */
+ADNN_API int adnn_context_get_device(const adnn_context *ctx);
+
+/** The names of adnn_context_get_backend() and adnn_context_get_device() in
+ *  adnn 0.1, kept as aliases. */
+ADNN_API const char *adnn_context_backend(const adnn_context *ctx);
 ADNN_API int adnn_context_device(const adnn_context *ctx);
 
 /** Waits until all work submitted to the context has finished. Returns

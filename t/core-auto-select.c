@@ -54,7 +54,7 @@ int main(void) {
   adnn_context *ctx = NULL;
   is_status(adnn_context_create(NULL, &ctx), ADNN_STATUS_SUCCESS, "create auto");
   if (ctx) {
-    is_str(adnn_context_backend(ctx), "hiscore", "auto context runs on hiscore");
+    is_str(adnn_context_get_backend(ctx), "hiscore", "auto context runs on hiscore");
     /* Memory works through the plugin's slots. */
     double host[5] = {1.5, -2.25, 3.0, 4.125, -5.5}, back[5] = {0};
     void *d = NULL, *e = NULL;
@@ -92,7 +92,7 @@ int main(void) {
   ctx = NULL;
   is_status(adnn_context_create("cpu", &ctx), ADNN_STATUS_SUCCESS, "explicit cpu");
   if (ctx) {
-    is_str(adnn_context_backend(ctx), "cpu", "explicit cpu runs on cpu");
+    is_str(adnn_context_get_backend(ctx), "cpu", "explicit cpu runs on cpu");
     double a[2] = {2, 3}, b[2] = {5, 7}, c = -1;
     void *da, *db, *dc;
     adnn_malloc(ctx, sizeof a, &da);
@@ -110,7 +110,7 @@ int main(void) {
   setenv("ADNN_BACKEND", "cpu", 1);
   ctx = NULL;
   is_status(adnn_context_create("auto", &ctx), ADNN_STATUS_SUCCESS, "auto with ADNN_BACKEND=cpu");
-  is_str(adnn_context_backend(ctx), "cpu", "ADNN_BACKEND=cpu overrides the higher score");
+  is_str(adnn_context_get_backend(ctx), "cpu", "ADNN_BACKEND=cpu overrides the higher score");
   adnn_context_destroy(ctx);
   unsetenv("ADNN_BACKEND");
   tmpdir_remove(root);

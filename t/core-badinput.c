@@ -205,7 +205,7 @@ int main(void) {
   BAD(adnn_backend_get(SIZE_MAX, &info), ADNN_STATUS_BAD_PARAM, "adnn_backend_get",
       "out of range", "backend_get: index SIZE_MAX");
   ok(info == (const adnn_backend_info *)(uintptr_t)0x99, "backend_get: info untouched");
-  is_status(adnn_plugin_search_path(NULL, NULL), ADNN_STATUS_SUCCESS,
+  is_status(adnn_backend_search_path(NULL, NULL), ADNN_STATUS_SUCCESS,
             "plugin_search_path(NULL, NULL) is fine");
   BAD(adnn_log_set_level((adnn_log_level)99), ADNN_STATUS_BAD_PARAM, "adnn_log_set_level",
       "level", "log_set_level(99)");

@@ -44,8 +44,8 @@ static void create_ok(const char *spec, const char *backend, int device) {
   is_status(st, ADNN_STATUS_SUCCESS, "create \"%s\"", spec ? spec : "(NULL)");
   if (st != ADNN_STATUS_SUCCESS) return;
   ok(ctx != NULL, "\"%s\": context is not NULL", spec ? spec : "(NULL)");
-  is_str(adnn_context_backend(ctx), backend, "\"%s\" runs on %s", spec ? spec : "(NULL)", backend);
-  is_int(adnn_context_device(ctx), device, "\"%s\" is device %d", spec ? spec : "(NULL)", device);
+  is_str(adnn_context_get_backend(ctx), backend, "\"%s\" runs on %s", spec ? spec : "(NULL)", backend);
+  is_int(adnn_context_get_device(ctx), device, "\"%s\" is device %d", spec ? spec : "(NULL)", device);
   is_status(adnn_context_synchronize(ctx), ADNN_STATUS_SUCCESS, "synchronize \"%s\"",
             spec ? spec : "(NULL)");
   adnn_context_destroy(ctx);
@@ -162,8 +162,8 @@ int main(void) {
   /* Destroy, accessors and synchronize with NULL. */
   adnn_context_destroy(NULL);
   ok(1, "adnn_context_destroy(NULL) is a no-op");
-  is_str(adnn_context_backend(NULL), "", "adnn_context_backend(NULL) is \"\"");
-  is_int(adnn_context_device(NULL), -1, "adnn_context_device(NULL) is -1");
+  is_str(adnn_context_get_backend(NULL), "", "adnn_context_get_backend(NULL) is \"\"");
+  is_int(adnn_context_get_device(NULL), -1, "adnn_context_get_device(NULL) is -1");
   is_status(adnn_context_synchronize(NULL), ADNN_STATUS_BAD_PARAM_NULL, "synchronize(NULL)");
   contains(adnn_last_error(), "ctx", "message names ctx");
 

@@ -2,7 +2,8 @@
  * directories in a temporary directory and points ADNN_PLUGIN_PATH at them
  * before the first adnn call (plugins are loaded once per process):
  *
- *   p1/  adnn-badabi.so     plugin ABI 99            -> INCOMPATIBLE, both versions
+ *   p1/  adnn-abi1.so       built for plugin ABI 1.0 -> INCOMPATIBLE, both versions
+ *        adnn-badabi.so     plugin ABI 99            -> INCOMPATIBLE, both versions
  *        adnn-cpu.so        the real cpu plugin      -> READY
  *        adnn-malformed.so  no probe slot            -> INCOMPATIBLE
  *        adnn-noentry.so    no adnn_plugin_entry     -> LOAD_FAILED
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include <adnn.h>
+#include <adnn/plugin.h>
 
 #include "t/tap.h"
 #include "t/tmpdir.h"
@@ -96,7 +98,7 @@ int main(void) {
   mkdir(p2, 0755);
   mkdir(empty, 0755);
   char path[PATH_MAX * 2], from[PATH_MAX], to[PATH_MAX];
-  const char *test_plugins[] = {"adnn-badabi.so", "adnn-malformed.so", "adnn-noentry.so",
+  const char *test_plugins[] = {"adnn-abi1.so", "adnn-badabi.so", "adnn-malformed.so", "adnn-noentry.so",
                                 "adnn-nulltable.so", "adnn-unavail.so", "adnn-probefail.so",
                                 "adnn-zeroscore.so"};
   int made = 1;
@@ -139,10 +141,10 @@ int main(void) {
   /* ---- enumeration ---- */
   size_t count = 0;
   is_status(adnn_backend_count(&count), ADNN_STATUS_SUCCESS, "adnn_backend_count");
-  is_int(count, 10, "10 plugin files: 9 in p1 (not README, not the directory), 1 in p2; none from "
-         "the empty, missing or relative directories");
+  is_int(count, 11, "11 plugin files: 10 in p1 (not README, not the directory), 1 in p2; none "
+         "from the empty, missing or relative directories");
   const char *sp = NULL, *source = NULL;
-  adnn_plugin_search_path(&sp, &source);
+  adnn_backend_search_path(&sp, &source);
   is_str(sp, path, "search path is ADNN_PLUGIN_PATH");
   is_str(source, "ADNN_PLUGIN_PATH", "and says so");
   for (size_t i = 0; i < count; i++) {
@@ -156,7 +158,7 @@ int main(void) {
   const adnn_backend_info *first = NULL, *last = NULL;
   adnn_backend_get(0, &first);
   adnn_backend_get(count ? count - 1 : 0, &last);
-  contains(first ? first->path : "", "/p1/adnn-badabi.so", "the first record is p1's first file");
+  contains(first ? first->path : "", "/p1/adnn-abi1.so", "the first record is p1's first file");
   contains(last ? last->path : "", "/p2/adnn-cpu.so", "the last record is p2's cpu");
 
   const adnn_backend_info *b;
@@ -173,7 +175,16 @@ int main(void) {
   b = expect(p1, "adnn-badabi.so", ADNN_BACKEND_INCOMPATIBLE, "badabi");
   if (b) {
     contains(b->reason, "99", "badabi: the reason names the plugin's ABI 99");
-    contains(b->reason, "ABI 1", "badabi: and the core's ABI 1");
+    char core_abi[32];
+    snprintf(core_abi, sizeof core_abi, "ABI %d.x", ADNN_PLUGIN_ABI_MAJOR);
+    contains(b->reason, core_abi, "badabi: and the ABI major the core needs");
+  }
+  /* A real plugin of the previous ABI (compiled against the 0.1 headers). */
+  b = expect(p1, "adnn-abi1.so", ADNN_BACKEND_INCOMPATIBLE, "abi1");
+  if (b) {
+    contains(b->reason, "plugin ABI 1.0", "abi1: the reason names the plugin's ABI 1.0");
+    contains(b->reason, "needs plugin ABI 2.x", "abi1: and the ABI 2 the core needs");
+    contains(b->reason, "rebuild", "abi1: and says what to do");
   }
   b = expect(p1, "adnn-malformed.so", ADNN_BACKEND_INCOMPATIBLE, "malformed");
   if (b) contains(b->reason, "required", "malformed: the reason says a required slot is missing");
@@ -240,7 +251,7 @@ int main(void) {
   st = adnn_context_create("auto", &ctx);
   is_status(st, ADNN_STATUS_SUCCESS, "auto context");
   if (st == ADNN_STATUS_SUCCESS) {
-    is_str(adnn_context_backend(ctx), "cpu", "auto context is on cpu");
+    is_str(adnn_context_get_backend(ctx), "cpu", "auto context is on cpu");
     /* A 3x2 * 2x4 product with exact small integers. */
     double a[6] = {1, -2, 3, 4, -5, 6}, bm[8] = {7, -8, 9, 10, -11, 12, 13, -14}, c[12];
     double ref[12];

@@ -31,7 +31,7 @@ static void *worker(void *arg) {
     snprintf(j->error, sizeof j->error, "%s", adnn_last_error());
     return NULL;
   }
-  snprintf(j->backend, sizeof j->backend, "%s", adnn_context_backend(ctx));
+  snprintf(j->backend, sizeof j->backend, "%s", adnn_context_get_backend(ctx));
   /* C = A * B with A, B small integers: exact in double, so compare exactly. */
   double a[N * N], b[N * N], c[N * N], ref[N * N];
   tap_rng rng = tap_rng_seed(100 + (uint64_t)j->id);

@@ -251,7 +251,7 @@ int main(void) {
     is_status(st, ADNN_STATUS_SUCCESS, "create a cpu context");
     return tap_done();
   }
-  is_str(adnn_context_backend(ctx), backend, "context runs on %s", backend);
+  is_str(adnn_context_get_backend(ctx), backend, "context runs on %s", backend);
 
   /* Shapes x all four transpose combinations x both dtypes, packed. */
   static const int64_t shapes[][3] = {

@@ -1,19 +1,24 @@
 /*
- * The CUDA plugin's plan slots, exercised without a GPU: the plugin is
- * dlopen()ed directly with a host table of this test (as the core does), and
- * its plan entry points are called as far as they can run without a device.
+ * The CUDA plugin's plan slots, called directly: the plugin is dlopen()ed
+ * with a host table of this test (as the core does), and its plan entry
+ * points are driven as far as they run on this machine.
  *
- *  - the table provides plan_create, plan_execute, plan_destroy and
- *    plan_describe;
- *  - a dtype the DNN ops do not support is refused with NOT_SUPPORTED before
- *    any device call (so also on a GPU machine);
- *  - when the probe says the machine has no usable GPU: a plan_create for every
- *    op kind fails cleanly (no abort, no output) with a status other than
- *    SUCCESS and a message naming the vendor's error (cudaError...), and
- *    leaves nothing behind.
+ *  - the table provides plan_create, plan_candidates, plan_select,
+ *    plan_execute, plan_destroy and plan_describe;
+ *  - for every op of the manifest (ADNN_OP_LIST: a new op needs a problem
+ *    builder here before this test builds), a dtype the DNN ops do not
+ *    support is refused with NOT_SUPPORTED before any device call (so also on
+ *    a GPU machine), and an op kind the plugin does not know is refused;
+ *  - when the probe says the machine has no usable GPU: plan_create of every
+ *    op fails cleanly (no abort, no output) with a status other than SUCCESS
+ *    and a message naming the vendor's error (cudaError...), and leaves
+ *    nothing behind;
+ *  - with a usable GPU: one conv2d plan is described once, its candidates are
+ *    listed, and each is selected and executed on that one plan (what the
+ *    core's tuner does), then the plugin's own choice.
  *
- * The device paths themselves are covered by t/cuda-ops and the conformance
- * suite on a GPU machine.
+ * The kernels and the plan logic themselves are covered without a GPU by the
+ * host emulator (t/cuda-emu.sh) and on a GPU by the conformance suite.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -55,54 +60,181 @@ static adnn_status host_fail(adnn_status status, const char *fmt, ...) {
 
 static const char *host_getenv(const char *name) { return getenv(name); }
 
-static void op_for(adnn_plugin_op *op, adnn_plugin_op_kind kind, adnn_dtype dt) {
-  memset(op, 0, sizeof *op);
-  op->struct_size = sizeof *op;
-  op->kind = kind;
-  op->n_inputs = 1;
-  const int64_t d4[4] = {1, 2, 3, 3};
+/* ---- one small problem per op ------------------------------------------- */
+
+/* A packed row-major 4-D tensor. */
+static adnn_tensor_desc tensor4(adnn_dtype dt, int64_t n, int64_t c, int64_t h, int64_t w) {
   adnn_tensor_desc t;
   memset(&t, 0, sizeof t);
   t.dtype = dt;
   t.rank = 4;
-  for (int i = 0; i < 4; i++) t.dims[i] = d4[i];
-  t.strides[3] = 1, t.strides[2] = 3, t.strides[1] = 9, t.strides[0] = 18;
-  switch (kind) {
-    case ADNN_PLUGIN_OP_CONV2D:
-      adnn_conv2d_desc_init(&op->desc.conv2d);
-      op->desc.conv2d.x = op->desc.conv2d.w = op->desc.conv2d.y = t;
-      op->desc.conv2d.w.dims[0] = 2;
-      op->desc.conv2d.y.dims[2] = op->desc.conv2d.y.dims[3] = 1;
-      op->n_inputs = 2;
-      break;
-    case ADNN_PLUGIN_OP_POOL2D:
-      adnn_pool2d_desc_init(&op->desc.pool2d);
-      op->desc.pool2d.x = op->desc.pool2d.y = t;
-      break;
-    case ADNN_PLUGIN_OP_ACTIVATION:
-      adnn_activation_desc_init(&op->desc.activation);
-      op->desc.activation.x = op->desc.activation.y = t;
-      break;
-    case ADNN_PLUGIN_OP_SOFTMAX:
-      adnn_softmax_desc_init(&op->desc.softmax);
-      op->desc.softmax.x = op->desc.softmax.y = t;
-      op->desc.softmax.axis = 3;
-      break;
-    case ADNN_PLUGIN_OP_BATCHNORM:
-      adnn_batchnorm_desc_init(&op->desc.batchnorm);
-      op->desc.batchnorm.x = op->desc.batchnorm.y = t;
-      op->n_inputs = 5;
-      break;
-    case ADNN_PLUGIN_OP_NORM:
-      adnn_norm_desc_init(&op->desc.norm);
-      op->desc.norm.x = op->desc.norm.y = t;
-      break;
-    case ADNN_PLUGIN_OP_BINARY:
-      adnn_binary_desc_init(&op->desc.binary);
-      op->desc.binary.a = op->desc.binary.b = op->desc.binary.y = t;
-      op->n_inputs = 2;
-      break;
+  t.dims[0] = n, t.dims[1] = c, t.dims[2] = h, t.dims[3] = w;
+  t.strides[3] = 1, t.strides[2] = w, t.strides[1] = h * w, t.strides[0] = c * h * w;
+  return t;
+}
+
+/* x [1, 2, 3, 3], w [2, 2, 3, 3], y [1, 2, 1, 1]. */
+static int build_conv2d(adnn_plugin_conv2d *p, adnn_dtype dt) {
+  p->x = tensor4(dt, 1, 2, 3, 3);
+  p->w = tensor4(dt, 2, 2, 3, 3);
+  p->y = tensor4(dt, 1, 2, 1, 1);
+  p->N = 1, p->C = 2, p->H = 3, p->W = 3, p->K = 2, p->R = 3, p->S = 3, p->P = 1, p->Q = 1;
+  p->groups = 1, p->Cg = 2, p->Kg = 2;
+  p->stride_h = p->stride_w = p->dilation_h = p->dilation_w = 1;
+  p->activation.kind = ADNN_ACTIVATION_IDENTITY;
+  p->algorithm = ADNN_CONV2D_ALGO_AUTO;
+  return 2;
+}
+
+static int build_pool2d(adnn_plugin_pool2d *p, adnn_dtype dt) {
+  p->x = p->y = tensor4(dt, 1, 2, 3, 3);
+  p->N = 1, p->C = 2, p->H = 3, p->W = 3, p->P = 3, p->Q = 3;
+  p->kind = ADNN_POOL_MAX;
+  p->kernel_h = p->kernel_w = p->stride_h = p->stride_w = 1;
+  return 1;
+}
+
+static int build_activation(adnn_plugin_activation *p, adnn_dtype dt) {
+  p->x = p->y = tensor4(dt, 1, 2, 3, 3);
+  p->count = 18;
+  p->activation.kind = ADNN_ACTIVATION_RELU;
+  return 1;
+}
+
+static int build_softmax(adnn_plugin_softmax *p, adnn_dtype dt) {
+  p->x = p->y = tensor4(dt, 1, 2, 3, 3);
+  p->axis = 3;
+  return 1;
+}
+
+static int build_batchnorm(adnn_plugin_batchnorm *p, adnn_dtype dt) {
+  p->x = p->y = tensor4(dt, 1, 2, 3, 3);
+  p->C = 2;
+  p->epsilon = 1e-5;
+  return 5;
+}
+
+static int build_norm(adnn_plugin_norm *p, adnn_dtype dt) {
+  p->x = p->y = tensor4(dt, 1, 2, 3, 3);
+  p->kind = ADNN_NORM_LAYER;
+  p->norm_dims = 1;
+  p->D = 3, p->rows = 6;
+  p->epsilon = 1e-5;
+  return 1;
+}
+
+static int build_binary(adnn_plugin_binary *p, adnn_dtype dt) {
+  p->a = p->b = p->y = tensor4(dt, 1, 2, 3, 3);
+  p->op = ADNN_BINARY_ADD;
+  p->alpha = p->beta = 1.0;
+  return 2;
+}
+
+/* Storage for any op's problem. */
+typedef union any_problem {
+#define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
+  adnn_plugin_##name name;
+  ADNN_OP_LIST(PROBLEM_MEMBER_)
+#undef PROBLEM_MEMBER_
+} any_problem;
+
+/* Fills *op and *problem for `kind` in dtype dt (problem zeroed first). */
+static void op_for(adnn_plugin_op *op, any_problem *problem, adnn_plugin_op_kind kind,
+                   adnn_dtype dt) {
+  memset(op, 0, sizeof *op);
+  memset(problem, 0, sizeof *problem);
+  op->struct_size = sizeof *op;
+  op->kind = kind;
+  op->dtype = dt;
+  op->n_outputs = 1;
+  op->problem = problem;
+  op->problem_size = (uint32_t)adnn_plugin_problem_size(kind);
+  op->workspace_limit = (uint64_t)256 << 20;
+#define PROBLEM_BUILD_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
+  if (kind == ADNN_PLUGIN_OP_##NAME) {                                           \
+    problem->name.struct_size = (uint32_t)sizeof problem->name;                  \
+    op->n_inputs = build_##name(&problem->name, dt);                             \
   }
+  ADNN_OP_LIST(PROBLEM_BUILD_)
+#undef PROBLEM_BUILD_
+}
+
+/* The manifest's kinds, in order. */
+static const adnn_plugin_op_kind kinds[] = {
+#define KIND_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) ADNN_PLUGIN_OP_##NAME,
+    ADNN_OP_LIST(KIND_)
+#undef KIND_
+};
+
+/* ---- with a GPU: one conv2d plan, every candidate selected on it ---------- */
+
+static void select_every_candidate(const adnn_plugin *t) {
+  adnn_plugin_context *ctx = NULL;
+  if (t->init && t->init() != ADNN_STATUS_SUCCESS) {
+    ok(0, "init on a GPU machine: %s", last_error);
+    return;
+  }
+  if (!ok(t->context_create(0, &ctx) == ADNN_STATUS_SUCCESS, "context on device 0")) {
+    diag("  %s", last_error);
+    return;
+  }
+  adnn_plugin_op op;
+  any_problem problem;
+  op_for(&op, &problem, ADNN_PLUGIN_OP_CONV2D, ADNN_DTYPE_F32);
+  adnn_plugin_plan *plan = NULL;
+  is_status(t->plan_create(ctx, &op, &plan), ADNN_STATUS_SUCCESS, "conv2d f32: plan_create");
+  if (plan == NULL) {
+    diag("  %s", last_error);
+    t->context_destroy(ctx);
+    return;
+  }
+  adnn_plugin_candidate cands[16];
+  int32_t count = 0;
+  is_status(t->plan_candidates(plan, cands, 16, &count), ADNN_STATUS_SUCCESS, "plan_candidates");
+  ok(count >= 1 && count <= 16, "conv2d lists 1..16 candidates (%d)", (int)count);
+  if (count >= 1)
+    is_str(cands[count - 1].name, "direct", "the last candidate is our direct kernel");
+  void *buf[4] = {NULL, NULL, NULL, NULL};
+  const size_t bytes[4] = {18 * 4, 36 * 4, 2 * 4, 0};
+  int have_buffers = 1;
+  for (int i = 0; i < 3; i++)
+    if (t->mem_alloc(ctx, bytes[i], &buf[i]) != ADNN_STATUS_SUCCESS ||
+        t->mem_set(ctx, buf[i], 0, bytes[i]) != ADNN_STATUS_SUCCESS)
+      have_buffers = 0;
+  ok(have_buffers, "scratch buffers");
+  for (int32_t i = 0; i < count && i < 16; i++) {
+    const char *name = "";
+    size_t ws = 0;
+    ok(cands[i].id > 0, "%s: id %d > 0", cands[i].name, (int)cands[i].id);
+    is_status(t->plan_select(plan, cands[i].id), ADNN_STATUS_SUCCESS, "%s: selected on the plan",
+              cands[i].name);
+    t->plan_describe(plan, &name, &ws);
+    ok(strncmp(name, cands[i].name, strlen(cands[i].name)) == 0, "%s: described as %s",
+       cands[i].name, name);
+    ok(ws <= cands[i].workspace_bytes, "%s: holds %zu bytes of the %zu listed", cands[i].name, ws,
+       cands[i].workspace_bytes);
+    if (have_buffers) {
+      const void *in[2] = {buf[0], buf[1]};
+      void *out[1] = {buf[2]};
+      adnn_status st = t->plan_execute(plan, in, out);
+      if (st == ADNN_STATUS_SUCCESS) st = t->synchronize(ctx);
+      is_status(st, ADNN_STATUS_SUCCESS, "%s: executes", cands[i].name);
+    }
+  }
+  is_status(t->plan_select(plan, 0), ADNN_STATUS_SUCCESS, "the plugin's own choice");
+  const char *name = "";
+  size_t ws = 0;
+  t->plan_describe(plan, &name, &ws);
+  if (count >= 1)
+    ok(strncmp(name, cands[0].name, strlen(cands[0].name)) == 0,
+       "its own choice is the first candidate (%s)", name);
+  is_status(t->plan_select(plan, 99999), ADNN_STATUS_NOT_SUPPORTED, "an unknown candidate id");
+  t->plan_describe(plan, &name, &ws);
+  ok(name[0] == '\0' && ws == 0, "after a failed select the plan holds no algorithm");
+  t->plan_destroy(plan);
+  for (int i = 0; i < 3; i++)
+    if (buf[i]) t->mem_free(ctx, buf[i]);
+  t->context_destroy(ctx);
 }
 
 int main(void) {
@@ -118,11 +250,15 @@ int main(void) {
                                         host_log, host_fail, host_getenv};
   const adnn_plugin *t = entry ? entry(ADNN_PLUGIN_ABI_VERSION, &host) : NULL;
   if (!ok(t != NULL, "the plugin's entry returns its table")) return tap_done();
+  is_int((int)(t->abi_version >> 16), ADNN_PLUGIN_ABI_MAJOR, "the table is of plugin ABI %d",
+         ADNN_PLUGIN_ABI_MAJOR);
   ok(ADNN_PLUGIN_HAS(t, plan_create), "plan_create is provided");
+  ok(ADNN_PLUGIN_HAS(t, plan_candidates), "plan_candidates is provided");
+  ok(ADNN_PLUGIN_HAS(t, plan_select), "plan_select is provided");
   ok(ADNN_PLUGIN_HAS(t, plan_execute), "plan_execute is provided");
   ok(ADNN_PLUGIN_HAS(t, plan_destroy), "plan_destroy is provided");
   ok(ADNN_PLUGIN_HAS(t, plan_describe), "plan_describe is provided");
-  if (!ADNN_PLUGIN_HAS(t, plan_create)) return tap_done();
+  if (!ADNN_PLUGIN_HAS(t, plan_create) || !ADNN_PLUGIN_HAS(t, plan_select)) return tap_done();
 
   adnn_plugin_report report;
   memset(&report, 0, sizeof report);
@@ -133,28 +269,41 @@ int main(void) {
 
   struct adnn_plugin_context ctx;
   memset(&ctx, 0, sizeof ctx);
-  static const char *names[] = {"", "conv2d", "pool2d", "activation", "softmax", "batchnorm",
-                                "norm", "binary"};
-  for (int k = ADNN_PLUGIN_OP_CONV2D; k <= ADNN_PLUGIN_OP_BINARY; k++) {
-    adnn_plugin_op op;
-    adnn_plugin_plan *plan = NULL;
-    op_for(&op, (adnn_plugin_op_kind)k, ADNN_DTYPE_F16);
+  adnn_plugin_op op;
+  any_problem problem;
+  adnn_plugin_plan *plan = NULL;
+
+  /* An op kind outside the manifest (an older plugin meeting a newer core). */
+  op_for(&op, &problem, ADNN_PLUGIN_OP_LIMIT_, ADNN_DTYPE_F32);
+  last_error[0] = '\0';
+  is_status(t->plan_create(&ctx, &op, &plan), ADNN_STATUS_NOT_SUPPORTED,
+            "an unknown op kind is refused as not supported");
+  contains(last_error, "op kind", "the message names the op kind");
+  ok(plan == NULL, "no plan is returned");
+
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    const adnn_plugin_op_kind k = kinds[i];
+    const char *name = adnn_plugin_op_name(k);
+    plan = NULL;
+    op_for(&op, &problem, k, ADNN_DTYPE_F16);
     last_error[0] = '\0';
     adnn_status st = t->plan_create(&ctx, &op, &plan);
-    is_status(st, ADNN_STATUS_NOT_SUPPORTED, "%s f16: refused as not supported", names[k]);
-    contains(last_error, "not supported", "%s f16: the message says so", names[k]);
-    ok(plan == NULL, "%s f16: no plan is returned", names[k]);
+    is_status(st, ADNN_STATUS_NOT_SUPPORTED, "%s f16: refused as not supported", name);
+    contains(last_error, "not supported", "%s f16: the message says so", name);
+    contains(last_error, "f16", "%s f16: the message names the dtype", name);
+    ok(plan == NULL, "%s f16: no plan is returned", name);
     if (has_gpu) {
       tap_skip("a usable GPU is present: the device-less failure is not checked here");
       continue;
     }
-    op_for(&op, (adnn_plugin_op_kind)k, ADNN_DTYPE_F32);
+    op_for(&op, &problem, k, ADNN_DTYPE_F32);
     last_error[0] = '\0';
     st = t->plan_create(&ctx, &op, &plan);
     if (!ok(st != ADNN_STATUS_SUCCESS && plan == NULL && strstr(last_error, "cudaError") != NULL,
-            "%s f32 without a device: fails cleanly with the CUDA error named", names[k]))
+            "%s f32 without a device: fails cleanly with the CUDA error named", name))
       diag("  status %d, message: %s", (int)st, last_error);
   }
+  if (has_gpu) select_every_candidate(t);
   /* The core never dlclose()s a probed plugin; neither does this test. */
   return tap_done();
 }

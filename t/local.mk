@@ -25,7 +25,8 @@ EXTRA_DIST += t/tap.h t/rng.h t/tmpdir.h t/valgrind.supp
 
 # ---- core: status, tensors, contexts, memory, bad input, logging, loader -----
 core_tests = t/core-version t/core-status t/core-tensor t/core-context t/core-threads \
-	t/core-memory t/core-badinput t/core-log t/core-loader t/core-auto-select
+	t/core-memory t/core-badinput t/core-log t/core-loader t/core-auto-select \
+	t/core-struct-size t/core-compat-0.1
 check_PROGRAMS += $(core_tests)
 TESTS += $(core_tests)
 t_core_version_SOURCES = t/core-version.c t/tap.h
@@ -51,16 +52,31 @@ EXTRA_t_core_loader_DEPENDENCIES = $(test_plugins) backends/cpu/adnn-cpu.la
 t_core_auto_select_SOURCES = t/core-auto-select.c t/tap.h t/tmpdir.h
 t_core_auto_select_LDADD = libadnn.la
 EXTRA_t_core_auto_select_DEPENDENCIES = t/plugins/adnn-hiscore.la backends/cpu/adnn-cpu.la
+t_core_struct_size_SOURCES = t/core-struct-size.c t/tap.h
+t_core_struct_size_LDADD = libadnn.la
+# Built against the frozen headers of adnn 0.1.0 (t/compat/adnn-0.1/ first on
+# the include path), run against the current library.
+t_core_compat_0_1_SOURCES = t/core-compat-0.1.c t/tap.h
+t_core_compat_0_1_CPPFLAGS = -I$(top_srcdir)/t/compat/adnn-0.1 -I$(top_srcdir)
+t_core_compat_0_1_LDADD = libadnn.la -lm
+compat_0_1_headers = t/compat/adnn-0.1/adnn.h t/compat/adnn-0.1/adnn/ops.h \
+	t/compat/adnn-0.1/adnn/plugin.h t/compat/adnn-0.1/adnn/status.h \
+	t/compat/adnn-0.1/adnn/tuning.h t/compat/adnn-0.1/adnn/version.h
+EXTRA_DIST += t/compat/README $(compat_0_1_headers)
 
 # Test-only plugins for the loader tests: shared objects that are never
 # installed (-rpath /nowhere makes libtool build them shared; they land in
 # t/plugins/.libs/). They do not link against libadnn, like real plugins.
-test_plugins = t/plugins/adnn-badabi.la t/plugins/adnn-noentry.la \
+test_plugins = t/plugins/adnn-abi1.la t/plugins/adnn-badabi.la t/plugins/adnn-noentry.la \
 	t/plugins/adnn-nulltable.la t/plugins/adnn-unavail.la t/plugins/adnn-malformed.la \
 	t/plugins/adnn-hiscore.la t/plugins/adnn-zeroscore.la t/plugins/adnn-probefail.la
 check_LTLIBRARIES += $(test_plugins)
 EXTRA_DIST += t/plugins/test-plugin.h
 test_plugin_ldflags = -module -avoid-version -shared -rpath /nowhere
+# A plugin of the previous plugin ABI, compiled against the 0.1 headers.
+t_plugins_adnn_abi1_la_SOURCES = t/plugins/adnn-abi1.c
+t_plugins_adnn_abi1_la_CPPFLAGS = -I$(top_srcdir)/t/compat/adnn-0.1
+t_plugins_adnn_abi1_la_LDFLAGS = $(test_plugin_ldflags)
 t_plugins_adnn_badabi_la_SOURCES = t/plugins/adnn-badabi.c t/plugins/test-plugin.h
 t_plugins_adnn_badabi_la_LDFLAGS = $(test_plugin_ldflags)
 t_plugins_adnn_noentry_la_SOURCES = t/plugins/adnn-noentry.c
@@ -144,7 +160,7 @@ check_LTLIBRARIES += t/cuda-fake-libcuda.la
 check_PROGRAMS += t/cuda-probe t/cuda-memory t/cuda-gemm t/cuda-fake-driver t/cuda-compat \
 	t/cuda-plan-nodevice
 TESTS += t/cuda-compat t/cuda-fake-driver t/cuda-probe t/cuda-memory t/cuda-gemm \
-	t/cuda-plan-nodevice
+	t/cuda-plan-nodevice t/cuda-emu.sh
 endif
 t_cuda_fake_libcuda_la_SOURCES = t/fake-libcuda.c
 t_cuda_fake_libcuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
@@ -156,7 +172,8 @@ t_cuda_memory_LDADD = libadnn.la
 t_cuda_gemm_SOURCES = t/cuda-gemm.c t/tap.h
 t_cuda_gemm_LDADD = libadnn.la
 # The plugin's plan slots called directly (dlopen, own host table; libadnn only
-# for the TAP helpers), as far as they run without a device.
+# for the TAP helpers), as far as they run without a device (with a GPU: every
+# conv2d candidate selected and executed on one plan).
 t_cuda_plan_nodevice_SOURCES = t/cuda-plan-nodevice.c t/tap.h
 t_cuda_plan_nodevice_CPPFLAGS = $(AM_CPPFLAGS) $(cuda_test_defines)
 t_cuda_plan_nodevice_LDADD = libadnn.la -ldl
@@ -169,9 +186,14 @@ EXTRA_t_cuda_fake_driver_DEPENDENCIES = t/cuda-fake-libcuda.la backends/cuda/adn
 # The version rules, compiled straight into the test.
 t_cuda_compat_SOURCES = t/cuda-compat.c t/tap.h backends/cuda/cuda_compat.c
 t_cuda_compat_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
-# Host emulation of the CUDA plugin for machines without a GPU (a developer
-# check, not run by make check: sh t/cuda-emu/run.sh BUILD_DIR).
-EXTRA_DIST += t/cuda-emu/run.sh t/cuda-emu/emu.h t/cuda-emu/emu_plugin.c t/cuda-emu/cudnn_emu.c
+# Host emulation of the CUDA plugin for machines without a GPU:
+# t/cuda-emu.sh builds it (t/cuda-emu/build.sh: the plugin's code and kernels
+# compiled for the host, with test doubles for the device-bound calls) in a
+# temporary directory and runs t/conformance on it, once per cuDNN stand-in
+# and once under the tuner. sh t/cuda-emu/run.sh BUILD_DIR [TEST...] runs
+# other test programs on it by hand.
+EXTRA_DIST += t/cuda-emu.sh t/cuda-emu/build.sh t/cuda-emu/run.sh t/cuda-emu/emu.h \
+	t/cuda-emu/cuda_doubles.c t/cuda-emu/cudnn_doubles.c
 
 # ---- tools, documentation, packaging ---------------------------------------------
 # adnn-info's report; adnn-bench --mode=corr over the shipped problem sets on

@@ -82,12 +82,12 @@ static void set_mode(adnn_context *ctx, adnn_tune_mode mode, double budget, size
 
 static void show(const adnn_plan *p) {
   size_t n = 0;
-  adnn_plan_candidate_count(p, &n);
-  diag("chose %s (workspace %zu): %s", adnn_plan_algorithm(p), adnn_plan_workspace_bytes(p),
-       adnn_plan_choice_reason(p));
+  adnn_plan_get_candidate_count(p, &n);
+  diag("chose %s (workspace %zu): %s", adnn_plan_get_algorithm(p), adnn_plan_get_workspace_bytes(p),
+       adnn_plan_get_choice_reason(p));
   for (size_t i = 0; i < n; i++) {
     const adnn_plan_candidate *c;
-    if (adnn_plan_candidate_get(p, i, &c) != ADNN_STATUS_SUCCESS) continue;
+    if (adnn_plan_get_candidate(p, i, &c) != ADNN_STATUS_SUCCESS) continue;
     diag("  %-18s %-14s ws=%-9zu det=%d %9.4f ms", c->algorithm, adnn_status_name(c->status),
          c->workspace_bytes, (int)c->deterministic, c->time_ms);
   }
@@ -96,12 +96,12 @@ static void show(const adnn_plan *p) {
 /* The index of the fastest measured candidate, -1 if none. */
 static int fastest(const adnn_plan *p) {
   size_t n = 0;
-  adnn_plan_candidate_count(p, &n);
+  adnn_plan_get_candidate_count(p, &n);
   int best = -1;
   double t = 0;
   for (size_t i = 0; i < n; i++) {
     const adnn_plan_candidate *c;
-    adnn_plan_candidate_get(p, i, &c);
+    adnn_plan_get_candidate(p, i, &c);
     if (c->status != ADNN_STATUS_SUCCESS || !(c->time_ms >= 0)) continue;
     if (best < 0 || c->time_ms < t) {
       best = (int)i;
@@ -223,11 +223,11 @@ int main(void) {
   show(p);
   diag("plan creation with tuning took %.1f ms", tune_ms);
   size_t n = 0;
-  ok(adnn_plan_candidate_count(p, &n) == ADNN_STATUS_SUCCESS && n >= 2, "%zu candidates listed", n);
+  ok(adnn_plan_get_candidate_count(p, &n) == ADNN_STATUS_SUCCESS && n >= 2, "%zu candidates listed", n);
   int measured = 0, all_positive = 1;
   for (size_t i = 0; i < n; i++) {
     const adnn_plan_candidate *c;
-    adnn_plan_candidate_get(p, i, &c);
+    adnn_plan_get_candidate(p, i, &c);
     if (c->status == ADNN_STATUS_SUCCESS && c->time_ms >= 0) {
       measured++;
       if (!(c->time_ms > 0)) all_positive = 0;
@@ -236,16 +236,16 @@ int main(void) {
   ok(measured >= 2 && all_positive, "%d candidates measured, each with time_ms > 0", measured);
   int best = fastest(p);
   const adnn_plan_candidate *bc = NULL;
-  if (best >= 0) adnn_plan_candidate_get(p, (size_t)best, &bc);
-  ok(bc != NULL && strcmp(adnn_plan_algorithm(p), bc->algorithm) == 0,
+  if (best >= 0) adnn_plan_get_candidate(p, (size_t)best, &bc);
+  ok(bc != NULL && strcmp(adnn_plan_get_algorithm(p), bc->algorithm) == 0,
      "the plan runs the fastest measured candidate (%s)", bc ? bc->algorithm : "none");
-  ok(has_text(adnn_plan_choice_reason(p), "measured"), "the reason says it was measured");
+  ok(has_text(adnn_plan_get_choice_reason(p), "measured"), "the reason says it was measured");
   ok(tune_ms < 2000, "tuning this small problem took %.0f ms", tune_ms);
   const adnn_plan_candidate *c0;
-  ok(adnn_plan_candidate_get(p, n, &c0) == ADNN_STATUS_BAD_PARAM &&
-         adnn_plan_candidate_get(p, 0, NULL) == ADNN_STATUS_BAD_PARAM_NULL &&
-         adnn_plan_candidate_count(NULL, &n) == ADNN_STATUS_BAD_PARAM_NULL &&
-         strcmp(adnn_plan_choice_reason(NULL), "") == 0,
+  ok(adnn_plan_get_candidate(p, n, &c0) == ADNN_STATUS_BAD_PARAM &&
+         adnn_plan_get_candidate(p, 0, NULL) == ADNN_STATUS_BAD_PARAM_NULL &&
+         adnn_plan_get_candidate_count(NULL, &n) == ADNN_STATUS_BAD_PARAM_NULL &&
+         strcmp(adnn_plan_get_choice_reason(NULL), "") == 0,
      "candidate_get/count/choice_reason check their arguments");
 
   adnn_memcpy(ctx, hy, y, yb, ADNN_MEMCPY_DEVICE_TO_HOST);
@@ -273,7 +273,7 @@ int main(void) {
   st = adnn_plan_create_conv2d(ctx, &d, &p);
   if (st == ADNN_STATUS_SUCCESS) {
     show(p);
-    ok(has_text(adnn_plan_choice_reason(p), "performance database"),
+    ok(has_text(adnn_plan_get_choice_reason(p), "performance database"),
        "the same problem again comes from the performance database");
     adnn_plan_destroy(p);
   } else {
@@ -286,15 +286,15 @@ int main(void) {
   st = adnn_plan_create_conv2d(ctx, &d, &p);
   if (ok(st == ADNN_STATUS_SUCCESS, "mode off: created")) {
     show(p);
-    adnn_plan_candidate_count(p, &n);
-    ok(has_text(adnn_plan_choice_reason(p), "heuristic") && n == 0,
+    adnn_plan_get_candidate_count(p, &n);
+    ok(has_text(adnn_plan_get_choice_reason(p), "heuristic") && n == 0,
        "mode off: the heuristic, nothing measured");
     adnn_plan_destroy(p);
   }
   char heuristic[64] = "";
   st = adnn_plan_create_conv2d(ctx, &d, &p);
   if (st == ADNN_STATUS_SUCCESS) {
-    snprintf(heuristic, sizeof heuristic, "%s", adnn_plan_algorithm(p));
+    snprintf(heuristic, sizeof heuristic, "%s", adnn_plan_get_algorithm(p));
     adnn_plan_destroy(p);
   }
 
@@ -303,11 +303,11 @@ int main(void) {
   d.algorithm = ADNN_CONV2D_ALGO_WINOGRAD_F2X3;
   st = adnn_plan_create_conv2d(ctx, &d, &p);
   if (ok(st == ADNN_STATUS_SUCCESS, "forced: created")) {
-    adnn_plan_candidate_count(p, &n);
-    ok(n == 0 && has_text(adnn_plan_choice_reason(p), "forced") &&
-           strcmp(adnn_plan_algorithm(p), "winograd_f2x3") == 0,
-       "a forced algorithm is not tuned (%s: %s)", adnn_plan_algorithm(p),
-       adnn_plan_choice_reason(p));
+    adnn_plan_get_candidate_count(p, &n);
+    ok(n == 0 && has_text(adnn_plan_get_choice_reason(p), "forced") &&
+           strcmp(adnn_plan_get_algorithm(p), "winograd_f2x3") == 0,
+       "a forced algorithm is not tuned (%s: %s)", adnn_plan_get_algorithm(p),
+       adnn_plan_get_choice_reason(p));
     adnn_plan_destroy(p);
   }
   d.algorithm = ADNN_CONV2D_ALGO_AUTO;
@@ -317,8 +317,8 @@ int main(void) {
   st = adnn_plan_create_conv2d(ctx, &d, &p);
   if (ok(st == ADNN_STATUS_SUCCESS, "budget 0: created")) {
     show(p);
-    ok(strcmp(adnn_plan_algorithm(p), heuristic) == 0 &&
-           has_text(adnn_plan_choice_reason(p), "heuristic"),
+    ok(strcmp(adnn_plan_get_algorithm(p), heuristic) == 0 &&
+           has_text(adnn_plan_get_choice_reason(p), "heuristic"),
        "budget 0: the heuristic (%s)", heuristic);
     adnn_plan_destroy(p);
   }
@@ -328,17 +328,17 @@ int main(void) {
   st = adnn_plan_create_conv2d(ctx, &d, &p);
   if (ok(st == ADNN_STATUS_SUCCESS, "deterministic: created")) {
     show(p);
-    adnn_plan_candidate_count(p, &n);
+    adnn_plan_get_candidate_count(p, &n);
     int chosen_det = 0, excluded_ok = 1;
     for (size_t i = 0; i < n; i++) {
       const adnn_plan_candidate *c;
-      adnn_plan_candidate_get(p, i, &c);
-      if (strcmp(c->algorithm, adnn_plan_algorithm(p)) == 0) chosen_det = c->deterministic == 1;
+      adnn_plan_get_candidate(p, i, &c);
+      if (strcmp(c->algorithm, adnn_plan_get_algorithm(p)) == 0) chosen_det = c->deterministic == 1;
       if (!c->deterministic && c->status == ADNN_STATUS_SUCCESS) excluded_ok = 0;
     }
     ok(chosen_det && excluded_ok, "deterministic mode: the chosen candidate is deterministic, "
        "non-deterministic ones are excluded");
-    ok(has_text(adnn_plan_choice_reason(p), "measured"), "exhaustive mode measures");
+    ok(has_text(adnn_plan_get_choice_reason(p), "measured"), "exhaustive mode measures");
     adnn_plan_destroy(p);
   }
 
@@ -348,19 +348,19 @@ int main(void) {
   st = adnn_plan_create_conv2d(ctx, &d, &p);
   if (ok(st == ADNN_STATUS_SUCCESS, "workspace limit 0: created")) {
     show(p);
-    adnn_plan_candidate_count(p, &n);
+    adnn_plan_get_candidate_count(p, &n);
     int any_zero = 0, over_excluded = 1;
     for (size_t i = 0; i < n; i++) {
       const adnn_plan_candidate *c;
-      adnn_plan_candidate_get(p, i, &c);
+      adnn_plan_get_candidate(p, i, &c);
       if (c->workspace_bytes == 0) any_zero = 1;
       else if (c->status != ADNN_STATUS_NOT_SUPPORTED) over_excluded = 0;
     }
     ok(over_excluded, "candidates with a workspace are excluded (NOT_SUPPORTED)");
-    ok(any_zero ? adnn_plan_workspace_bytes(p) == 0
-                : has_text(adnn_plan_choice_reason(p), "heuristic"),
-       "limit 0: a zero-workspace candidate wins (%s, %zu bytes)", adnn_plan_algorithm(p),
-       adnn_plan_workspace_bytes(p));
+    ok(any_zero ? adnn_plan_get_workspace_bytes(p) == 0
+                : has_text(adnn_plan_get_choice_reason(p), "heuristic"),
+       "limit 0: a zero-workspace candidate wins (%s, %zu bytes)", adnn_plan_get_algorithm(p),
+       adnn_plan_get_workspace_bytes(p));
     adnn_plan_destroy(p);
   }
 
@@ -372,8 +372,8 @@ int main(void) {
     show(p);
     best = fastest(p);
     bc = NULL;
-    if (best >= 0) adnn_plan_candidate_get(p, (size_t)best, &bc);
-    ok(bc != NULL && strcmp(adnn_plan_algorithm(p), bc->algorithm) == 0,
+    if (best >= 0) adnn_plan_get_candidate(p, (size_t)best, &bc);
+    ok(bc != NULL && strcmp(adnn_plan_get_algorithm(p), bc->algorithm) == 0,
        "1x1: the fastest measured candidate runs");
     adnn_plan_destroy(p);
   }
@@ -388,9 +388,9 @@ int main(void) {
     a.activation.kind = ADNN_ACTIVATION_RELU;
     st = adnn_plan_create_activation(ctx, &a, &p);
     if (ok(st == ADNN_STATUS_SUCCESS, "activation: created")) {
-      adnn_plan_candidate_count(p, &n);
-      ok(n == 0 && *adnn_plan_choice_reason(p) != '\0', "activation: not tuned (%s)",
-         adnn_plan_choice_reason(p));
+      adnn_plan_get_candidate_count(p, &n);
+      ok(n == 0 && *adnn_plan_get_choice_reason(p) != '\0', "activation: not tuned (%s)",
+         adnn_plan_get_choice_reason(p));
       adnn_plan_destroy(p);
     }
   }

@@ -370,10 +370,10 @@ static void repro_line(const options *o, const char *backend, const char *proble
 
 static void print_candidates(const adnn_plan *plan) {
   size_t n = 0;
-  if (!plan || adnn_plan_candidate_count(plan, &n) != ADNN_STATUS_SUCCESS || n == 0) return;
+  if (!plan || adnn_plan_get_candidate_count(plan, &n) != ADNN_STATUS_SUCCESS || n == 0) return;
   for (size_t i = 0; i < n; i++) {
     const adnn_plan_candidate *cand;
-    if (adnn_plan_candidate_get(plan, i, &cand) != ADNN_STATUS_SUCCESS) continue;
+    if (adnn_plan_get_candidate(plan, i, &cand) != ADNN_STATUS_SUCCESS) continue;
     if (cand->time_ms >= 0)
       fprintf(stderr, "%s:   candidate %-20s %10.4f ms  workspace %zu bytes%s\n", progname,
               cand->algorithm, cand->time_ms, cand->workspace_bytes,
@@ -415,8 +415,8 @@ static int run_problem(adnn_context *ctx, const char *backend, const bench_probl
     rc = unsupported ? EXIT_UNSUPPORTED : EXIT_MISMATCH;
   } else {
     if (plan) {
-      snprintf(r.algorithm, sizeof r.algorithm, "%s", adnn_plan_algorithm(plan));
-      snprintf(r.reason, sizeof r.reason, "%s", adnn_plan_choice_reason(plan));
+      snprintf(r.algorithm, sizeof r.algorithm, "%s", adnn_plan_get_algorithm(plan));
+      snprintf(r.reason, sizeof r.reason, "%s", adnn_plan_get_choice_reason(plan));
       if (o->verbose) print_candidates(plan);
     } else {
       snprintf(r.algorithm, sizeof r.algorithm, "gemm");
@@ -687,9 +687,9 @@ int main(int argc, char **argv) {
       if (adnn_context_set_tune_options(ctx, &t) != ADNN_STATUS_SUCCESS)
         fprintf(stderr, "%s: --tune: %s\n", progname, adnn_last_error());
     }
-    const char *bname = adnn_context_backend(ctx);
+    const char *bname = adnn_context_get_backend(ctx);
     char full[64];
-    int dev = adnn_context_device(ctx);
+    int dev = adnn_context_get_device(ctx);
     if (!strcmp(bname, "cpu") || dev < 0)
       snprintf(full, sizeof full, "%s", bname);
     else

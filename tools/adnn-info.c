@@ -83,7 +83,7 @@ static void text_perfdb(FILE *out) {
 
 static int print_json(FILE *out) {
   const char *path, *source, *auto_name = "", *auto_reason = "";
-  adnn_plugin_search_path(&path, &source);
+  adnn_backend_search_path(&path, &source);
   adnn_status auto_st = adnn_backend_auto_choice(&auto_name, &auto_reason);
   size_t count = 0;
   adnn_backend_count(&count);
@@ -134,7 +134,7 @@ static int print_json(FILE *out) {
 
 static int print_text(FILE *out, int verbose) {
   const char *path, *source, *auto_name = "", *auto_reason = "";
-  adnn_plugin_search_path(&path, &source);
+  adnn_backend_search_path(&path, &source);
   size_t count = 0;
   adnn_backend_count(&count);
   fprintf(out, "adnn %s\n", adnn_version_string());

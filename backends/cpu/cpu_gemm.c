@@ -12,16 +12,17 @@
 
 static int fits_blasint(int64_t v) { return v <= (int64_t)INT_MAX; }
 
-adnn_status adnn_cpu_gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *g) {
+adnn_status adnn_cpu__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *g) {
   (void)ctx;
   /* OpenBLAS as Debian builds it takes 32-bit integers. */
   if (!fits_blasint(g->m) || !fits_blasint(g->n) || !fits_blasint(g->k) ||
       !fits_blasint(g->lda) || !fits_blasint(g->ldb) || !fits_blasint(g->ldc))
-    return adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED,
-                               "adnn_gemm: cpu backend: sizes and leading dimensions must be at "
-                               "most %d for OpenBLAS (m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld)",
-                               INT_MAX, (long long)g->m, (long long)g->n, (long long)g->k,
-                               (long long)g->lda, (long long)g->ldb, (long long)g->ldc);
+    return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                "adnn_gemm: cpu backend: sizes and leading dimensions must be at "
+                                "most %d for OpenBLAS (m=%lld n=%lld k=%lld lda=%lld ldb=%lld "
+                                "ldc=%lld)",
+                                INT_MAX, (long long)g->m, (long long)g->n, (long long)g->k,
+                                (long long)g->lda, (long long)g->ldb, (long long)g->ldc);
   enum CBLAS_TRANSPOSE ta = g->ta == ADNN_TRANS ? CblasTrans : CblasNoTrans;
   enum CBLAS_TRANSPOSE tb = g->tb == ADNN_TRANS ? CblasTrans : CblasNoTrans;
   int m = (int)g->m, n = (int)g->n, k = (int)g->k;
@@ -42,6 +43,6 @@ adnn_status adnn_cpu_gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args 
                   b + i * g->stride_b, ldb, g->beta, c + i * g->stride_c, ldc);
     return ADNN_STATUS_SUCCESS;
   }
-  return adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED, "adnn_gemm: cpu backend: dtype %d is not supported",
-                             (int)g->dtype);
+  return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                              "adnn_gemm: cpu backend: dtype %d is not supported", (int)g->dtype);
 }

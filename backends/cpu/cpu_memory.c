@@ -10,26 +10,26 @@
  * loads on buffers from adnn_malloc. */
 #define CPU_ALIGNMENT 64
 
-adnn_status adnn_cpu_mem_alloc(adnn_plugin_context *ctx, size_t bytes, void **ptr) {
+adnn_status adnn_cpu__mem_alloc(adnn_plugin_context *ctx, size_t bytes, void **ptr) {
   (void)ctx;
   void *p = NULL;
   int err = posix_memalign(&p, CPU_ALIGNMENT, bytes);
   if (err != 0 || p == NULL)
-    return adnn_cpu_host->fail(ADNN_STATUS_OUT_OF_MEMORY,
-                               "adnn_malloc: cannot allocate %zu bytes of host memory", bytes);
+    return adnn_cpu__host->fail(ADNN_STATUS_OUT_OF_MEMORY,
+                                "adnn_malloc: cannot allocate %zu bytes of host memory", bytes);
   *ptr = p;
   return ADNN_STATUS_SUCCESS;
 }
 
-adnn_status adnn_cpu_mem_free(adnn_plugin_context *ctx, void *ptr) {
+adnn_status adnn_cpu__mem_free(adnn_plugin_context *ctx, void *ptr) {
   (void)ctx;
   free(ptr);
   return ADNN_STATUS_SUCCESS;
 }
 
 /* On the CPU every kind of copy is a host copy. */
-adnn_status adnn_cpu_mem_copy(adnn_plugin_context *ctx, void *dst, const void *src, size_t bytes,
-                              adnn_memcpy_kind kind) {
+adnn_status adnn_cpu__mem_copy(adnn_plugin_context *ctx, void *dst, const void *src, size_t bytes,
+                               adnn_memcpy_kind kind) {
   (void)ctx;
   (void)kind;
   /* The core rejects overlap only for D2D and H2H; on the CPU every kind is in
@@ -38,7 +38,7 @@ adnn_status adnn_cpu_mem_copy(adnn_plugin_context *ctx, void *dst, const void *s
   return ADNN_STATUS_SUCCESS;
 }
 
-adnn_status adnn_cpu_mem_set(adnn_plugin_context *ctx, void *ptr, int value, size_t bytes) {
+adnn_status adnn_cpu__mem_set(adnn_plugin_context *ctx, void *ptr, int value, size_t bytes) {
   (void)ctx;
   memset(ptr, value, bytes);
   return ADNN_STATUS_SUCCESS;

@@ -1,13 +1,32 @@
 /*
- * CPU plugin plans: choosing a kernel for a validated op at plan creation,
- * allocating its workspace once, and dispatching at execution.
+ * CPU plugin plans: the plan slots of the plugin ABI for every op, driven by
+ * one table generated from the op manifest (ADNN_OP_LIST).
  *
- * F32 ops run the fast kernels of kernels/cpu/; F64 and layouts the fast
- * kernels do not handle run the reference kernels of kernels/ref/, which are
- * exact (double accumulation) but slow. The conv2d heuristic lives here, as a
- * table of rules; plan_candidates lists it first, with the other algorithms
- * that support the problem, for the core's tuner to measure (the tuner then
- * names its choice in adnn_plugin_op.candidate).
+ * Each op's entry is its ordered implementation list (kernels/cpu/impl_list.h):
+ * the conv2d algorithms, or an op's vectorized kernels, then the reference
+ * loops. The slots below know no op and no implementation by name:
+ *   plan_create      copies the normalized problem and asks every
+ *                    implementation of the list whether it supports it (and
+ *                    the dtype) and whether the plugin's own choice should
+ *                    take it; it chooses nothing;
+ *   plan_candidates  lists the plugin's own choice first, then every other
+ *                    implementation that supports the problem in list order
+ *                    (the reference last, marked slow); a candidate's id is
+ *                    its list index + 1;
+ *   plan_select      takes a candidate, or with 0 the plugin's own choice: the
+ *                    implementation the problem forces (conv2d's algorithm),
+ *                    else the first one of the list that supports the problem
+ *                    and is preferred; it reshapes it (everything run needs,
+ *                    into the plan's state) and allocates its 64-byte aligned
+ *                    workspace, once per select;
+ *   plan_execute     runs it, and allocates nothing.
+ *
+ * Determinism: every CPU implementation reports itself deterministic. Our
+ * kernels split work into fixed chunks whose reductions do not depend on
+ * which thread runs them, and OpenBLAS's SGEMM partitions by its thread count;
+ * so results are bit-identical run to run for a fixed thread count
+ * (ADNN_NUM_THREADS / OpenBLAS's setting) and OpenBLAS core type. A change of
+ * either may change the last bits.
  */
 #include "config.h"
 
@@ -16,274 +35,278 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_plugin.h"
-#include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/cpu_parallel.h"
-#include "kernels/ref/ref_ops.h"
+
+/* ---- The op table ------------------------------------------------------- */
+
+/* The most implementations one op may list: plans keep one bit per
+ * implementation. */
+#define MAX_IMPLS 32
+
+/* What the plan slots need to know about one op. */
+typedef struct cpu_op {
+  const char *name;                   /* "conv2d", for messages */
+  size_t problem_size;                /* sizeof(adnn_plugin_<name>) */
+  const adnn_cpu_impl *const *impls;  /* in order of preference */
+  int32_t count;
+  adnn_cpu_forced_fn forced;          /* NULL: the op's problem forces nothing */
+} cpu_op;
+
+/* Each op's list, from impl_list.h; an op of the manifest without one is a
+ * compile error here. */
+#define CPU_IMPL_ADDRESS_(op, impl) &adnn_cpu_##op##_##impl,
+#define CPU_IMPL_LIST_(NAME, op, value, v1_end, in_list, out_list, dtypes, flags)            \
+  static const adnn_cpu_impl *const op##_impls[] = {ADNN_CPU_##NAME##_IMPLS(CPU_IMPL_ADDRESS_)}; \
+  _Static_assert(sizeof op##_impls / sizeof op##_impls[0] <= MAX_IMPLS,                      \
+                 "too many implementations of " #op);
+ADNN_OP_LIST(CPU_IMPL_LIST_)
+#undef CPU_IMPL_LIST_
+#undef CPU_IMPL_ADDRESS_
+
+static const cpu_op cpu_ops[ADNN_PLUGIN_OP_LIMIT_] = {
+#define CPU_OP_(NAME, op, value, v1_end, in_list, out_list, dtypes, flags)                    \
+  [ADNN_PLUGIN_OP_##NAME] = {#op, sizeof(adnn_plugin_##op), op##_impls,                      \
+                             (int32_t)(sizeof op##_impls / sizeof op##_impls[0]),            \
+                             ADNN_CPU_##NAME##_FORCED},
+    ADNN_OP_LIST(CPU_OP_)
+#undef CPU_OP_
+};
+
+/* Storage for any op's problem. */
+typedef union cpu_problem {
+#define CPU_PROBLEM_MEMBER_(NAME, op, value, v1_end, in_list, out_list, dtypes, flags) \
+  adnn_plugin_##op op;
+  ADNN_OP_LIST(CPU_PROBLEM_MEMBER_)
+#undef CPU_PROBLEM_MEMBER_
+} cpu_problem;
+
+/* ---- Plans -------------------------------------------------------------- */
 
 struct adnn_plugin_plan {
-  adnn_plugin_op op;
-  int use_reference;
-  const adnn_cpu_conv2d_algo *conv;
-  adnn_cpu_op_state state;
+  const cpu_op *op;
+  adnn_dtype dtype;
+  cpu_problem problem;  /* the plugin's copy, read by every implementation */
+  uint32_t supported;   /* bit i: impls[i] runs the dtype and supports the problem */
+  uint32_t preferred;   /* bit i: ... and the plugin's own choice may take it */
+  const char *forced;   /* the name of the implementation the problem forces, or NULL */
+  int32_t forced_index; /* its index in the list, or -1 */
+  /* The selected implementation (NULL until a select succeeds) and what its
+   * reshape made. */
+  const adnn_cpu_impl *impl;
+  void *state;
   void *workspace;
   size_t workspace_bytes;
-  char algorithm[64];
 };
 
-static const adnn_cpu_conv2d_algo *const conv_algos[] = {
-    &adnn_cpu_conv2d_im2col_gemm,
-    &adnn_cpu_conv2d_gemm_1x1,
-    &adnn_cpu_conv2d_winograd_f2x3,
-    &adnn_cpu_conv2d_depthwise_direct,
-};
+/* "adnn_plan_create_<op>", the public function messages name. */
+#define CPU_FUNC "adnn_plan_create_%s"
 
-static const adnn_cpu_conv2d_algo *find_conv_algo(adnn_conv2d_algorithm id) {
-  for (size_t i = 0; i < sizeof conv_algos / sizeof conv_algos[0]; i++)
-    if (conv_algos[i]->id == id) return conv_algos[i];
-  return NULL;
-}
-
-/* The built-in heuristic: the most specialized algorithm that supports the
- * problem. Depthwise and 1x1 convolutions have one clearly best method.
- * Winograd F(2x2,3x3) does 2.25x fewer multiplications than direct 3x3 but pays
- * for its transforms per tile; measured on the development machine it wins
- * clearly at 56x56 with 64 channels (0.74 vs 1.67 ms) and loses at 14x14 with
- * 256 channels (2.0 vs 1.2 ms), so it is chosen only with enough tiles. The
- * tuner replaces this guess with measurements. */
-enum { WINOGRAD_MIN_TILES = 256, WINOGRAD_MIN_CHANNELS = 16 };
-
-static adnn_conv2d_algorithm conv_heuristic(const adnn_conv2d_desc *d) {
-  int64_t c = d->x.dims[1], k = d->w.dims[0], r = d->w.dims[2], s = d->w.dims[3];
-  int64_t p = d->y.dims[2], q = d->y.dims[3];
-  int64_t tiles = d->x.dims[0] * ((p + 1) / 2) * ((q + 1) / 2);
-  char why[128];
-  if (d->groups == c && d->groups == k && adnn_cpu_conv2d_depthwise_direct.supports(d, why, sizeof why))
-    return ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT;
-  if (r == 1 && s == 1 && adnn_cpu_conv2d_gemm_1x1.supports(d, why, sizeof why))
-    return ADNN_CONV2D_ALGO_GEMM_1X1;
-  if (r == 3 && s == 3 && c / d->groups >= WINOGRAD_MIN_CHANNELS &&
-      k / d->groups >= WINOGRAD_MIN_CHANNELS && tiles >= WINOGRAD_MIN_TILES &&
-      adnn_cpu_conv2d_winograd_f2x3.supports(d, why, sizeof why))
-    return ADNN_CONV2D_ALGO_WINOGRAD_F2X3;
-  if (adnn_cpu_conv2d_im2col_gemm.supports(d, why, sizeof why)) return ADNN_CONV2D_ALGO_IM2COL_GEMM;
-  return ADNN_CONV2D_ALGO_REFERENCE;
-}
-
-/* The algorithm a candidate name (adnn_plugin_op.candidate) stands for. */
-static int conv_algo_by_name(const char *name, adnn_conv2d_algorithm *out) {
-  if (strcmp(name, "reference") == 0) {
-    *out = ADNN_CONV2D_ALGO_REFERENCE;
-    return 1;
+/* "only F32 is implemented", "only F32 and F64 are implemented": the dtypes
+ * of a mask of ADNN_OP_DTYPE bits, in upper case. */
+static void dtypes_why(uint32_t mask, char *why, size_t why_size) {
+  char names[64] = "";
+  size_t used = 0;
+  int count = 0, total = 0;
+  for (int d = 0; d < 32; d++) total += (int)(mask >> d & 1u);
+  for (int d = 0; d < 32 && used < sizeof names; d++) {
+    if (!(mask >> d & 1u)) continue;
+    const char *sep = count == 0 ? "" : count == total - 1 ? " and " : ", ";
+    int w = snprintf(names + used, sizeof names - used, "%s", sep);
+    if (w > 0) used += (size_t)w;
+    for (const char *c = adnn_plugin_dtype_name((adnn_dtype)d); *c && used + 1 < sizeof names;
+         c++)
+      names[used++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+    names[used] = '\0';
+    count++;
   }
-  for (size_t i = 0; i < sizeof conv_algos / sizeof conv_algos[0]; i++)
-    if (strcmp(name, adnn_plugin_conv2d_algorithm_name(conv_algos[i]->id)) == 0) {
-      *out = conv_algos[i]->id;
-      return 1;
-    }
-  return 0;
+  snprintf(why, why_size, "only %s %s implemented", names, total == 1 ? "is" : "are");
 }
 
-static adnn_conv2d_algorithm conv_default(const adnn_conv2d_desc *d) {
-  return d->x.dtype == ADNN_DTYPE_F32 ? conv_heuristic(d) : ADNN_CONV2D_ALGO_REFERENCE;
+/* Whether impls[i] can run the plan's problem; when it cannot, why. */
+static int impl_supports(const adnn_plugin_plan *p, int32_t i, char *why, size_t why_size) {
+  const adnn_cpu_impl *impl = p->op->impls[i];
+  if (!(impl->dtypes & ADNN_OP_DTYPE(p->dtype))) {
+    dtypes_why(impl->dtypes, why, why_size);
+    return 0;
+  }
+  if (impl->supports == NULL) return 1;
+  return impl->supports(&p->problem, &adnn_cpu__env, why, why_size);
 }
 
-/* Candidates for the tuner: the heuristic's choice first, then every other
- * fast algorithm whose supports() accepts the problem (in conv_algos order),
- * then "reference", which runs anything but slowly (marked slow so that the
- * tuner does not spend its budget on it).
- *
- * Determinism: every CPU algorithm is reported deterministic. Our kernels
- * split work into fixed chunks whose reductions do not depend on which thread
- * runs them, and OpenBLAS's SGEMM partitions by its thread count; so results
- * are bit-identical run to run for a fixed thread count (ADNN_NUM_THREADS /
- * OpenBLAS's setting) and OpenBLAS core type. A change of either may change
- * the last bits. */
-adnn_status adnn_cpu_plan_candidates(adnn_plugin_context *ctx, const adnn_plugin_op *op,
-                                     adnn_plugin_candidate *out, int32_t max, int32_t *count) {
+adnn_status adnn_cpu__plan_create(adnn_plugin_context *ctx, const adnn_plugin_op *op,
+                                  adnn_plugin_plan **out) {
   (void)ctx;
-  *count = 0;
-  if (op->kind != ADNN_PLUGIN_OP_CONV2D) return ADNN_STATUS_SUCCESS;
-  const adnn_conv2d_desc *d = &op->desc.conv2d;
-  int threads = adnn_cpu_parallel_threads();
-  int32_t n = 0;
-#define ADD_CANDIDATE(NAME, WS, SLOW)                                   \
-  do {                                                                  \
-    if (n < max) {                                                      \
-      memset(&out[n], 0, sizeof out[n]);                                \
-      snprintf(out[n].name, sizeof out[n].name, "%s", (NAME));          \
-      out[n].workspace_bytes = (WS);                                    \
-      out[n].deterministic = 1;                                         \
-      out[n].slow = (SLOW);                                             \
-    }                                                                   \
-    n++;                                                                \
-  } while (0)
-  adnn_conv2d_algorithm heur = conv_default(d);
-  if (d->x.dtype == ADNN_DTYPE_F32) {
-    const adnn_cpu_conv2d_algo *h = find_conv_algo(heur);
-    if (h != NULL)
-      ADD_CANDIDATE(adnn_plugin_conv2d_algorithm_name(heur), h->workspace_bytes(d, threads), 0);
-    for (size_t i = 0; i < sizeof conv_algos / sizeof conv_algos[0]; i++) {
-      const adnn_cpu_conv2d_algo *a = conv_algos[i];
-      char why[160];
-      if (a == h || !a->supports(d, why, sizeof why)) continue;
-      ADD_CANDIDATE(adnn_plugin_conv2d_algorithm_name(a->id), a->workspace_bytes(d, threads), 0);
-    }
-  }
-  ADD_CANDIDATE("reference", (size_t)0, 1);
-#undef ADD_CANDIDATE
-  *count = n;
-  return ADNN_STATUS_SUCCESS;
-}
-
-static adnn_status plan_conv2d(adnn_plugin_plan *p) {
-  const adnn_conv2d_desc *d = &p->op.desc.conv2d;
-  adnn_conv2d_algorithm want = d->algorithm;
-  if (p->op.candidate[0] != '\0') {
-    /* The tuner's choice, by name, replaces the descriptor's AUTO. */
-    if (!conv_algo_by_name(p->op.candidate, &want))
-      return adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED,
-                                 "adnn_plan_create_conv2d: the cpu backend has no algorithm "
-                                 "named \"%.64s\"", p->op.candidate);
-  }
-  if (want == ADNN_CONV2D_ALGO_AUTO) want = conv_default(d);
-  if (want == ADNN_CONV2D_ALGO_REFERENCE) {
-    p->use_reference = 1;
-    snprintf(p->algorithm, sizeof p->algorithm, "reference");
-    return ADNN_STATUS_SUCCESS;
-  }
-  const adnn_cpu_conv2d_algo *a = find_conv_algo(want);
-  if (a == NULL)
-    return adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED,
-                               "adnn_plan_create_conv2d: the cpu backend has no %s algorithm",
-                               adnn_plugin_conv2d_algorithm_name(want));
-  char why[160] = "";
-  if (!a->supports(d, why, sizeof why))
-    return adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED,
-                               "adnn_plan_create_conv2d: algorithm %s cannot run this problem on "
-                               "the cpu backend: %s", adnn_plugin_conv2d_algorithm_name(want), why);
-  p->conv = a;
-  p->workspace_bytes = a->workspace_bytes(d, adnn_cpu_parallel_threads());
-  snprintf(p->algorithm, sizeof p->algorithm, "%s", adnn_plugin_conv2d_algorithm_name(want));
-  return ADNN_STATUS_SUCCESS;
-}
-
-adnn_status adnn_cpu_plan_create(adnn_plugin_context *ctx, const adnn_plugin_op *op,
-                                   adnn_plugin_plan **out) {
-  (void)ctx;
+  if ((unsigned)op->kind >= ADNN_PLUGIN_OP_LIMIT_ || cpu_ops[op->kind].impls == NULL)
+    return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED, "cpu backend: unknown op kind %d",
+                                (int)op->kind);
   adnn_plugin_plan *p = calloc(1, sizeof *p);
-  if (p == NULL) return adnn_cpu_host->fail(ADNN_STATUS_OUT_OF_MEMORY, "out of host memory");
-  p->op = *op;
-  adnn_dtype dtype = ADNN_DTYPE_F32;
-  adnn_status st = ADNN_STATUS_SUCCESS;
-  switch (op->kind) {
-    case ADNN_PLUGIN_OP_CONV2D:
-      st = plan_conv2d(p);
-      break;
-    case ADNN_PLUGIN_OP_POOL2D:
-      dtype = op->desc.pool2d.x.dtype;
-      if (dtype == ADNN_DTYPE_F32) adnn_cpu_pool2d_prepare(&p->op.desc.pool2d, &p->state);
-      break;
-    case ADNN_PLUGIN_OP_ACTIVATION:
-      dtype = op->desc.activation.x.dtype;
-      if (dtype == ADNN_DTYPE_F32) adnn_cpu_activation_prepare(&p->op.desc.activation, &p->state);
-      break;
-    case ADNN_PLUGIN_OP_SOFTMAX:
-      dtype = op->desc.softmax.x.dtype;
-      if (dtype == ADNN_DTYPE_F32) adnn_cpu_softmax_prepare(&p->op.desc.softmax, &p->state);
-      break;
-    case ADNN_PLUGIN_OP_BATCHNORM:
-      dtype = op->desc.batchnorm.x.dtype;
-      if (dtype == ADNN_DTYPE_F32) adnn_cpu_batchnorm_prepare(&p->op.desc.batchnorm, &p->state);
-      break;
-    case ADNN_PLUGIN_OP_NORM:
-      dtype = op->desc.norm.x.dtype;
-      if (dtype == ADNN_DTYPE_F32) adnn_cpu_norm_prepare(&p->op.desc.norm, &p->state);
-      break;
-    case ADNN_PLUGIN_OP_BINARY:
-      dtype = op->desc.binary.a.dtype;
-      if (dtype == ADNN_DTYPE_F32) adnn_cpu_binary_prepare(&p->op.desc.binary, &p->state);
-      break;
-    default:
-      st = adnn_cpu_host->fail(ADNN_STATUS_NOT_SUPPORTED, "cpu backend: unknown op kind %d",
-                               (int)op->kind);
+  if (p == NULL) return adnn_cpu__host->fail(ADNN_STATUS_OUT_OF_MEMORY, "out of host memory");
+  p->op = &cpu_ops[op->kind];
+  p->dtype = op->dtype;
+  adnn_plugin_op_problem(op, &p->problem, p->op->problem_size);
+  char why[160] = "";
+  for (int32_t i = 0; i < p->op->count; i++) {
+    const adnn_cpu_impl *impl = p->op->impls[i];
+    if (!impl_supports(p, i, why, sizeof why)) continue;
+    p->supported |= 1u << i;
+    if (impl->preferred == NULL || impl->preferred(&p->problem, &adnn_cpu__env))
+      p->preferred |= 1u << i;
   }
-  if (st != ADNN_STATUS_SUCCESS) {
+  if (p->supported == 0) {
+    const char *name = p->op->name;
     free(p);
-    return st;
+    return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                CPU_FUNC ": the cpu backend cannot run this problem: %s", name,
+                                why);
   }
-  if (op->kind != ADNN_PLUGIN_OP_CONV2D) {
-    /* F64 runs the reference kernels: exact, and F64 inference is rare. */
-    p->use_reference = dtype != ADNN_DTYPE_F32;
-    snprintf(p->algorithm, sizeof p->algorithm, "%s", p->use_reference ? "reference" : "cpu_simd");
-  }
-  if (p->workspace_bytes > 0) {
-    /* Workspace is allocated here, once; execution never allocates. */
-    if (posix_memalign(&p->workspace, 64, p->workspace_bytes) != 0) {
-      size_t bytes = p->workspace_bytes;
-      free(p);
-      return adnn_cpu_host->fail(ADNN_STATUS_OUT_OF_MEMORY,
-                                 "cannot allocate a %zu-byte workspace for the plan", bytes);
-    }
-  }
+  p->forced = p->op->forced ? p->op->forced(&p->problem) : NULL;
+  p->forced_index = -1;
+  for (int32_t i = 0; p->forced && i < p->op->count; i++)
+    if (strcmp(p->op->impls[i]->name, p->forced) == 0) p->forced_index = i;
   *out = p;
   return ADNN_STATUS_SUCCESS;
 }
 
-adnn_status adnn_cpu_plan_execute(adnn_plugin_plan *p, const void *const *in, void *out) {
-  const adnn_plugin_op *op = &p->op;
-  switch (op->kind) {
-    case ADNN_PLUGIN_OP_CONV2D: {
-      const adnn_conv2d_desc *d = &op->desc.conv2d;
-      const void *bias = d->has_bias ? in[2] : NULL;
-      if (p->use_reference) adnn_ref_conv2d(d, in[0], in[1], bias, out);
-      else p->conv->run(d, in[0], in[1], bias, out, p->workspace);
-      break;
-    }
-    case ADNN_PLUGIN_OP_POOL2D:
-      if (p->use_reference) adnn_ref_pool2d(&op->desc.pool2d, in[0], out);
-      else adnn_cpu_pool2d_f32(&op->desc.pool2d, &p->state, in[0], out);
-      break;
-    case ADNN_PLUGIN_OP_ACTIVATION:
-      if (p->use_reference) adnn_ref_activation(&op->desc.activation, in[0], out);
-      else adnn_cpu_activation_f32(&op->desc.activation, &p->state, in[0], out);
-      break;
-    case ADNN_PLUGIN_OP_SOFTMAX:
-      if (p->use_reference) adnn_ref_softmax(&op->desc.softmax, in[0], out);
-      else adnn_cpu_softmax_f32(&op->desc.softmax, &p->state, in[0], out);
-      break;
-    case ADNN_PLUGIN_OP_BATCHNORM:
-      if (p->use_reference)
-        adnn_ref_batchnorm(&op->desc.batchnorm, in[0], in[1], in[2], in[3], in[4], out);
-      else
-        adnn_cpu_batchnorm_f32(&op->desc.batchnorm, &p->state, in[0], in[1], in[2], in[3], in[4],
-                               out);
-      break;
-    case ADNN_PLUGIN_OP_NORM: {
-      const adnn_norm_desc *d = &op->desc.norm;
-      const void *gain = d->has_gain ? in[1] : NULL;
-      const void *bias = d->has_bias ? in[1 + d->has_gain] : NULL;
-      if (p->use_reference) adnn_ref_norm(d, in[0], gain, bias, out);
-      else adnn_cpu_norm_f32(d, &p->state, in[0], gain, bias, out);
-      break;
-    }
-    case ADNN_PLUGIN_OP_BINARY:
-      if (p->use_reference) adnn_ref_binary(&op->desc.binary, in[0], in[1], out);
-      else adnn_cpu_binary_f32(&op->desc.binary, &p->state, in[0], in[1], out);
-      break;
-    default:
-      return adnn_cpu_host->fail(ADNN_STATUS_INTERNAL_ERROR, "cpu backend: unknown op kind %d",
-                                 (int)op->kind);
+/* The plugin's own choice: the forced implementation when it can run the
+ * problem, else the first of the list that supports it and is preferred;
+ * -1 when there is none (a forced one that cannot run). */
+static int32_t own_choice(const adnn_plugin_plan *p) {
+  if (p->forced) {
+    const int32_t i = p->forced_index;
+    return i >= 0 && (p->supported >> i & 1u) ? i : -1;
   }
+  for (int32_t i = 0; i < p->op->count; i++)
+    if (p->preferred >> i & 1u) return i;
+  /* Every list ends with an implementation without a preferred() gate; this
+   * keeps the choice defined should one not. */
+  for (int32_t i = 0; i < p->op->count; i++)
+    if (p->supported >> i & 1u) return i;
+  return -1;
+}
+
+adnn_status adnn_cpu__plan_candidates(adnn_plugin_plan *p, adnn_plugin_candidate *out,
+                                      int32_t max, int32_t *count) {
+  const int32_t first = own_choice(p);
+  int32_t n = 0;
+  for (int32_t k = -1; k < p->op->count; k++) {
+    /* k = -1 is the plugin's own choice; then the rest in list order. A
+     * forced implementation is listed alone. */
+    const int32_t i = k < 0 ? first : k;
+    if (i < 0 || (k >= 0 && (i == first || p->forced))) continue;
+    if (!(p->supported >> i & 1u)) continue;
+    const adnn_cpu_impl *impl = p->op->impls[i];
+    if (n < max) {
+      size_t ws = 0;
+      if (impl->reshape) {
+        void *state = impl->state_size ? calloc(1, impl->state_size) : NULL;
+        if (impl->state_size && state == NULL)
+          return adnn_cpu__host->fail(ADNN_STATUS_OUT_OF_MEMORY, "out of host memory");
+        impl->reshape(&p->problem, &adnn_cpu__env, state, &ws);
+        free(state);
+      }
+      memset(&out[n], 0, sizeof out[n]);
+      out[n].id = i + 1;
+      snprintf(out[n].name, sizeof out[n].name, "%s", impl->name);
+      out[n].workspace_bytes = ws;
+      out[n].deterministic = (impl->flags & ADNN_CPU_IMPL_DETERMINISTIC) != 0;
+      out[n].slow = (impl->flags & ADNN_CPU_IMPL_SLOW) != 0;
+    }
+    n++;
+  }
+  *count = n;
   return ADNN_STATUS_SUCCESS;
 }
 
-void adnn_cpu_plan_destroy(adnn_plugin_plan *p) {
-  if (p == NULL) return;
+/* Forgets the selected implementation, its state and its workspace. */
+static void unselect(adnn_plugin_plan *p) {
+  free(p->state);
   free(p->workspace);
+  p->impl = NULL;
+  p->state = NULL;
+  p->workspace = NULL;
+  p->workspace_bytes = 0;
+}
+
+adnn_status adnn_cpu__plan_select(adnn_plugin_plan *p, int32_t candidate) {
+  unselect(p);
+  const char *op = p->op->name;
+  char why[160] = "";
+  int32_t i;
+  if (candidate == 0) {
+    i = own_choice(p);
+    if (i < 0 && p->forced_index < 0) {
+      /* A forced algorithm this backend does not have at all. */
+      char names[256] = "";
+      size_t used = 0;
+      for (int32_t k = 0; k < p->op->count && used < sizeof names; k++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
+                                 p->op->impls[k]->name);
+      return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                  CPU_FUNC ": the cpu backend has no %s algorithm (its %s "
+                                  "algorithms are %s)", op, p->forced, op, names);
+    }
+    if (i < 0) {
+      impl_supports(p, p->forced_index, why, sizeof why);
+      return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                  CPU_FUNC ": algorithm %s cannot run this problem on the cpu "
+                                  "backend: %s", op, p->forced, why);
+    }
+  } else {
+    i = candidate - 1;
+    if (i < 0 || i >= p->op->count)
+      return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                  CPU_FUNC ": the cpu backend has no candidate %d", op,
+                                  (int)candidate);
+    if (p->forced && i != p->forced_index)
+      return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                  CPU_FUNC ": the problem forces algorithm %s, not %s", op,
+                                  p->forced, p->op->impls[i]->name);
+    if (!(p->supported >> i & 1u)) {
+      impl_supports(p, i, why, sizeof why);
+      return adnn_cpu__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                  CPU_FUNC ": algorithm %s cannot run this problem on the cpu "
+                                  "backend: %s", op, p->op->impls[i]->name, why);
+    }
+  }
+  const adnn_cpu_impl *impl = p->op->impls[i];
+  if (impl->state_size) {
+    p->state = calloc(1, impl->state_size);
+    if (p->state == NULL)
+      return adnn_cpu__host->fail(ADNN_STATUS_OUT_OF_MEMORY, "out of host memory");
+  }
+  size_t ws = 0;
+  if (impl->reshape) impl->reshape(&p->problem, &adnn_cpu__env, p->state, &ws);
+  if (ws > 0) {
+    /* The workspace is allocated here, once per select; execution never
+     * allocates. 64 bytes: a cache line, and an AVX-512 register. */
+    if (posix_memalign(&p->workspace, 64, ws) != 0) {
+      p->workspace = NULL;
+      unselect(p);
+      return adnn_cpu__host->fail(ADNN_STATUS_OUT_OF_MEMORY,
+                                  "cannot allocate a %zu-byte workspace for the plan", ws);
+    }
+  }
+  p->workspace_bytes = ws;
+  p->impl = impl;
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_cpu__plan_execute(adnn_plugin_plan *p, const void *const *inputs,
+                                   void *const *outputs) {
+  if (p->impl == NULL)
+    return adnn_cpu__host->fail(ADNN_STATUS_INTERNAL_ERROR,
+                                "cpu backend: the plan has no algorithm selected");
+  p->impl->run(&p->problem, p->state, inputs, outputs, p->workspace);
+  return ADNN_STATUS_SUCCESS;
+}
+
+void adnn_cpu__plan_destroy(adnn_plugin_plan *p) {
+  if (p == NULL) return;
+  unselect(p);
   free(p);
 }
 
-void adnn_cpu_plan_describe(const adnn_plugin_plan *p, const char **algorithm, size_t *workspace) {
-  *algorithm = p->algorithm;
-  *workspace = p->workspace_bytes;
+void adnn_cpu__plan_describe(const adnn_plugin_plan *p, const char **algorithm,
+                             size_t *workspace_bytes) {
+  *algorithm = p->impl ? p->impl->name : NULL;
+  *workspace_bytes = p->workspace_bytes;
 }

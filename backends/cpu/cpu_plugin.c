@@ -1,22 +1,23 @@
 /*
  * The CPU backend plugin: the plugin table, its entry point and the context
  * functions. Probe and init are in cpu_probe.c, memory in cpu_memory.c, GEMM in
- * cpu_gemm.c.
+ * cpu_gemm.c, plans in cpu_plan.c.
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "backends/cpu/cpu_plugin.h"
 
-const adnn_plugin_host *adnn_cpu_host = NULL;
+const adnn_plugin_host *adnn_cpu__host = NULL;
 
 static adnn_status cpu_context_create(int device, adnn_plugin_context **out) {
   if (device != 0)
-    return adnn_cpu_host->fail(ADNN_STATUS_BAD_PARAM, "cpu backend has one device (0), not %d",
-                               device);
+    return adnn_cpu__host->fail(ADNN_STATUS_BAD_PARAM, "cpu backend has one device (0), not %d",
+                                device);
   adnn_plugin_context *ctx = calloc(1, sizeof *ctx);
-  if (ctx == NULL) return adnn_cpu_host->fail(ADNN_STATUS_OUT_OF_MEMORY, "out of host memory");
+  if (ctx == NULL) return adnn_cpu__host->fail(ADNN_STATUS_OUT_OF_MEMORY, "out of host memory");
   ctx->device = device;
   *out = ctx;
   return ADNN_STATUS_SUCCESS;
@@ -35,22 +36,23 @@ static const adnn_plugin cpu_plugin = {
     .struct_size = sizeof(adnn_plugin),
     .name = "cpu",
     .version = PACKAGE_VERSION,
-    .probe = adnn_cpu_probe,
-    .init = adnn_cpu_init,
+    .probe = adnn_cpu__probe,
+    .init = adnn_cpu__init,
     .context_create = cpu_context_create,
     .context_destroy = cpu_context_destroy,
     .synchronize = cpu_synchronize,
-    .mem_alloc = adnn_cpu_mem_alloc,
-    .mem_free = adnn_cpu_mem_free,
-    .mem_copy = adnn_cpu_mem_copy,
-    .mem_set = adnn_cpu_mem_set,
-    .gemm = adnn_cpu_gemm,
-    .plan_create = adnn_cpu_plan_create,
-    .plan_execute = adnn_cpu_plan_execute,
-    .plan_destroy = adnn_cpu_plan_destroy,
-    .plan_describe = adnn_cpu_plan_describe,
-    .plan_candidates = adnn_cpu_plan_candidates,
-    .device_identity = adnn_cpu_device_identity,
+    .mem_alloc = adnn_cpu__mem_alloc,
+    .mem_free = adnn_cpu__mem_free,
+    .mem_copy = adnn_cpu__mem_copy,
+    .mem_set = adnn_cpu__mem_set,
+    .gemm = adnn_cpu__gemm,
+    .plan_create = adnn_cpu__plan_create,
+    .plan_candidates = adnn_cpu__plan_candidates,
+    .plan_select = adnn_cpu__plan_select,
+    .plan_execute = adnn_cpu__plan_execute,
+    .plan_destroy = adnn_cpu__plan_destroy,
+    .plan_describe = adnn_cpu__plan_describe,
+    .device_identity = adnn_cpu__device_identity,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,
@@ -58,9 +60,13 @@ ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_versio
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,
                                                         const adnn_plugin_host *host) {
-  /* A core of another major ABI would read our table wrongly; refuse it. The
-   * core checks the same from its side. */
-  if ((host_abi_version >> 16) != ADNN_PLUGIN_ABI_MAJOR || host == NULL) return NULL;
-  adnn_cpu_host = host;
+  /* A core of another major ABI would read our table wrongly; refuse it (the
+   * core checks the same from its side and reports a NULL answer as an
+   * incompatible plugin). The host table must also reach the last member this
+   * plugin calls: log, fail and getenv. */
+  if ((host_abi_version >> 16) != ADNN_PLUGIN_ABI_MAJOR || host == NULL ||
+      host->struct_size < offsetof(adnn_plugin_host, getenv) + sizeof host->getenv)
+    return NULL;
+  adnn_cpu__host = host;
   return &cpu_plugin;
 }

@@ -1,13 +1,22 @@
 /*
  * CPU plugin probe and init: reports the CPU model, the ISA extensions that
  * the CPU and the OS both enable, core and thread counts, and the OpenBLAS
- * build; init sets OpenBLAS's thread count.
+ * build; init sets OpenBLAS's thread count, starts the kernels' thread pool
+ * and chooses what the kernels may use (adnn_cpu__env).
  *
  * Threads: ADNN_NUM_THREADS if set (a positive integer); otherwise, if
  * OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set, OpenBLAS's own choice is left
  * alone; otherwise every CPU in the process's affinity mask. OpenBLAS's thread
  * count is process-global, so an application that calls OpenBLAS itself shares
  * this setting.
+ *
+ * Instruction set of the kernels: the most capable one of ADNN_CPU_ISA_LIST
+ * that the CPU and the OS both support, capped by ADNN_CPU_SIMD ("avx2", or
+ * "baseline") so that tests and benchmarks can run every variant on one
+ * machine.
+ *
+ * Every variable is read through the host's getenv, which the core may
+ * override; the kernels never read the environment.
  */
 #include "config.h"
 
@@ -18,7 +27,6 @@
 #include <strings.h>
 
 #include "backends/cpu/cpu_plugin.h"
-#include "kernels/cpu/cpu_parallel.h"
 
 #ifndef HAVE_OPENBLAS_GET_CONFIG
 static char *openblas_get_config(void) { return (char *)"unknown"; }
@@ -27,8 +35,10 @@ static char *openblas_get_config(void) { return (char *)"unknown"; }
 static char *openblas_get_corename(void) { return (char *)"unknown"; }
 #endif
 
-int adnn_cpu_thread_count(const char **source) {
-  const char *v = getenv("ADNN_NUM_THREADS");
+adnn_cpu_env adnn_cpu__env = {.isa = ADNN_CPU_ISA_BASE, .threads = 1};
+
+int adnn_cpu__thread_count(const char **source) {
+  const char *v = adnn_cpu__host->getenv("ADNN_NUM_THREADS");
   if (v != NULL && *v != '\0') {
     char *end = NULL;
     long n = strtol(v, &end, 10);
@@ -36,13 +46,12 @@ int adnn_cpu_thread_count(const char **source) {
       if (source) *source = "ADNN_NUM_THREADS";
       return (int)n;
     }
-    if (adnn_cpu_host)
-      adnn_cpu_host->log(ADNN_LOG_WARN, "cpu",
-                         "ignoring ADNN_NUM_THREADS=\"%s\": not a positive integer", v);
+    adnn_cpu__host->log(ADNN_LOG_WARN, "cpu",
+                        "ignoring ADNN_NUM_THREADS=\"%s\": not a positive integer", v);
   }
 #ifdef HAVE_OPENBLAS_GET_NUM_THREADS
-  const char *ob = getenv("OPENBLAS_NUM_THREADS");
-  const char *omp = getenv("OMP_NUM_THREADS");
+  const char *ob = adnn_cpu__host->getenv("OPENBLAS_NUM_THREADS");
+  const char *omp = adnn_cpu__host->getenv("OMP_NUM_THREADS");
   if ((ob && *ob) || (omp && *omp)) {
     if (source) *source = ob && *ob ? "OPENBLAS_NUM_THREADS" : "OMP_NUM_THREADS";
     int n = openblas_get_num_threads();
@@ -65,12 +74,12 @@ static int is_pre_avx_core(const char *core) {
   return 0;
 }
 
-adnn_status adnn_cpu_probe(adnn_plugin_report *r) {
+adnn_status adnn_cpu__probe(adnn_plugin_report *r) {
   const adnn_cpu_features *f = adnn_cpu_features_get();
   char isa[256];
   adnn_cpu_features_describe(f, isa, sizeof isa);
   const char *thread_source = NULL;
-  int threads = adnn_cpu_thread_count(&thread_source);
+  int threads = adnn_cpu__thread_count(&thread_source);
   int cpus = adnn_cpu_available_count();
   const char *config = openblas_get_config();
   const char *core = openblas_get_corename();
@@ -84,7 +93,7 @@ adnn_status adnn_cpu_probe(adnn_plugin_report *r) {
   adnn_plugin_report_property(r, "openblas", "%s", ADNN_OPENBLAS_BUILD_VERSION);
   adnn_plugin_report_property(r, "openblas_config", "%s", config);
   adnn_plugin_report_property(r, "openblas_core", "%s", core);
-  const char *coretype = getenv("OPENBLAS_CORETYPE");
+  const char *coretype = adnn_cpu__host->getenv("OPENBLAS_CORETYPE");
   if (coretype && *coretype) adnn_plugin_report_property(r, "OPENBLAS_CORETYPE", "%s", coretype);
   adnn_plugin_report_property(r, "threads", "%d (from %s)", threads, thread_source);
   if (f->avx2 && is_pre_avx_core(core)) {
@@ -93,12 +102,12 @@ adnn_status adnn_cpu_probe(adnn_plugin_report *r) {
                                 "OpenBLAS did not recognize this CPU and uses its %s kernels, "
                                 "which do not use AVX; start the process with "
                                 "OPENBLAS_CORETYPE=%s for several times faster GEMM", core, fix);
-    adnn_cpu_host->log(ADNN_LOG_WARN, "cpu",
-                       "OpenBLAS %s does not recognize this CPU (%s, family %d model %d) and "
-                       "runs its %s kernels without AVX, several times slower than this CPU "
-                       "allows; set OPENBLAS_CORETYPE=%s in the environment before starting "
-                       "the process", ADNN_OPENBLAS_BUILD_VERSION, f->model, f->family,
-                       f->model_number, core, fix);
+    adnn_cpu__host->log(ADNN_LOG_WARN, "cpu",
+                        "OpenBLAS %s does not recognize this CPU (%s, family %d model %d) and "
+                        "runs its %s kernels without AVX, several times slower than this CPU "
+                        "allows; set OPENBLAS_CORETYPE=%s in the environment before starting "
+                        "the process", ADNN_OPENBLAS_BUILD_VERSION, f->model, f->family,
+                        f->model_number, core, fix);
   }
 
   adnn_plugin_device *d = adnn_plugin_report_device(r, 0, f->model);
@@ -117,7 +126,7 @@ adnn_status adnn_cpu_probe(adnn_plugin_report *r) {
 /* The performance database's view of this machine: results measured with
  * another CPU model, ISA, CPU count, OpenBLAS version or kernel set
  * (OPENBLAS_CORETYPE changes the core name) or thread count do not apply. */
-void adnn_cpu_device_identity(int device, char *buf, size_t size) {
+void adnn_cpu__device_identity(int device, char *buf, size_t size) {
   (void)device;
   const adnn_cpu_features *f = adnn_cpu_features_get();
   char isa[256];
@@ -127,17 +136,50 @@ void adnn_cpu_device_identity(int device, char *buf, size_t size) {
            ADNN_OPENBLAS_BUILD_VERSION, openblas_get_corename(), adnn_cpu_parallel_threads());
 }
 
-adnn_status adnn_cpu_init(void) {
+/* The most capable instruction set the CPU and the OS support, capped by
+ * ADNN_CPU_SIMD: the value of the list's name of a set ("avx2", "base", or
+ * "baseline" as doc/cpu.md spells it) caps at that set. */
+static int kernel_isa(const adnn_cpu_features *f) {
+  int isa = ADNN_CPU_ISA_BASE, found = 0;
+#define ADNN_CPU_BEST_ISA_(NAME, name, usable, arg) \
+  if (!found && (usable)) {                         \
+    isa = ADNN_CPU_ISA_##NAME;                      \
+    found = 1;                                      \
+  }
+  ADNN_CPU_ISA_LIST(ADNN_CPU_BEST_ISA_, 0)
+#undef ADNN_CPU_BEST_ISA_
+  const char *cap = adnn_cpu__host->getenv("ADNN_CPU_SIMD");
+  if (cap == NULL || *cap == '\0') return isa;
+  int cap_isa = -1;
+  if (strcmp(cap, "baseline") == 0) cap_isa = ADNN_CPU_ISA_BASE;
+#define ADNN_CPU_CAP_ISA_(NAME, name, usable, arg) \
+  if (strcmp(cap, #name) == 0) cap_isa = ADNN_CPU_ISA_##NAME;
+  ADNN_CPU_ISA_LIST(ADNN_CPU_CAP_ISA_, 0)
+#undef ADNN_CPU_CAP_ISA_
+  if (cap_isa < 0) {
+    adnn_cpu__host->log(ADNN_LOG_WARN, "cpu", "ignoring ADNN_CPU_SIMD=\"%s\": use avx512, avx2 "
+                        "or baseline", cap);
+    return isa;
+  }
+  return cap_isa < isa ? cap_isa : isa;
+}
+
+adnn_status adnn_cpu__init(void) {
   const char *source = NULL;
-  int threads = adnn_cpu_thread_count(&source);
+  int threads = adnn_cpu__thread_count(&source);
   /* Our own kernels use the same number of threads as OpenBLAS. The two pools
    * never run at once: a kernel either calls OpenBLAS or runs its own loop. */
   adnn_cpu_parallel_init(threads);
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
   if (strcmp(source, "OPENBLAS_NUM_THREADS") != 0 && strcmp(source, "OMP_NUM_THREADS") != 0)
     openblas_set_num_threads(threads);
-  adnn_cpu_host->log(ADNN_LOG_DEBUG, "cpu", "using %d thread%s (from %s)", threads,
-                     threads == 1 ? "" : "s", source);
+  adnn_cpu__host->log(ADNN_LOG_DEBUG, "cpu", "using %d thread%s (from %s)", threads,
+                      threads == 1 ? "" : "s", source);
 #endif
+  adnn_cpu__env.features = adnn_cpu_features_get();
+  adnn_cpu__env.isa = kernel_isa(adnn_cpu__env.features);
+  /* The pool may have started fewer threads than asked; per-thread
+   * workspace slices follow what it has. */
+  adnn_cpu__env.threads = adnn_cpu_parallel_threads();
   return ADNN_STATUS_SUCCESS;
 }

@@ -9,12 +9,12 @@
 
 #include "cuda_internal.h"
 
-void cuda__format_cuda_version(int version, char *buf, size_t len) {
+void adnn_cuda__format_cuda_version(int version, char *buf, size_t len) {
   /* CUDA encodes versions as major * 1000 + minor * 10 (12040 is 12.4). */
   snprintf(buf, len, "%d.%d", version / 1000, (version % 1000) / 10);
 }
 
-int cuda__min_driver_for_cuda_major(int major) {
+int adnn_cuda__min_driver_for_cuda_major(int major) {
   /* From NVIDIA's minor-version compatibility table: every toolkit of a major
    * release runs on drivers from the first release of that major on. */
   switch (major) {
@@ -25,15 +25,15 @@ int cuda__min_driver_for_cuda_major(int major) {
   }
 }
 
-int cuda__driver_compatible(int driver_version, int runtime_version, char *why, size_t len) {
+int adnn_cuda__driver_compatible(int driver_version, int runtime_version, char *why, size_t len) {
   int runtime_major = runtime_version / 1000;
   /* Minor-version compatibility: a driver for CUDA X.0 or newer runs code built
    * with any CUDA X.y runtime. Below X.0 the runtime refuses to start. */
   if (driver_version >= runtime_major * 1000) return 1;
   char drv[16], rt[16];
-  cuda__format_cuda_version(driver_version, drv, sizeof drv);
-  cuda__format_cuda_version(runtime_version, rt, sizeof rt);
-  int min_driver = cuda__min_driver_for_cuda_major(runtime_major);
+  adnn_cuda__format_cuda_version(driver_version, drv, sizeof drv);
+  adnn_cuda__format_cuda_version(runtime_version, rt, sizeof rt);
+  int min_driver = adnn_cuda__min_driver_for_cuda_major(runtime_major);
   if (min_driver > 0)
     snprintf(why, len,
              "the NVIDIA driver is too old: it supports CUDA %s, but this plugin was built for "
@@ -49,8 +49,8 @@ int cuda__driver_compatible(int driver_version, int runtime_version, char *why, 
   return 0;
 }
 
-int cuda__library_compatible(const char *library, int built, int found, const char *advice,
-                             char *why, size_t len) {
+int adnn_cuda__library_compatible(const char *library, int built, int found, const char *advice,
+                                  char *why, size_t len) {
   int built_major = built / 10000, built_minor = (built / 100) % 100;
   int found_major = found / 10000, found_minor = (found / 100) % 100;
   /* Within a major release a newer library keeps the interfaces of older ones;

@@ -10,7 +10,12 @@
 
 #include "cuda_internal.h"
 
-adnn_status cuda__status_from_runtime(cudaError_t err) {
+/* Every failure and log line of the plugin goes through the host table, so it
+ * lives here, below every other file of the plugin: none of them depends on
+ * the plugin's table (cuda_plugin.c), which depends on them all. */
+const adnn_plugin_host *adnn_cuda__host;
+
+adnn_status adnn_cuda__status_from_runtime(cudaError_t err) {
   switch (err) {
   case cudaSuccess:
     return ADNN_STATUS_SUCCESS;
@@ -42,7 +47,7 @@ adnn_status cuda__status_from_runtime(cudaError_t err) {
   }
 }
 
-adnn_status cuda__status_from_cublas(cublasStatus_t err) {
+adnn_status adnn_cuda__status_from_cublas(cublasStatus_t err) {
   switch (err) {
   case CUBLAS_STATUS_SUCCESS:
     return ADNN_STATUS_SUCCESS;
@@ -62,7 +67,7 @@ adnn_status cuda__status_from_cublas(cublasStatus_t err) {
   }
 }
 
-adnn_status cuda__status_from_cudnn(cudnnStatus_t err) {
+adnn_status adnn_cuda__status_from_cudnn(cudnnStatus_t err) {
   switch (err) {
   case CUDNN_STATUS_SUCCESS:
     return ADNN_STATUS_SUCCESS;
@@ -78,7 +83,6 @@ adnn_status cuda__status_from_cudnn(cudnnStatus_t err) {
   case CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH:
   case CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART:
     return ADNN_STATUS_BACKEND_INCOMPATIBLE;
-    return ADNN_STATUS_BACKEND_UNAVAILABLE;
   default:
     break;
   }
@@ -91,21 +95,22 @@ adnn_status cuda__status_from_cudnn(cudnnStatus_t err) {
   }
 }
 
-adnn_status cuda__fail_runtime(cudaError_t err, const char *what) {
+adnn_status adnn_cuda__fail_runtime(cudaError_t err, const char *what) {
   /* Non-sticky runtime errors stay recorded as the thread's "last error" and
    * would be returned again by cudaGetLastError(); reading it here clears it,
    * so that a later, unrelated check does not report this failure again. */
   (void)cudaGetLastError();
-  return cuda__host->fail(cuda__status_from_runtime(err), "cuda: %s failed: %s (%d): %s", what,
-                          cudaGetErrorName(err), (int)err, cudaGetErrorString(err));
+  return adnn_cuda__host->fail(adnn_cuda__status_from_runtime(err), "cuda: %s failed: %s (%d): %s",
+                               what, cudaGetErrorName(err), (int)err, cudaGetErrorString(err));
 }
 
-adnn_status cuda__fail_cublas(cublasStatus_t err, const char *what) {
-  return cuda__host->fail(cuda__status_from_cublas(err), "cuda: %s failed: %s (%d): %s", what,
-                          cublasGetStatusName(err), (int)err, cublasGetStatusString(err));
+adnn_status adnn_cuda__fail_cublas(cublasStatus_t err, const char *what) {
+  return adnn_cuda__host->fail(adnn_cuda__status_from_cublas(err), "cuda: %s failed: %s (%d): %s",
+                               what, cublasGetStatusName(err), (int)err,
+                               cublasGetStatusString(err));
 }
 
-adnn_status cuda__fail_cudnn(cudnnStatus_t err, const char *what) {
-  return cuda__host->fail(cuda__status_from_cudnn(err), "cuda: %s failed: %s (%d)", what,
-                          cudnnGetErrorString(err), (int)err);
+adnn_status adnn_cuda__fail_cudnn(cudnnStatus_t err, const char *what) {
+  return adnn_cuda__host->fail(adnn_cuda__status_from_cudnn(err), "cuda: %s failed: %s (%d)", what,
+                               cudnnGetErrorString(err), (int)err);
 }

@@ -16,7 +16,7 @@
 
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
-adnn_status cuda__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *args) {
+adnn_status adnn_cuda__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *args) {
   cudaDataType_t data_type;
   cublasComputeType_t compute;
   float alpha_f = (float)args->alpha, beta_f = (float)args->beta;
@@ -39,13 +39,13 @@ adnn_status cuda__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *ar
     break;
   default:
     /* The plugin cannot call adnn_dtype_name (plugins never link the core). */
-    return cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
-                            "cuda: gemm supports f32 and f64, not dtype %d", (int)args->dtype);
+    return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                 "cuda: gemm supports f32 and f64, not dtype %d", (int)args->dtype);
   }
   /* Nothing to compute: an empty C (or no matrices) is left alone. */
   if (args->m == 0 || args->n == 0 || args->batch == 0) return ADNN_STATUS_SUCCESS;
 
-  adnn_status status = cuda__context_enter(ctx);
+  adnn_status status = adnn_cuda__context_enter(ctx);
   if (status != ADNN_STATUS_SUCCESS) return status;
 
   /* k == 0 means C = beta * C. The BLAS convention covers it, but adnn spells it
@@ -59,7 +59,8 @@ adnn_status cuda__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *ar
       if (args->beta == 0.0) {
         cudaError_t e = cudaMemset2DAsync(c, (size_t)args->ldc * esize, 0, (size_t)args->n * esize,
                                           (size_t)args->m, ctx->stream);
-        if (e != cudaSuccess) return cuda__fail_runtime(e, "cudaMemset2DAsync (gemm with k = 0)");
+        if (e != cudaSuccess)
+          return adnn_cuda__fail_runtime(e, "cudaMemset2DAsync (gemm with k = 0)");
       } else if (args->beta != 1.0) {
         /* Scale each row with ?scal (one call when the rows are contiguous):
          * unlike geam with a zero-scaled second operand, scal never computes
@@ -67,9 +68,9 @@ adnn_status cuda__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *ar
         int64_t rows = args->ldc == args->n ? 1 : args->m;
         int64_t len = args->ldc == args->n ? args->m * args->n : args->n;
         if (!fits_int(len))
-          return cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
-                                  "cuda: gemm with k = 0 scales rows of at most %d elements",
-                                  INT_MAX);
+          return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                       "cuda: gemm with k = 0 scales rows of at most %d elements",
+                                       INT_MAX);
         for (int64_t r = 0; r < rows; r++) {
           char *row = c + (size_t)(r * args->ldc) * esize;
           cublasStatus_t e = args->dtype == ADNN_DTYPE_F32
@@ -77,7 +78,8 @@ adnn_status cuda__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *ar
                                                (float *)row, 1)
                                  : cublasDscal(ctx->cublas, (int)len, (const double *)beta,
                                                (double *)row, 1);
-          if (e != CUBLAS_STATUS_SUCCESS) return cuda__fail_cublas(e, "cublasXscal (gemm with k = 0)");
+          if (e != CUBLAS_STATUS_SUCCESS)
+            return adnn_cuda__fail_cublas(e, "cublasXscal (gemm with k = 0)");
         }
       }
     }
@@ -105,14 +107,14 @@ adnn_status cuda__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *ar
   }
   if (err != CUBLAS_STATUS_SUCCESS) {
     if (err == CUBLAS_STATUS_NOT_SUPPORTED || err == CUBLAS_STATUS_INVALID_VALUE)
-      return cuda__host->fail(
-          cuda__status_from_cublas(err),
+      return adnn_cuda__host->fail(
+          adnn_cuda__status_from_cublas(err),
           "cuda: cublasGemmStridedBatchedEx refused m=%lld n=%lld k=%lld lda=%lld ldb=%lld "
           "ldc=%lld batch=%lld: %s (%d)",
           (long long)args->m, (long long)args->n, (long long)args->k, (long long)args->lda,
           (long long)args->ldb, (long long)args->ldc, (long long)args->batch,
           cublasGetStatusName(err), (int)err);
-    return cuda__fail_cublas(err, "cublasGemmStridedBatchedEx");
+    return adnn_cuda__fail_cublas(err, "cublasGemmStridedBatchedEx");
   }
   return ADNN_STATUS_SUCCESS;
 }

@@ -9,8 +9,8 @@
 
 #include "cuda_internal.h"
 
-adnn_status cuda__mem_alloc(adnn_plugin_context *ctx, size_t bytes, void **ptr) {
-  adnn_status status = cuda__context_enter(ctx);
+adnn_status adnn_cuda__mem_alloc(adnn_plugin_context *ctx, size_t bytes, void **ptr) {
+  adnn_status status = adnn_cuda__context_enter(ctx);
   if (status != ADNN_STATUS_SUCCESS) return status;
   void *p = NULL;
   /* cudaMalloc returns 256-byte aligned memory, more than the 64 adnn promises. */
@@ -18,24 +18,24 @@ adnn_status cuda__mem_alloc(adnn_plugin_context *ctx, size_t bytes, void **ptr) 
   if (err != cudaSuccess) {
     char what[96];
     snprintf(what, sizeof what, "cudaMalloc of %zu bytes", bytes);
-    return cuda__fail_runtime(err, what);
+    return adnn_cuda__fail_runtime(err, what);
   }
   *ptr = p;
   return ADNN_STATUS_SUCCESS;
 }
 
-adnn_status cuda__mem_free(adnn_plugin_context *ctx, void *ptr) {
-  adnn_status status = cuda__context_enter(ctx);
+adnn_status adnn_cuda__mem_free(adnn_plugin_context *ctx, void *ptr) {
+  adnn_status status = adnn_cuda__context_enter(ctx);
   if (status != ADNN_STATUS_SUCCESS) return status;
   /* cudaFree waits for the device to finish with the memory, so work still
    * queued on the stream that reads it completes first. */
   cudaError_t err = cudaFree(ptr);
-  if (err != cudaSuccess) return cuda__fail_runtime(err, "cudaFree");
+  if (err != cudaSuccess) return adnn_cuda__fail_runtime(err, "cudaFree");
   return ADNN_STATUS_SUCCESS;
 }
 
-adnn_status cuda__mem_copy(adnn_plugin_context *ctx, void *dst, const void *src, size_t bytes,
-                           adnn_memcpy_kind kind) {
+adnn_status adnn_cuda__mem_copy(adnn_plugin_context *ctx, void *dst, const void *src, size_t bytes,
+                                adnn_memcpy_kind kind) {
   enum cudaMemcpyKind direction;
   switch (kind) {
   case ADNN_MEMCPY_HOST_TO_DEVICE: direction = cudaMemcpyHostToDevice; break;
@@ -47,27 +47,28 @@ adnn_status cuda__mem_copy(adnn_plugin_context *ctx, void *dst, const void *src,
     memcpy(dst, src, bytes);
     return ADNN_STATUS_SUCCESS;
   default:
-    return cuda__host->fail(ADNN_STATUS_BAD_PARAM, "cuda: unknown copy kind %d", (int)kind);
+    return adnn_cuda__host->fail(ADNN_STATUS_BAD_PARAM, "cuda: unknown copy kind %d", (int)kind);
   }
-  adnn_status status = cuda__context_enter(ctx);
+  adnn_status status = adnn_cuda__context_enter(ctx);
   if (status != ADNN_STATUS_SUCCESS) return status;
   /* Queued on the stream so that the copy is ordered after earlier work of the
    * context (a GEMM that produces the data being read back, say). */
   cudaError_t err = cudaMemcpyAsync(dst, src, bytes, direction, ctx->stream);
-  if (err != cudaSuccess) return cuda__fail_runtime(err, "cudaMemcpyAsync");
+  if (err != cudaSuccess) return adnn_cuda__fail_runtime(err, "cudaMemcpyAsync");
   if (direction != cudaMemcpyDeviceToDevice) {
     /* adnn's contract: a copy that touches host memory returns when the host
      * buffer may be reused or read, which needs the stream to reach the copy. */
     err = cudaStreamSynchronize(ctx->stream);
-    if (err != cudaSuccess) return cuda__fail_runtime(err, "cudaStreamSynchronize after a copy");
+    if (err != cudaSuccess)
+      return adnn_cuda__fail_runtime(err, "cudaStreamSynchronize after a copy");
   }
   return ADNN_STATUS_SUCCESS;
 }
 
-adnn_status cuda__mem_set(adnn_plugin_context *ctx, void *ptr, int value, size_t bytes) {
-  adnn_status status = cuda__context_enter(ctx);
+adnn_status adnn_cuda__mem_set(adnn_plugin_context *ctx, void *ptr, int value, size_t bytes) {
+  adnn_status status = adnn_cuda__context_enter(ctx);
   if (status != ADNN_STATUS_SUCCESS) return status;
   cudaError_t err = cudaMemsetAsync(ptr, value, bytes, ctx->stream);
-  if (err != cudaSuccess) return cuda__fail_runtime(err, "cudaMemsetAsync");
+  if (err != cudaSuccess) return adnn_cuda__fail_runtime(err, "cudaMemsetAsync");
   return ADNN_STATUS_SUCCESS;
 }

@@ -3,32 +3,31 @@
  */
 #include "config.h"
 
-#include "cuda_internal.h"
-#include "cuda_plan.h"
-
-const adnn_plugin_host *cuda__host;
+#include "backends/cuda/cuda_internal.h"
+#include "backends/cuda/cuda_plan.h"
 
 static const adnn_plugin cuda_plugin_table = {
     .abi_version = ADNN_PLUGIN_ABI_VERSION,
     .struct_size = sizeof(adnn_plugin),
     .name = "cuda",
     .version = PACKAGE_VERSION,
-    .probe = cuda__probe,
-    .init = cuda__init,
-    .context_create = cuda__context_create,
-    .context_destroy = cuda__context_destroy,
-    .synchronize = cuda__synchronize,
-    .mem_alloc = cuda__mem_alloc,
-    .mem_free = cuda__mem_free,
-    .mem_copy = cuda__mem_copy,
-    .mem_set = cuda__mem_set,
-    .gemm = cuda__gemm,
-    .plan_create = cuda__plan_create,
-    .plan_execute = cuda__plan_execute,
-    .plan_destroy = cuda__plan_destroy,
-    .plan_describe = cuda__plan_describe,
-    .plan_candidates = cuda__plan_candidates,
-    .device_identity = cuda__device_identity,
+    .probe = adnn_cuda__probe,
+    .init = adnn_cuda__init,
+    .context_create = adnn_cuda__context_create,
+    .context_destroy = adnn_cuda__context_destroy,
+    .synchronize = adnn_cuda__synchronize,
+    .mem_alloc = adnn_cuda__mem_alloc,
+    .mem_free = adnn_cuda__mem_free,
+    .mem_copy = adnn_cuda__mem_copy,
+    .mem_set = adnn_cuda__mem_set,
+    .gemm = adnn_cuda__gemm,
+    .plan_create = adnn_cuda__plan_create,
+    .plan_candidates = adnn_cuda__plan_candidates,
+    .plan_select = adnn_cuda__plan_select,
+    .plan_execute = adnn_cuda__plan_execute,
+    .plan_destroy = adnn_cuda__plan_destroy,
+    .plan_describe = adnn_cuda__plan_describe,
+    .device_identity = adnn_cuda__device_identity,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,
@@ -39,6 +38,6 @@ ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_versio
   if ((host_abi_version >> 16) != ADNN_PLUGIN_ABI_MAJOR || !host ||
       host->struct_size < offsetof(adnn_plugin_host, getenv) + sizeof host->getenv)
     return NULL;
-  cuda__host = host;
+  adnn_cuda__host = host; /* defined with the error helpers, which use it most */
   return &cuda_plugin_table;
 }

@@ -48,13 +48,13 @@ typedef struct cuda_driver_api {
 static int usable_ordinals[ADNN_PLUGIN_MAX_DEVICES];
 static int usable_count;
 
-int cuda__device_ordinal(int index) {
+int adnn_cuda__device_ordinal(int index) {
   if (index < 0 || index >= usable_count) return -1;
   return usable_ordinals[index];
 }
 
-void cuda__device_identity(int index, char *buf, size_t size) {
-  int ordinal = cuda__device_ordinal(index);
+void adnn_cuda__device_identity(int index, char *buf, size_t size) {
+  int ordinal = adnn_cuda__device_ordinal(index);
   struct cudaDeviceProp prop;
   if (ordinal < 0 || cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -131,7 +131,7 @@ static int check_libraries(adnn_plugin_report *report) {
   int runtime = 0;
   cudaRuntimeGetVersion(&runtime);
   char rt[16];
-  cuda__format_cuda_version(runtime, rt, sizeof rt);
+  adnn_cuda__format_cuda_version(runtime, rt, sizeof rt);
   adnn_plugin_report_property(report, "runtime", "CUDA %s (cudart %d, linked statically)", rt,
                               runtime);
 
@@ -150,13 +150,13 @@ static int check_libraries(adnn_plugin_report *report) {
                               CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
 
   char why[ADNN_PLUGIN_REASON_LEN];
-  if (!cuda__library_compatible("cuBLAS", CUBLAS_VERSION, cublas_found,
-                                "install the cuBLAS of the CUDA toolkit this plugin was built "
-                                "with or newer (libcublas.so.13)",
-                                why, sizeof why) ||
-      !cuda__library_compatible("cuDNN", CUDNN_VERSION, cudnn_found,
-                                "install that cuDNN 9 release for CUDA 13 or a newer one",
-                                why, sizeof why)) {
+  if (!adnn_cuda__library_compatible("cuBLAS", CUBLAS_VERSION, cublas_found,
+                                     "install the cuBLAS of the CUDA toolkit this plugin was built "
+                                     "with or newer (libcublas.so.13)",
+                                     why, sizeof why) ||
+      !adnn_cuda__library_compatible("cuDNN", CUDNN_VERSION, cudnn_found,
+                                     "install that cuDNN 9 release for CUDA 13 or a newer one",
+                                     why, sizeof why)) {
     report->state = ADNN_BACKEND_INCOMPATIBLE;
     adnn_plugin_report_reason(report, "%s", why);
     return 0;
@@ -181,11 +181,11 @@ static void append(char *buf, size_t len, const char *fmt, ...) {
   va_end(ap);
 }
 
-adnn_status cuda__probe(adnn_plugin_report *report) {
+adnn_status adnn_cuda__probe(adnn_plugin_report *report) {
   const int built_major = CUDART_VERSION / 1000;
-  const int min_driver = cuda__min_driver_for_cuda_major(built_major);
+  const int min_driver = adnn_cuda__min_driver_for_cuda_major(built_major);
   char built[16], text[64];
-  cuda__format_cuda_version(CUDART_VERSION, built, sizeof built);
+  adnn_cuda__format_cuda_version(CUDART_VERSION, built, sizeof built);
 
   usable_count = 0;
   report->score = 0;
@@ -218,12 +218,12 @@ adnn_status cuda__probe(adnn_plugin_report *report) {
     return ADNN_STATUS_SUCCESS;
   }
   char driver[16];
-  cuda__format_cuda_version(driver_version, driver, sizeof driver);
+  adnn_cuda__format_cuda_version(driver_version, driver, sizeof driver);
   adnn_plugin_report_property(report, "driver", "supports CUDA %s (cuDriverGetVersion %d)", driver,
                               driver_version);
 
   char why[ADNN_PLUGIN_REASON_LEN];
-  if (!cuda__driver_compatible(driver_version, CUDART_VERSION, why, sizeof why)) {
+  if (!adnn_cuda__driver_compatible(driver_version, CUDART_VERSION, why, sizeof why)) {
     report->state = ADNN_BACKEND_INCOMPATIBLE;
     adnn_plugin_report_reason(report, "%s", why);
     return ADNN_STATUS_SUCCESS;
@@ -326,7 +326,7 @@ adnn_status cuda__probe(adnn_plugin_report *report) {
   }
   if (skipped[0]) {
     adnn_plugin_report_property(report, "skipped_devices", "%s", skipped);
-    cuda__log(ADNN_LOG_INFO, "%s", skipped);
+    adnn_cuda__log(ADNN_LOG_INFO, "%s", skipped);
   }
 
   if (usable_count == 0) {

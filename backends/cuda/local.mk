@@ -15,9 +15,21 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_context.c \
 	backends/cuda/cuda_memory.c \
 	backends/cuda/cuda_gemm.c \
+	backends/cuda/cuda_layout.h \
+	backends/cuda/cuda_layout.c \
+	backends/cuda/cuda_op.h \
+	backends/cuda/cuda_op.c \
 	backends/cuda/cuda_plan.h \
 	backends/cuda/cuda_plan.c \
-	backends/cuda/cuda_conv2d.c
+	backends/cuda/cuda_conv2d.h \
+	backends/cuda/cuda_conv2d_layout.c \
+	backends/cuda/cuda_conv2d.c \
+	backends/cuda/cuda_pool2d.c \
+	backends/cuda/cuda_activation.c \
+	backends/cuda/cuda_softmax.c \
+	backends/cuda/cuda_batchnorm.c \
+	backends/cuda/cuda_norm.c \
+	backends/cuda/cuda_binary.c
 cuda_plugin_defines = -DADNN_CUDA_MIN_SM=$(CUDA_MIN_SM) \
 	-DADNN_CUDA_ARCH_FLAGS='"$(CUDA_ARCH_FLAGS)"'
 backends_cuda_adnn_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(cuda_plugin_defines)

@@ -15,7 +15,7 @@ static const char *state_name(adnn_backend_state s) {
 
 int main(void) {
   const char *path, *source;
-  adnn_plugin_search_path(&path, &source);
+  adnn_backend_search_path(&path, &source);
   printf("plugin search path: %s (from %s)\n", path, source);
 
   size_t count;

@@ -10,7 +10,7 @@ int main(void) {
     fprintf(stderr, "no backend: %s\n", adnn_last_error());
     return 1;
   }
-  printf("running on %s, device %d\n", adnn_context_backend(ctx), adnn_context_device(ctx));
+  printf("running on %s, device %d\n", adnn_context_get_backend(ctx), adnn_context_get_device(ctx));
 
   /* Opt in to TF32 on GPUs (ignored by the CPU backend). */
   if (adnn_context_set_flags(ctx, ADNN_CONTEXT_ALLOW_TF32) != ADNN_STATUS_SUCCESS) return 1;

@@ -27,7 +27,7 @@ int main(void) {
     fprintf(stderr, "%s\n", adnn_last_error());
     return 1;
   }
-  printf("on %s: [%g %g; %g %g]\n", adnn_context_backend(ctx), c[0], c[1], c[2], c[3]);
+  printf("on %s: [%g %g; %g %g]\n", adnn_context_get_backend(ctx), c[0], c[1], c[2], c[3]);
   adnn_context_destroy(ctx);
   return c[0] == 58 && c[1] == 64 && c[2] == 139 && c[3] == 154 ? 0 : 1;
 }

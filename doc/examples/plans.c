@@ -29,8 +29,8 @@ int main(void) {
     return 77; /* "skipped", for the test harness */
   }
   if (st != ADNN_STATUS_SUCCESS) FAIL("plan");
-  printf("algorithm %s, workspace %zu bytes\n", adnn_plan_algorithm(plan),
-         adnn_plan_workspace_bytes(plan));
+  printf("algorithm %s, workspace %zu bytes\n", adnn_plan_get_algorithm(plan),
+         adnn_plan_get_workspace_bytes(plan));
 
   float x[16], w[9], y[16];
   for (int i = 0; i < 16; i++) x[i] = 1.0f;

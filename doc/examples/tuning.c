@@ -41,12 +41,12 @@ int main(void) {
     adnn_context_destroy(ctx);
     return 1;
   }
-  printf("runs %s: %s\n", adnn_plan_algorithm(plan), adnn_plan_choice_reason(plan));
+  printf("runs %s: %s\n", adnn_plan_get_algorithm(plan), adnn_plan_get_choice_reason(plan));
   size_t n = 0;
-  adnn_plan_candidate_count(plan, &n);
+  adnn_plan_get_candidate_count(plan, &n);
   for (size_t i = 0; i < n; i++) {
     const adnn_plan_candidate *c;
-    if (adnn_plan_candidate_get(plan, i, &c) != ADNN_STATUS_SUCCESS) continue;
+    if (adnn_plan_get_candidate(plan, i, &c) != ADNN_STATUS_SUCCESS) continue;
     if (c->time_ms >= 0)
       printf("  %-18s %8.3f ms  workspace %zu bytes\n", c->algorithm, c->time_ms,
              c->workspace_bytes);

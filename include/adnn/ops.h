@@ -3,14 +3,17 @@
  *
  * Included by <adnn.h>; do not include it directly.
  *
- * Lifecycle (like cuDNN's find-then-execute and XNNPACK's create/setup/run):
+ * Lifecycle (cuDNN's find-then-execute: all setup happens once, at creation):
  *   1. Fill an op descriptor. Each one starts with struct_size and has a
  *      static inline *_init() below that sets struct_size from this header and
- *      the defaults, so fields can be appended in later versions without
- *      breaking programs built against this one.
+ *      the defaults. Fields are only appended, and the library reads a
+ *      descriptor "up to here" (doc/versioning.md): programs built against an
+ *      older header keep working, with the defaults for fields they lack.
  *   2. adnn_plan_create_<op>(ctx, &desc, &plan): validates the descriptor
- *      (shapes, strides, parameters, dtype support on that backend), chooses an
- *      algorithm and allocates its workspace. All setup cost is paid here.
+ *      (shapes, strides, parameters, dtype support on that backend), has the
+ *      backend describe the problem, chooses an algorithm (heuristic, tuner or
+ *      performance database) and allocates its workspace. All setup cost is
+ *      paid here; the shapes are fixed for the plan's life.
  *   3. adnn_plan_execute(plan, inputs, n_inputs, output) as many times as
  *      wanted, with device pointers of the plan's context. It allocates nothing.
  *   4. adnn_plan_destroy(plan).
@@ -28,8 +31,8 @@
  *
  * The exact definition of every op (index rounding, padding, NaN handling) is in
  * doc/ops.md; every backend implements that definition, and the conformance
- * suite checks each against the reference kernels with the tolerances in
- * doc/numerics.md.
+ * suite checks each against an independent oracle with the tolerances in
+ * doc/numerics.md. The list of ops is the manifest in adnn/op_list.h.
  */
 #ifndef ADNN_OPS_H
 #define ADNN_OPS_H
@@ -416,9 +419,14 @@ ADNN_API void adnn_plan_destroy(adnn_plan *plan);
 
 /** The algorithm the plan runs, e.g. "winograd_f2x3" or "cudnn:IMPLICIT_PRECOMP_GEMM";
  *  "" for NULL. Valid as long as the plan. */
-ADNN_API const char *adnn_plan_algorithm(const adnn_plan *plan);
+ADNN_API const char *adnn_plan_get_algorithm(const adnn_plan *plan);
 
 /** Bytes of workspace the plan holds (0 for NULL). */
+ADNN_API size_t adnn_plan_get_workspace_bytes(const adnn_plan *plan);
+
+/** The names of adnn_plan_get_algorithm() and adnn_plan_get_workspace_bytes()
+ *  in adnn 0.1, kept as aliases. */
+ADNN_API const char *adnn_plan_algorithm(const adnn_plan *plan);
 ADNN_API size_t adnn_plan_workspace_bytes(const adnn_plan *plan);
 
 #ifdef __cplusplus

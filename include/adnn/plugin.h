@@ -20,9 +20,14 @@
  *  - The core never dlclose()s a plugin that was probed (GPU runtimes do not
  *    survive unloading).
  *
+ * History: ABI 1 (adnn 0.1) passed the public op descriptors and algorithm
+ * names; ABI 2 (adnn 0.2) passes normalized problems, selects algorithms by
+ * id and executes with arrays of outputs. The core refuses ABI 1 plugins with
+ * both versions in the reason.
+ *
  * Threading: probe and init are called once, under the core's loader lock.
- * Context functions are called for one context from one thread at a time;
- * different contexts may be used concurrently, so plugin globals must be
+ * Context and plan functions are called for one context from one thread at a
+ * time; different contexts may be used concurrently, so plugin globals must be
  * thread-safe after init.
  */
 #ifndef ADNN_PLUGIN_H
@@ -38,7 +43,7 @@
 extern "C" {
 #endif
 
-#define ADNN_PLUGIN_ABI_MAJOR 1
+#define ADNN_PLUGIN_ABI_MAJOR 2
 #define ADNN_PLUGIN_ABI_MINOR 0
 #define ADNN_PLUGIN_ABI_VERSION ((uint32_t)((ADNN_PLUGIN_ABI_MAJOR << 16) | ADNN_PLUGIN_ABI_MINOR))
 #define ADNN_PLUGIN_ENTRY_SYMBOL "adnn_plugin_entry"
@@ -215,62 +220,185 @@ typedef struct adnn_plugin_gemm_args {
   uint32_t flags; /**< the context's adnn_context_flag bits */
 } adnn_plugin_gemm_args;
 
-/** The kind of a DNN operation passed to plan_create. */
+/* ---- DNN operations ------------------------------------------------------ */
+/*
+ * The plugin ABI owns its problem format. The core validates a public op
+ * descriptor and hands the plugin a NORMALIZED problem struct, one per op
+ * (adnn_plugin_<name>, below), by pointer together with its size; plugins
+ * never see the public descriptors. Each problem struct starts with
+ * struct_size and only grows by appending fields whose zero value means the
+ * behaviour before they existed, so a plugin built against an older
+ * <adnn/plugin.h> reads the fields it knows (adnn_plugin_op_problem() copies
+ * min(problem_size, sizeof) and zeroes the rest) and an older core's problem
+ * is read with zeros for what it does not send.
+ *
+ * Every problem has been checked by the core: tensors valid, sizes >= 1,
+ * shapes agree, output sizes computed, strides of outputs disjoint, one dtype
+ * for all tensors, enum values valid, parameters finite. Tensor descriptors
+ * keep the caller's strides (in elements); derived sizes are filled in so
+ * that no plugin or kernel recomputes them.
+ */
+
+/** The kinds of DNN operation, one per row of ADNN_OP_LIST (adnn/op_list.h). */
 typedef enum adnn_plugin_op_kind {
-  ADNN_PLUGIN_OP_CONV2D = 1,
-  ADNN_PLUGIN_OP_POOL2D = 2,
-  ADNN_PLUGIN_OP_ACTIVATION = 3,
-  ADNN_PLUGIN_OP_SOFTMAX = 4,
-  ADNN_PLUGIN_OP_BATCHNORM = 5,
-  ADNN_PLUGIN_OP_NORM = 6,
-  ADNN_PLUGIN_OP_BINARY = 7
+#define ADNN_PLUGIN_OP_KIND_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
+  ADNN_PLUGIN_OP_##NAME = value,
+  ADNN_OP_LIST(ADNN_PLUGIN_OP_KIND_)
+#undef ADNN_PLUGIN_OP_KIND_
+  ADNN_PLUGIN_OP_LIMIT_ /**< one past the largest kind: the size of tables indexed by kind */
 } adnn_plugin_op_kind;
 
-/** A DNN operation, validated by the core: descriptors are complete copies
- *  (struct_size is this header's), shapes agree, output sizes are checked,
- *  softmax's axis is non-negative, the binary op's a and b have been broadcast
- *  to y's rank (missing leading dims added with size 1 and stride 0, size-1
- *  dims given stride 0), and the conv2d algorithm is the one requested (AUTO
- *  or forced, the environment override already applied). */
-typedef struct adnn_plugin_op {
+/** conv2d: y = act(conv(x, w) + bias) (doc/ops.md). x [N, C, H, W],
+ *  w [K, Cg, R, S], bias [K] (rank 0 when has_bias is 0), y [N, K, P, Q],
+ *  in `groups` groups of Cg input and Kg output channels. Inputs {x, w} or
+ *  {x, w, bias}. */
+typedef struct adnn_plugin_conv2d {
   uint32_t struct_size;
-  adnn_plugin_op_kind kind;
-  int32_t n_inputs; /**< how many input pointers plan_execute receives */
-  uint32_t flags;   /**< the context's adnn_context_flag bits */
-  union {
-    adnn_conv2d_desc conv2d;
-    adnn_pool2d_desc pool2d;
-    adnn_activation_desc activation;
-    adnn_softmax_desc softmax;
-    adnn_batchnorm_desc batchnorm;
-    adnn_norm_desc norm;
-    adnn_binary_desc binary;
-  } desc;
-  /** The algorithm to use by name, as listed by plan_candidates (e.g.
-   *  "winograd_f2x3", "cudnn:WINOGRAD"); "" lets the plugin choose (its
-   *  heuristic, or the algorithm the descriptor forces). Set by the tuner. */
-  char candidate[64];
-} adnn_plugin_op;
+  adnn_tensor_desc x, w, bias, y;
+  int64_t N, C, H, W;
+  int64_t K, R, S;
+  int64_t P, Q;
+  int64_t groups, Cg, Kg;
+  int64_t stride_h, stride_w;
+  int64_t pad_top, pad_bottom, pad_left, pad_right;
+  int64_t dilation_h, dilation_w;
+  int32_t has_bias;
+  adnn_activation activation; /**< applied after the bias */
+  /** AUTO, or the algorithm forced by the descriptor or ADNN_CONV2D_ALGO;
+   *  plan_select(plan, 0) must run exactly this one or refuse. */
+  adnn_conv2d_algorithm algorithm;
+} adnn_plugin_conv2d;
 
-/** The element type of an op (all its tensors share it); 0 for an unknown kind. */
-static inline adnn_dtype adnn_plugin_op_dtype(const adnn_plugin_op *op) {
-  switch (op->kind) {
-    case ADNN_PLUGIN_OP_CONV2D: return op->desc.conv2d.x.dtype;
-    case ADNN_PLUGIN_OP_POOL2D: return op->desc.pool2d.x.dtype;
-    case ADNN_PLUGIN_OP_ACTIVATION: return op->desc.activation.x.dtype;
-    case ADNN_PLUGIN_OP_SOFTMAX: return op->desc.softmax.x.dtype;
-    case ADNN_PLUGIN_OP_BATCHNORM: return op->desc.batchnorm.x.dtype;
-    case ADNN_PLUGIN_OP_NORM: return op->desc.norm.x.dtype;
-    case ADNN_PLUGIN_OP_BINARY: return op->desc.binary.a.dtype;
+/** pool2d: x [N, C, H, W], y [N, C, P, Q] (P, Q as doc/ops.md defines them,
+ *  ceil_mode's dropped last window already applied). Inputs {x}. */
+typedef struct adnn_plugin_pool2d {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y;
+  int64_t N, C, H, W, P, Q;
+  adnn_pool_kind kind;
+  int32_t ceil_mode; /**< 0 or 1 */
+  int64_t kernel_h, kernel_w;
+  int64_t stride_h, stride_w;
+  int64_t pad_top, pad_bottom, pad_left, pad_right;
+} adnn_plugin_pool2d;
+
+/** activation: y = act(x) elementwise; x and y have the same dims (any rank,
+ *  `count` elements). Inputs {x}; y may be x (same layout). */
+typedef struct adnn_plugin_activation {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y;
+  int64_t count;
+  adnn_activation activation;
+} adnn_plugin_activation;
+
+/** softmax / log-softmax of x along `axis` (0..rank-1: the core resolved a
+ *  negative axis); y has x's dims. Inputs {x}; y may be x. */
+typedef struct adnn_plugin_softmax {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y;
+  int32_t axis;
+  int32_t log; /**< 0 or 1 */
+} adnn_plugin_softmax;
+
+/** batch normalization (inference) over channels C = x.dims[1] of x
+ *  [N, C, ...] (rank 2..8). Inputs {x, scale, shift, mean, var}, the last four
+ *  packed vectors of C elements; y may be x. */
+typedef struct adnn_plugin_batchnorm {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y;
+  int64_t C;
+  double epsilon;
+  adnn_activation activation;
+} adnn_plugin_batchnorm;
+
+/** layer / RMS normalization over the last norm_dims dims of x (D elements
+ *  per row, `rows` rows). Inputs {x}, then gain and bias (packed vectors of D
+ *  elements) when has_gain / has_bias; y may be x. */
+typedef struct adnn_plugin_norm {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y;
+  adnn_norm_kind kind;
+  int32_t norm_dims;
+  int64_t D, rows;
+  double epsilon;
+  int32_t has_gain, has_bias; /**< 0 or 1 */
+} adnn_plugin_norm;
+
+/** binary: y = op(alpha * a, beta * b). a and b are already broadcast to y's
+ *  rank and dims: missing leading dims added with size 1, size-1 dims given
+ *  stride 0. Inputs {a, b}; y may be a or b when its layout is theirs. */
+typedef struct adnn_plugin_binary {
+  uint32_t struct_size;
+  adnn_tensor_desc a, b, y;
+  adnn_binary_op op;
+  double alpha, beta;
+} adnn_plugin_binary;
+
+/** sizeof(adnn_plugin_<name>) for an op kind, as this header knows it; 0 for
+ *  an unknown kind. */
+static inline size_t adnn_plugin_problem_size(adnn_plugin_op_kind kind) {
+  switch (kind) {
+#define ADNN_PLUGIN_PROBLEM_SIZE_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
+  case ADNN_PLUGIN_OP_##NAME:                                                              \
+    return sizeof(adnn_plugin_##name);
+    ADNN_OP_LIST(ADNN_PLUGIN_PROBLEM_SIZE_)
+#undef ADNN_PLUGIN_PROBLEM_SIZE_
+    default: break;
   }
-  return (adnn_dtype)0;
+  return 0;
 }
 
-/** One algorithm a plugin can run for an op (see plan_candidates). */
+/** The op's name ("conv2d"), or "unknown". */
+static inline const char *adnn_plugin_op_name(adnn_plugin_op_kind kind) {
+  switch (kind) {
+#define ADNN_PLUGIN_OP_NAME_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
+  case ADNN_PLUGIN_OP_##NAME:                                                         \
+    return #name;
+    ADNN_OP_LIST(ADNN_PLUGIN_OP_NAME_)
+#undef ADNN_PLUGIN_OP_NAME_
+    default: break;
+  }
+  return "unknown";
+}
+
+/** A validated DNN operation, as plan_create receives it. The core keeps it
+ *  and the problem it points to alive until plan_destroy, so a plugin may keep
+ *  pointers to them in its plan. */
+typedef struct adnn_plugin_op {
+  uint32_t struct_size;     /**< sizeof(adnn_plugin_op) as the core knows it */
+  adnn_plugin_op_kind kind;
+  adnn_dtype dtype;         /**< the element type of every tensor of the op */
+  int32_t n_inputs;         /**< input pointers plan_execute receives */
+  int32_t n_outputs;        /**< output pointers plan_execute receives */
+  uint32_t flags;           /**< the context's adnn_context_flag bits */
+  const void *problem;      /**< the adnn_plugin_<name> of `kind` */
+  uint32_t problem_size;    /**< its size as the core knows it */
+  /** The largest workspace the plan may hold (the context's tuning option);
+   *  the plugin's own choice (plan_select with 0) stays within it when it can. */
+  uint64_t workspace_limit;
+  /** 1: only algorithms that give bit-identical results run to run. */
+  int32_t deterministic;
+} adnn_plugin_op;
+
+/** Copies the op's problem into *dst (`size` bytes: sizeof the plugin's
+ *  adnn_plugin_<name>): min(problem_size, size) bytes, the rest zeroed, and
+ *  dst's struct_size set to `size`. */
+static inline void adnn_plugin_op_problem(const adnn_plugin_op *op, void *dst, size_t size) {
+  size_t have = op->problem_size < size ? op->problem_size : size;
+  memset(dst, 0, size);
+  memcpy(dst, op->problem, have);
+  *(uint32_t *)dst = (uint32_t)size;
+}
+
+/** One algorithm a plugin can run for a plan (see plan_candidates). */
 typedef struct adnn_plugin_candidate {
-  char name[64];          /**< the value for adnn_plugin_op.candidate */
-  size_t workspace_bytes; /**< what plan_create would allocate */
-  int32_t deterministic;  /**< 1 if bit-identical run to run */
+  /** The plugin's identifier for plan_select: > 0, stable for the plan. */
+  int32_t id;
+  /** Its stable name: reported by adnn_plan_algorithm and stored in the
+   *  performance database (e.g. "winograd_f2x3", "cudnn:WINOGRAD"). */
+  char name[64];
+  size_t workspace_bytes;   /**< what plan_select(id) would allocate */
+  int32_t deterministic;    /**< 1 if bit-identical run to run */
   /** 1 for a catch-all far slower than the others (a reference
    *  implementation): one run of it could use up the whole tuning budget, so
    *  the tuner measures it only in exhaustive mode or when no other candidate
@@ -324,33 +452,61 @@ typedef struct adnn_plugin {
   /** Optional. A (batched) GEMM. */
   adnn_status (*gemm)(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *args);
 
-  /** Optional. Creates a plan for a validated op: choose the algorithm, size and
-   *  allocate the workspace. NOT_SUPPORTED (with a message) when this backend
-   *  cannot run the op, dtype or forced algorithm. */
+  /* DNN plans. A plan goes through create -> select -> execute... -> destroy:
+   * create describes the problem once (layouts, library descriptors, kernel
+   * geometry) and chooses nothing; select chooses an algorithm and sizes and
+   * allocates its workspace (the "reshape" step), and may be called again to
+   * switch algorithms, which is how the core's tuner measures the candidates
+   * of one plan without describing the problem again; execute only runs.
+   * Plans with plan_create must provide plan_select, plan_execute and
+   * plan_destroy. Each plugin dispatches these by op->kind through its own
+   * per-op table (see doc/plugins.md). */
+
+  /** Optional. Creates a plan for a validated op. NOT_SUPPORTED (with a
+   *  message) when this backend cannot run the op or dtype at all. The op and
+   *  its problem stay valid until plan_destroy. Allocates no workspace. */
   adnn_status (*plan_create)(adnn_plugin_context *ctx, const adnn_plugin_op *op,
                              adnn_plugin_plan **out);
-  /** Optional (required with plan_create). inputs has op->n_inputs non-NULL
-   *  pointers; output is non-NULL. Must not allocate. */
-  adnn_status (*plan_execute)(adnn_plugin_plan *plan, const void *const *inputs, void *output);
-  /** Optional (required with plan_create). */
+  /** Optional. Lists the algorithms that can run the plan's problem on this
+   *  device, the plugin's own choice first; writes at most `max` entries and
+   *  the total number to *count. An op with one algorithm may list one or leave
+   *  the slot NULL (the core then never measures it). A forced algorithm
+   *  (adnn_plugin_conv2d.algorithm) is listed alone or not at all. */
+  adnn_status (*plan_candidates)(adnn_plugin_plan *plan, adnn_plugin_candidate *out,
+                                 int32_t max, int32_t *count);
+  /** Required with plan_create. Chooses the algorithm: `candidate` is an id from plan_candidates, or 0
+   *  for the plugin's own choice (the forced algorithm, else its heuristic
+   *  within op->workspace_limit and op->deterministic when it can). Sizes and
+   *  allocates the workspace, releasing the previous choice's. NOT_SUPPORTED
+   *  when the candidate (or forced algorithm) cannot run this problem;
+   *  OUT_OF_MEMORY / DEVICE_OUT_OF_MEMORY. After a failure the plan has no
+   *  algorithm until a select succeeds. */
+  adnn_status (*plan_select)(adnn_plugin_plan *plan, int32_t candidate);
+  /** Required with plan_create. Runs the plan: `inputs` has op->n_inputs non-NULL pointers, `outputs`
+   *  op->n_outputs, in the order the op documents. Called only after a
+   *  successful plan_select. Must not allocate. */
+  adnn_status (*plan_execute)(adnn_plugin_plan *plan, const void *const *inputs,
+                              void *const *outputs);
+  /** Required with plan_create. Destroys the plan and its workspace. */
   void (*plan_destroy)(adnn_plugin_plan *plan);
-  /** Optional. The algorithm name and the workspace held, for adnn_plan_algorithm. */
+  /** Optional. The selected algorithm's name (valid as long as the plan) and
+   *  the workspace it holds, for adnn_plan_algorithm. */
   void (*plan_describe)(const adnn_plugin_plan *plan, const char **algorithm,
                         size_t *workspace_bytes);
 
-  /** Optional. Lists the algorithms that can run `op` on this context's device,
-   *  the plugin's heuristic choice first. Writes at most `max` entries and the
-   *  total number available to *count. Ops with a single algorithm may list
-   *  one or leave the slot NULL (then the core never measures them). */
-  adnn_status (*plan_candidates)(adnn_plugin_context *ctx, const adnn_plugin_op *op,
-                                 adnn_plugin_candidate *out, int32_t max, int32_t *count);
   /** Optional. A stable identity of device `device` for the performance
    *  database: model, ISA or compute capability, core or SM count, and the
    *  versions of the libraries that change results (OpenBLAS; driver, cuDNN,
    *  cuBLAS). One line, no tabs. */
   void (*device_identity)(int device, char *buf, size_t size);
 
-  /* ABI 1.0 ends here. New slots are appended below with a minor bump. */
+  /** Optional. A plugin-specific extra by name, for extensions that are not
+   *  (yet) slots; NULL when the plugin has none of that name. The core calls it
+   *  with names documented in doc/plugins.md only. */
+  void *(*get_proc)(const char *name);
+
+  /* ABI 2.0 ends here. New slots are appended below with a minor bump, each
+   * marked with the minor version that added it. */
 } adnn_plugin;
 
 /** The one exported symbol. `host_abi_version` is the core's

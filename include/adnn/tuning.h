@@ -97,16 +97,22 @@ typedef struct adnn_plan_candidate {
  *  tuned by measurement: a forced algorithm, tuning off, a performance
  *  database hit, an op with one algorithm). They are in the backend's order of
  *  preference, its heuristic first. Returns ADNN_STATUS_BAD_PARAM_NULL. */
-ADNN_API adnn_status adnn_plan_candidate_count(const adnn_plan *plan, size_t *count);
+ADNN_API adnn_status adnn_plan_get_candidate_count(const adnn_plan *plan, size_t *count);
 
 /** Candidate `index` of a plan; valid as long as the plan. Returns
  *  ADNN_STATUS_BAD_PARAM_NULL or ADNN_STATUS_BAD_PARAM (index out of range). */
-ADNN_API adnn_status adnn_plan_candidate_get(const adnn_plan *plan, size_t index,
+ADNN_API adnn_status adnn_plan_get_candidate(const adnn_plan *plan, size_t index,
                                              const adnn_plan_candidate **candidate);
 
 /** Why the plan runs its algorithm: "forced by the descriptor", "heuristic
  *  (tuning off)", "performance database (user)", "measured 4 candidates in
  *  212 ms"... "" for NULL. Valid as long as the plan. */
+ADNN_API const char *adnn_plan_get_choice_reason(const adnn_plan *plan);
+
+/** The names of the three functions above in adnn 0.1, kept as aliases. */
+ADNN_API adnn_status adnn_plan_candidate_count(const adnn_plan *plan, size_t *count);
+ADNN_API adnn_status adnn_plan_candidate_get(const adnn_plan *plan, size_t index,
+                                             const adnn_plan_candidate **candidate);
 ADNN_API const char *adnn_plan_choice_reason(const adnn_plan *plan);
 
 /** The performance database files: the user file (NULL when no cache directory

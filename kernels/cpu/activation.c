@@ -2,12 +2,12 @@
  * Activation forward (and the fused affine + activation shared with the conv
  * epilogue and batch norm).
  *
- * This file is compiled in two roles. Read normally it holds the dispatch and
- * layout code; it then includes itself three times with ADNN_SIMD_VECTOR_PART
- * defined, once per instruction set, to compile the vector section below under
- * AVX-512, AVX2+FMA and the baseline target (see kernels/cpu/simd.h for why).
+ * This file is compiled in two roles. Read normally it holds the layout code
+ * and the implementation entry; it then has simd_isa.h include it once per
+ * instruction set with ADNN_SIMD_VECTOR_PART defined, to compile the vector
+ * section below for each (see kernels/cpu/simd_isa.h for why).
  *
- * Paths, chosen at prepare time from the layouts:
+ * Paths, chosen at reshape time from the layouts:
  *   contiguous: x and y address the same dense run (after merging dims), one
  *               vector loop split across threads;
  *   rows:       both have unit stride in the innermost (merged) dim, a vector
@@ -92,6 +92,9 @@ static void NAME(act_affine_vec)(const adnn_activation *act, const float *x, flo
   })
 }
 
+/* This instruction set's copy, for adnn_cpu_act_init. */
+static const act_fns NAME(adnn_f32_activation) = {NAME(act_affine), NAME(act_affine_vec)};
+
 #else /* the dispatch part */
 
 #include "config.h"
@@ -100,72 +103,74 @@ static void NAME(act_affine_vec)(const adnn_activation *act, const float *x, flo
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/simd.h" /* common part only until ADNN_SIMD_ISA is set */
+#include "kernels/cpu/simd.h" /* the shared helpers, before the vector regions */
 
-#define ADNN_SIMD_VECTOR_PART
-#define ADNN_SIMD_ISA 3
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/activation.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 2
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/activation.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 0
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/activation.c"
-#include "kernels/cpu/simd_end.h"
-#undef ADNN_SIMD_VECTOR_PART
+/* One instruction set's copy of the vector code (see adnn_cpu_act). */
+typedef struct act_fns {
+  void (*affine)(const adnn_activation *act, const float *x, float *y, size_t n, float c, float a,
+                 float alo, float b, int affine);
+  void (*affine_vec)(const adnn_activation *act, const float *x, float *y, size_t n,
+                     const float *c, const float *a, const float *alo, const float *b);
+} act_fns;
+
+#define ADNN_SIMD_KERNEL "kernels/cpu/activation.c"
+#include "kernels/cpu/simd_isa.h"
+
+static const act_fns *const act_by_isa[ADNN_CPU_ISA_COUNT] =
+    ADNN_CPU_ISA_TABLE(adnn_f32_activation);
+
+void adnn_cpu_act_init(adnn_cpu_act *out, const adnn_activation *act, int isa) {
+  out->act = *act;
+  out->affine = act_by_isa[isa]->affine;
+  out->affine_vec = act_by_isa[isa]->affine_vec;
+}
+
+/* ---- The activation op ------------------------------------------------------ */
 
 enum { PATH_CONTIGUOUS = 0, PATH_ROWS = 1, PATH_STRIDED = 2 };
 
-/* The level is looked up per call for the internal helpers below; the lookup
- * reads a cached struct, which is negligible next to any real row. */
-void adnn_cpu_act_affine_f32(const adnn_activation *act, const float *x, float *y, size_t n,
-                             float c, float a, float alo, float b) {
-  int affine = !(c == 0.0f && a == 1.0f && alo == 0.0f && b == 0.0f);
-  ADNN_SIMD_CALL(adnn_cpu_simd_level(), act_affine, act, x, y, n, c, a, alo, b, affine);
-}
+typedef struct act_state {
+  adnn_cpu_act act;
+  adnn_nd L;     /* y ([0]) and x ([1]) coalesced */
+  int path;
+  int64_t inner; /* elements of the innermost dim (all of them when contiguous) */
+  int64_t outer; /* rows */
+  int64_t grain; /* parallel_for grain: elements (contiguous) or rows */
+} act_state;
 
-void adnn_cpu_act_affine_vec_f32(const adnn_activation *act, const float *x, float *y, size_t n,
-                                 const float *c, const float *a, const float *alo,
-                                 const float *b) {
-  if (c == NULL && a == NULL && b == NULL) {
-    ADNN_SIMD_CALL(adnn_cpu_simd_level(), act_affine, act, x, y, n, 0.0f, 1.0f, 0.0f, 0.0f, 0);
-    return;
+static void act_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                        size_t *workspace_bytes) {
+  const adnn_plugin_activation *p = problem;
+  act_state *s = state;
+  const adnn_tensor_desc *t[2] = {&p->y, &p->x};
+  adnn_cpu_loop_init(&s->L, 2, t);
+  const int in = s->L.rank - 1;
+  const int inner_unit = s->L.strides[0][in] == 1 && s->L.strides[1][in] == 1;
+  s->path = !inner_unit ? PATH_STRIDED : (s->L.rank == 1 ? PATH_CONTIGUOUS : PATH_ROWS);
+  s->inner = s->L.dims[in];
+  s->outer = adnn_cpu_loop_rows(&s->L);
+  if (s->path == PATH_CONTIGUOUS) {
+    s->grain = ADNN_CPU_GRAIN;
+  } else {
+    const int64_t grain = ADNN_CPU_GRAIN / s->inner;
+    s->grain = grain > 1 ? grain : 1;
   }
-  ADNN_SIMD_CALL(adnn_cpu_simd_level(), act_affine_vec, act, x, y, n, c, a, alo, b);
-}
-
-static void loop_of(const adnn_activation_desc *d, adnn_cpu_loop *L) {
-  const adnn_tensor_desc *t[2] = {&d->y, &d->x};
-  adnn_cpu_loop_init(L, 2, t);
-}
-
-void adnn_cpu_activation_prepare(const adnn_activation_desc *d, adnn_cpu_op_state *s) {
-  adnn_cpu_loop L;
-  loop_of(d, &L);
-  int inner_unit = L.st[0][L.rank - 1] == 1 && L.st[1][L.rank - 1] == 1;
-  s->simd = adnn_cpu_simd_level();
-  s->path = !inner_unit ? PATH_STRIDED : (L.rank == 1 ? PATH_CONTIGUOUS : PATH_ROWS);
-  s->inner = L.dims[L.rank - 1];
-  s->outer = adnn_cpu_loop_rows(&L);
-  s->axis_len = 0;
+  adnn_cpu_act_init(&s->act, &p->activation, env->isa);
+  *workspace_bytes = 0;
 }
 
 typedef struct act_task {
-  const adnn_activation_desc *d;
-  const adnn_cpu_op_state *s;
+  const act_state *s;
   const float *x;
   float *y;
-  adnn_cpu_loop L;
 } act_task;
 
 static void run_contiguous(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const act_task *t = arg;
-  ADNN_SIMD_CALL(t->s->simd, act_affine, &t->d->activation, t->x + begin, t->y + begin,
-                 (size_t)(end - begin), 0.0f, 1.0f, 0.0f, 0.0f, 0);
+  const adnn_cpu_act *a = &t->s->act;
+  a->affine(&a->act, t->x + begin, t->y + begin, (size_t)(end - begin), 0.0f, 1.0f, 0.0f, 0.0f,
+            0);
 }
 
 /* Strided rows go through this many elements of stack at a time. */
@@ -174,40 +179,49 @@ static void run_contiguous(void *arg, int64_t begin, int64_t end, int thread) {
 static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const act_task *t = arg;
-  const adnn_cpu_loop *L = &t->L;
-  const int64_t len = L->dims[L->rank - 1];
-  const int64_t sy = L->st[0][L->rank - 1], sx = L->st[1][L->rank - 1];
+  const adnn_nd *L = &t->s->L;
+  const adnn_cpu_act *a = &t->s->act;
+  const int in = L->rank - 1;
+  const int64_t len = L->dims[in];
+  const int64_t sy = L->strides[0][in], sx = L->strides[1][in];
   float buf[STRIDED_CHUNK];
   for (int64_t row = begin; row < end; row++) {
-    int64_t off[3];
+    int64_t off[ADNN_ND_MAX_TENSORS];
     adnn_cpu_loop_row_offsets(L, row, off);
     const float *x = t->x + off[1];
     float *y = t->y + off[0];
     if (t->s->path == PATH_ROWS) {
-      ADNN_SIMD_CALL(t->s->simd, act_affine, &t->d->activation, x, y, (size_t)len, 0.0f, 1.0f,
-                     0.0f, 0.0f, 0);
+      a->affine(&a->act, x, y, (size_t)len, 0.0f, 1.0f, 0.0f, 0.0f, 0);
       continue;
     }
     for (int64_t j0 = 0; j0 < len; j0 += STRIDED_CHUNK) {
       int64_t m = len - j0 < STRIDED_CHUNK ? len - j0 : STRIDED_CHUNK;
       for (int64_t j = 0; j < m; j++) buf[j] = x[(j0 + j) * sx];
-      ADNN_SIMD_CALL(t->s->simd, act_affine, &t->d->activation, buf, buf, (size_t)m, 0.0f, 1.0f,
-                     0.0f, 0.0f, 0);
+      a->affine(&a->act, buf, buf, (size_t)m, 0.0f, 1.0f, 0.0f, 0.0f, 0);
       for (int64_t j = 0; j < m; j++) y[(j0 + j) * sy] = buf[j];
     }
   }
 }
 
-void adnn_cpu_activation_f32(const adnn_activation_desc *d, const adnn_cpu_op_state *s,
-                             const float *x, float *y) {
-  act_task t = {d, s, x, y, {0}};
-  loop_of(d, &t.L);
-  if (s->path == PATH_CONTIGUOUS) {
-    adnn_cpu_parallel_for(s->inner, ADNN_CPU_GRAIN, run_contiguous, &t);
-    return;
-  }
-  int64_t grain = ADNN_CPU_GRAIN / s->inner;
-  adnn_cpu_parallel_for(s->outer, grain > 1 ? grain : 1, run_rows, &t);
+static void act_run(const void *problem, const void *state, const void *const *inputs,
+                    void *const *outputs, void *workspace) {
+  (void)problem;
+  (void)workspace;
+  const act_state *s = state;
+  act_task t = {s, inputs[0], outputs[0]};
+  if (s->path == PATH_CONTIGUOUS)
+    adnn_cpu_parallel_for(s->inner, s->grain, run_contiguous, &t);
+  else
+    adnn_cpu_parallel_for(s->outer, s->grain, run_rows, &t);
 }
+
+const adnn_cpu_impl adnn_cpu_activation_simd = {
+    .name = "cpu_simd",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .state_size = sizeof(act_state),
+    .reshape = act_reshape,
+    .run = act_run,
+};
 
 #endif

@@ -10,7 +10,7 @@
  *
  * The per-channel scales are recomputed at each execution (the parameters
  * are inputs of execute, not of the plan), per plane or into a stack block of
- * BLOCK channels, so nothing is allocated. Paths (prepare time):
+ * BLOCK channels, so nothing is allocated. Paths (reshape time):
  *   planes: the dims after C collapse to one unit-stride run in x and y (packed
  *           NCHW and its relatives): one scalar-coefficient vector loop per
  *           (n, c) plane; planes split across threads.
@@ -35,45 +35,28 @@ enum { PATH_PLANES = 0, PATH_PIXELS = 1, PATH_STRIDED = 2 };
 
 #define BLOCK 512
 
-typedef struct bn_task {
-  const adnn_batchnorm_desc *d;
-  const adnn_cpu_op_state *s;
-  const float *x, *scale, *shift, *mean, *var;
-  float *y;
-  adnn_cpu_loop rest; /* dims after C ([0] y, [1] x); pixels path: dims other than C */
-} bn_task;
-
-/* The channel's scale / sqrt(var + eps) as a float pair hi + lo. */
-static void coef(const bn_task *t, int64_t c, float *hi, float *lo) {
-  const double a = (double)t->scale[c] / sqrt((double)t->var[c] + t->d->epsilon);
-  *hi = (float)a;
-  *lo = isfinite(a) ? (float)(a - (double)*hi) : 0.0f;
-}
-
-static void loop_offsets(const adnn_cpu_loop *L, int64_t idx, int64_t off[2]) {
-  off[0] = off[1] = 0;
-  for (int i = L->rank - 1; i >= 0; i--) {
-    int64_t q = idx / L->dims[i], r = idx - q * L->dims[i];
-    idx = q;
-    off[0] += r * L->st[0][i];
-    off[1] += r * L->st[1][i];
-  }
-}
-
-static int64_t loop_count(const adnn_cpu_loop *L) {
-  return adnn_cpu_loop_rows(L) * L->dims[L->rank - 1];
-}
+typedef struct bn_state {
+  adnn_cpu_act act;
+  adnn_nd rest;    /* dims after C ([0] y, [1] x); pixels path: dims other than C */
+  int path;
+  double epsilon;
+  int64_t C;
+  int64_t plane;   /* elements per (n, c) plane */
+  int64_t tasks;   /* parallel_for's range: planes, or pixels on the pixels path */
+  int64_t grain;
+  int64_t x_n, x_c, y_n, y_c; /* the strides of dims 0 and 1 */
+} bn_state;
 
 /* The dims of x/y without dim 1 (pixels path) or after dim 1 (other paths). */
-static void geom_of(const adnn_batchnorm_desc *d, int pixels, adnn_cpu_loop *L) {
-  adnn_tensor_desc y = d->y, x = d->x;
+static void geom_of(const adnn_plugin_batchnorm *p, int pixels, adnn_nd *L) {
+  adnn_tensor_desc y = p->y, x = p->x;
   int r = 0;
-  for (int i = pixels ? 0 : 2; i < d->x.rank; i++) {
+  for (int i = pixels ? 0 : 2; i < p->x.rank; i++) {
     if (i == 1) continue;
-    y.dims[r] = d->y.dims[i];
-    y.strides[r] = d->y.strides[i];
-    x.dims[r] = d->x.dims[i];
-    x.strides[r] = d->x.strides[i];
+    y.dims[r] = p->y.dims[i];
+    y.strides[r] = p->y.strides[i];
+    x.dims[r] = p->x.dims[i];
+    x.strides[r] = p->x.strides[i];
     r++;
   }
   y.rank = x.rank = r;
@@ -81,13 +64,15 @@ static void geom_of(const adnn_batchnorm_desc *d, int pixels, adnn_cpu_loop *L) 
   adnn_cpu_loop_init(L, 2, t);
 }
 
-void adnn_cpu_batchnorm_prepare(const adnn_batchnorm_desc *d, adnn_cpu_op_state *s) {
-  adnn_cpu_loop L;
-  geom_of(d, 0, &L);
-  s->simd = adnn_cpu_simd_level();
-  const int64_t C = d->x.dims[1], plane = loop_count(&L);
-  const int planes_ok = L.rank == 1 && L.st[0][0] == 1 && L.st[1][0] == 1;
-  const int pixels_ok = C > 1 && d->x.strides[1] == 1 && d->y.strides[1] == 1;
+static void bn_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                       size_t *workspace_bytes) {
+  const adnn_plugin_batchnorm *p = problem;
+  bn_state *s = state;
+  adnn_nd L;
+  geom_of(p, 0, &L);
+  const int64_t C = p->C, plane = adnn_nd_count(&L);
+  const int planes_ok = L.rank == 1 && L.strides[0][0] == 1 && L.strides[1][0] == 1;
+  const int pixels_ok = C > 1 && p->x.strides[1] == 1 && p->y.strides[1] == 1;
   /* Small planes (e.g. [N, C] or 1x1 images) vectorize better across C. */
   if (planes_ok && !(pixels_ok && plane < 64))
     s->path = PATH_PLANES;
@@ -95,9 +80,38 @@ void adnn_cpu_batchnorm_prepare(const adnn_batchnorm_desc *d, adnn_cpu_op_state 
     s->path = PATH_PIXELS;
   else
     s->path = PATH_STRIDED;
-  s->inner = plane; /* elements per (n, c) plane */
-  s->outer = d->x.dims[0] * C;
-  s->axis_len = C;
+  geom_of(p, s->path == PATH_PIXELS, &s->rest);
+  adnn_cpu_act_init(&s->act, &p->activation, env->isa);
+  s->epsilon = p->epsilon;
+  s->C = C;
+  s->plane = plane;
+  int64_t grain;
+  if (s->path == PATH_PIXELS) {
+    s->tasks = adnn_nd_count(&s->rest);
+    grain = ADNN_CPU_GRAIN / C;
+  } else {
+    s->tasks = p->x.dims[0] * C;
+    grain = ADNN_CPU_GRAIN / plane;
+  }
+  s->grain = grain > 1 ? grain : 1;
+  s->x_n = p->x.strides[0];
+  s->x_c = p->x.strides[1];
+  s->y_n = p->y.strides[0];
+  s->y_c = p->y.strides[1];
+  *workspace_bytes = 0;
+}
+
+typedef struct bn_task {
+  const bn_state *s;
+  const float *x, *scale, *shift, *mean, *var;
+  float *y;
+} bn_task;
+
+/* The channel's scale / sqrt(var + eps) as a float pair hi + lo. */
+static void coef(const bn_task *t, int64_t c, float *hi, float *lo) {
+  const double a = (double)t->scale[c] / sqrt((double)t->var[c] + t->s->epsilon);
+  *hi = (float)a;
+  *lo = isfinite(a) ? (float)(a - (double)*hi) : 0.0f;
 }
 
 #define CHUNK 256
@@ -106,31 +120,31 @@ void adnn_cpu_batchnorm_prepare(const adnn_batchnorm_desc *d, adnn_cpu_op_state 
 static void run_planes(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const bn_task *t = arg;
-  const int64_t C = t->s->axis_len, HW = t->s->inner;
-  const adnn_activation *act = &t->d->activation;
+  const bn_state *s = t->s;
+  const int64_t C = s->C, HW = s->plane;
   float buf[CHUNK];
-  for (int64_t p = begin; p < end; p++) {
-    const int64_t n = p / C, c = p - n * C;
-    const float *x = t->x + n * t->d->x.strides[0] + c * t->d->x.strides[1];
-    float *y = t->y + n * t->d->y.strides[0] + c * t->d->y.strides[1];
+  for (int64_t pl = begin; pl < end; pl++) {
+    const int64_t n = pl / C, c = pl - n * C;
+    const float *x = t->x + n * s->x_n + c * s->x_c;
+    float *y = t->y + n * s->y_n + c * s->y_c;
     const float mean = t->mean[c], b = t->shift[c];
     float a, alo;
     coef(t, c, &a, &alo);
-    if (t->s->path == PATH_PLANES) {
-      adnn_cpu_act_affine_f32(act, x, y, (size_t)HW, mean, a, alo, b);
+    if (s->path == PATH_PLANES) {
+      adnn_cpu_act_affine_f32(&s->act, x, y, (size_t)HW, mean, a, alo, b);
       continue;
     }
     for (int64_t j0 = 0; j0 < HW; j0 += CHUNK) {
       const int64_t m = HW - j0 < CHUNK ? HW - j0 : CHUNK;
       for (int64_t j = 0; j < m; j++) {
-        int64_t o[2];
-        loop_offsets(&t->rest, j0 + j, o);
+        int64_t o[ADNN_ND_MAX_TENSORS];
+        adnn_nd_offsets(&s->rest, j0 + j, o);
         buf[j] = x[o[1]];
       }
-      adnn_cpu_act_affine_f32(act, buf, buf, (size_t)m, mean, a, alo, b);
+      adnn_cpu_act_affine_f32(&s->act, buf, buf, (size_t)m, mean, a, alo, b);
       for (int64_t j = 0; j < m; j++) {
-        int64_t o[2];
-        loop_offsets(&t->rest, j0 + j, o);
+        int64_t o[ADNN_ND_MAX_TENSORS];
+        adnn_nd_offsets(&s->rest, j0 + j, o);
         y[o[0]] = buf[j];
       }
     }
@@ -143,32 +157,38 @@ static void run_planes(void *arg, int64_t begin, int64_t end, int thread) {
 static void run_pixels(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const bn_task *t = arg;
-  const int64_t C = t->s->axis_len;
+  const bn_state *s = t->s;
+  const int64_t C = s->C;
   float a[BLOCK], alo[BLOCK];
   for (int64_t c0 = 0; c0 < C; c0 += BLOCK) {
     const int64_t m = C - c0 < BLOCK ? C - c0 : BLOCK;
     for (int64_t c = 0; c < m; c++) coef(t, c0 + c, &a[c], &alo[c]);
-    for (int64_t p = begin; p < end; p++) {
-      int64_t o[2];
-      loop_offsets(&t->rest, p, o);
-      adnn_cpu_act_affine_vec_f32(&t->d->activation, t->x + o[1] + c0, t->y + o[0] + c0,
-                                  (size_t)m, t->mean + c0, a, alo, t->shift + c0);
+    for (int64_t px = begin; px < end; px++) {
+      int64_t o[ADNN_ND_MAX_TENSORS];
+      adnn_nd_offsets(&s->rest, px, o);
+      adnn_cpu_act_affine_vec_f32(&s->act, t->x + o[1] + c0, t->y + o[0] + c0, (size_t)m,
+                                  t->mean + c0, a, alo, t->shift + c0);
     }
   }
 }
 
-void adnn_cpu_batchnorm_f32(const adnn_batchnorm_desc *d, const adnn_cpu_op_state *s,
-                            const float *x, const float *scale, const float *shift,
-                            const float *mean, const float *var, float *y) {
-  bn_task t = {.d = d, .s = s, .x = x, .scale = scale, .shift = shift, .mean = mean,
-               .var = var, .y = y};
-  geom_of(d, s->path == PATH_PIXELS, &t.rest);
-  if (s->path == PATH_PIXELS) {
-    const int64_t pixels = loop_count(&t.rest);
-    int64_t grain = ADNN_CPU_GRAIN / s->axis_len;
-    adnn_cpu_parallel_for(pixels, grain > 1 ? grain : 1, run_pixels, &t);
-    return;
-  }
-  int64_t grain = ADNN_CPU_GRAIN / s->inner;
-  adnn_cpu_parallel_for(s->outer, grain > 1 ? grain : 1, run_planes, &t);
+/* Inputs {x, scale, shift, mean, var}. */
+static void bn_run(const void *problem, const void *state, const void *const *inputs,
+                   void *const *outputs, void *workspace) {
+  (void)problem;
+  (void)workspace;
+  const bn_state *s = state;
+  bn_task t = {.s = s, .x = inputs[0], .scale = inputs[1], .shift = inputs[2],
+               .mean = inputs[3], .var = inputs[4], .y = outputs[0]};
+  adnn_cpu_parallel_for(s->tasks, s->grain, s->path == PATH_PIXELS ? run_pixels : run_planes,
+                        &t);
 }
+
+const adnn_cpu_impl adnn_cpu_batchnorm_simd = {
+    .name = "cpu_simd",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .state_size = sizeof(bn_state),
+    .reshape = bn_reshape,
+    .run = bn_run,
+};

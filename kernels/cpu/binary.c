@@ -3,7 +3,8 @@
  *
  * The core hands us a and b already broadcast to y's rank (stride 0 on the
  * broadcast dims). The three tensors are collapsed into as few loops as their
- * layouts allow (adnn_cpu_loop_init), after which the innermost loop is one of:
+ * layouts allow (adnn_cpu_loop_init, at reshape), after which the innermost
+ * loop is one of:
  *   - y, a, b all unit stride (same-shape contiguous, residual add),
  *   - y and one operand unit stride, the other stride 0 (scalar operand, bias
  *     add along the last dim, row broadcast),
@@ -15,7 +16,7 @@
  * otherwise by rows.
  *
  * Like the rest of the vector code this file includes itself once per
- * instruction set; see kernels/cpu/simd.h.
+ * instruction set; see kernels/cpu/simd_isa.h.
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
@@ -75,6 +76,9 @@ static void NAME(bin_row)(int op, float *y, const float *a, int sa, const float 
 }
 #undef BIN_ROWS
 
+/* This instruction set's copy. */
+static const bin_fns NAME(adnn_f32_binary) = {NAME(bin_row)};
+
 #else /* the dispatch part */
 
 #include "config.h"
@@ -85,57 +89,70 @@ static void NAME(bin_row)(int op, float *y, const float *a, int sa, const float 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/simd.h"
 
-#define ADNN_SIMD_VECTOR_PART
-#define ADNN_SIMD_ISA 3
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/binary.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 2
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/binary.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 0
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/binary.c"
-#include "kernels/cpu/simd_end.h"
-#undef ADNN_SIMD_VECTOR_PART
+/* One instruction set's copy of the vector code. */
+typedef struct bin_fns {
+  void (*row)(int op, float *y, const float *a, int sa, const float *b, int sb, size_t n,
+              float alpha, float beta);
+} bin_fns;
+
+#define ADNN_SIMD_KERNEL "kernels/cpu/binary.c"
+#include "kernels/cpu/simd_isa.h"
+
+static const bin_fns *const bin_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_binary);
 
 enum { PATH_FLAT = 0, PATH_ROWS = 1, PATH_STRIDED = 2 };
 
-static void loop_of(const adnn_binary_desc *d, adnn_cpu_loop *L) {
-  const adnn_tensor_desc *t[3] = {&d->y, &d->a, &d->b};
-  adnn_cpu_loop_init(L, 3, t);
-}
-
 static int unit_or_zero(int64_t s) { return s == 0 || s == 1; }
 
-void adnn_cpu_binary_prepare(const adnn_binary_desc *d, adnn_cpu_op_state *s) {
-  adnn_cpu_loop L;
-  loop_of(d, &L);
-  const int in = L.rank - 1;
-  const int vec_inner = L.st[0][in] == 1 && unit_or_zero(L.st[1][in]) && unit_or_zero(L.st[2][in]);
-  s->simd = adnn_cpu_simd_level();
-  s->path = !vec_inner ? PATH_STRIDED : (L.rank == 1 ? PATH_FLAT : PATH_ROWS);
-  s->inner = L.dims[in];
-  s->outer = adnn_cpu_loop_rows(&L);
-  s->axis_len = 0;
+typedef struct bin_state {
+  const bin_fns *fn;
+  adnn_nd L;     /* y ([0]), a ([1]) and b ([2]) coalesced */
+  int path;
+  int op;
+  float alpha, beta;
+  int64_t inner; /* elements of the innermost dim */
+  int64_t outer; /* rows */
+  int64_t grain; /* parallel_for grain: elements (flat) or rows */
+} bin_state;
+
+static void bin_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                        size_t *workspace_bytes) {
+  const adnn_plugin_binary *p = problem;
+  bin_state *s = state;
+  const adnn_tensor_desc *t[3] = {&p->y, &p->a, &p->b};
+  adnn_cpu_loop_init(&s->L, 3, t);
+  const int in = s->L.rank - 1;
+  const int vec_inner = s->L.strides[0][in] == 1 && unit_or_zero(s->L.strides[1][in]) &&
+                        unit_or_zero(s->L.strides[2][in]);
+  s->fn = bin_by_isa[env->isa];
+  s->path = !vec_inner ? PATH_STRIDED : (s->L.rank == 1 ? PATH_FLAT : PATH_ROWS);
+  s->op = (int)p->op;
+  s->alpha = (float)p->alpha;
+  s->beta = (float)p->beta;
+  s->inner = s->L.dims[in];
+  s->outer = adnn_cpu_loop_rows(&s->L);
+  if (s->path == PATH_FLAT) {
+    s->grain = ADNN_CPU_GRAIN;
+  } else {
+    const int64_t grain = ADNN_CPU_GRAIN / s->inner;
+    s->grain = grain > 1 ? grain : 1;
+  }
+  *workspace_bytes = 0;
 }
 
 typedef struct bin_task {
-  const adnn_binary_desc *d;
-  const adnn_cpu_op_state *s;
+  const bin_state *s;
   const float *a, *b;
   float *y;
-  float alpha, beta;
-  adnn_cpu_loop L;
 } bin_task;
 
 static void run_flat(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const bin_task *t = arg;
-  const int64_t sa = t->L.st[1][0], sb = t->L.st[2][0];
-  ADNN_SIMD_CALL(t->s->simd, bin_row, t->d->op, t->y + begin, t->a + begin * sa, (int)sa,
-                 t->b + begin * sb, (int)sb, (size_t)(end - begin), t->alpha, t->beta);
+  const bin_state *s = t->s;
+  const int64_t sa = s->L.strides[1][0], sb = s->L.strides[2][0];
+  s->fn->row(s->op, t->y + begin, t->a + begin * sa, (int)sa, t->b + begin * sb, (int)sb,
+             (size_t)(end - begin), s->alpha, s->beta);
 }
 
 #define STRIDED_CHUNK 256
@@ -143,19 +160,19 @@ static void run_flat(void *arg, int64_t begin, int64_t end, int thread) {
 static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const bin_task *t = arg;
-  const adnn_cpu_loop *L = &t->L;
+  const bin_state *s = t->s;
+  const adnn_nd *L = &s->L;
   const int in = L->rank - 1;
   const int64_t len = L->dims[in];
-  const int64_t sy = L->st[0][in], sa = L->st[1][in], sb = L->st[2][in];
+  const int64_t sy = L->strides[0][in], sa = L->strides[1][in], sb = L->strides[2][in];
   float ba[STRIDED_CHUNK], bb[STRIDED_CHUNK], by[STRIDED_CHUNK];
   for (int64_t row = begin; row < end; row++) {
-    int64_t off[3];
+    int64_t off[ADNN_ND_MAX_TENSORS];
     adnn_cpu_loop_row_offsets(L, row, off);
     float *y = t->y + off[0];
     const float *a = t->a + off[1], *b = t->b + off[2];
-    if (t->s->path != PATH_STRIDED) {
-      ADNN_SIMD_CALL(t->s->simd, bin_row, t->d->op, y, a, (int)sa, b, (int)sb, (size_t)len,
-                     t->alpha, t->beta);
+    if (s->path != PATH_STRIDED) {
+      s->fn->row(s->op, y, a, (int)sa, b, (int)sb, (size_t)len, s->alpha, s->beta);
       continue;
     }
     /* Operands at unit or zero stride are used in place; others gathered. */
@@ -174,24 +191,32 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
         ub = 1;
       }
       float *py = sy == 1 ? y + j0 : by;
-      ADNN_SIMD_CALL(t->s->simd, bin_row, t->d->op, py, pa, ua, pb, ub, (size_t)m, t->alpha,
-                     t->beta);
+      s->fn->row(s->op, py, pa, ua, pb, ub, (size_t)m, s->alpha, s->beta);
       if (sy != 1)
         for (int64_t j = 0; j < m; j++) y[(j0 + j) * sy] = by[j];
     }
   }
 }
 
-void adnn_cpu_binary_f32(const adnn_binary_desc *d, const adnn_cpu_op_state *s, const float *a,
-                         const float *b, float *y) {
-  bin_task t = {d, s, a, b, y, (float)d->alpha, (float)d->beta, {0}};
-  loop_of(d, &t.L);
-  if (s->path == PATH_FLAT) {
-    adnn_cpu_parallel_for(s->inner, ADNN_CPU_GRAIN, run_flat, &t);
-    return;
-  }
-  int64_t grain = ADNN_CPU_GRAIN / s->inner;
-  adnn_cpu_parallel_for(s->outer, grain > 1 ? grain : 1, run_rows, &t);
+static void bin_run(const void *problem, const void *state, const void *const *inputs,
+                    void *const *outputs, void *workspace) {
+  (void)problem;
+  (void)workspace;
+  const bin_state *s = state;
+  bin_task t = {s, inputs[0], inputs[1], outputs[0]};
+  if (s->path == PATH_FLAT)
+    adnn_cpu_parallel_for(s->inner, s->grain, run_flat, &t);
+  else
+    adnn_cpu_parallel_for(s->outer, s->grain, run_rows, &t);
 }
+
+const adnn_cpu_impl adnn_cpu_binary_simd = {
+    .name = "cpu_simd",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .state_size = sizeof(bin_state),
+    .reshape = bin_reshape,
+    .run = bin_run,
+};
 
 #endif

@@ -14,14 +14,19 @@
 
 #include <stdint.h>
 
+/** A loop body: iterations [begin, end) on the pool thread `thread`. */
 typedef void (*adnn_cpu_task_fn)(void *arg, int64_t begin, int64_t end, int thread);
 
-/* Starts the pool with `threads` threads in all (the caller counts as one). */
+/** Starts the pool with `threads` threads in all (the caller counts as one);
+ *  returns the number it could start. */
 int adnn_cpu_parallel_init(int threads);
 
-/* The number of threads a parallel_for may use (>= 1). */
+/** The number of threads a parallel_for may use (>= 1). */
 int adnn_cpu_parallel_threads(void);
 
+/** Runs fn over [0, n) in chunks of at least `grain` iterations on the caller
+ *  and the pool's workers, and returns when every chunk is done (see the top
+ *  of this file). */
 void adnn_cpu_parallel_for(int64_t n, int64_t grain, adnn_cpu_task_fn fn, void *arg);
 
 #endif

@@ -73,6 +73,9 @@ static void NAME(nrm_apply)(const float *x, float *y, size_t n, float mh, float 
   }
 }
 
+/* This instruction set's copy. */
+static const nrm_fns NAME(adnn_f32_norm) = {NAME(nrm_sums), NAME(nrm_dev2), NAME(nrm_apply)};
+
 #else /* the dispatch part */
 
 #include "config.h"
@@ -84,89 +87,72 @@ static void NAME(nrm_apply)(const float *x, float *y, size_t n, float mh, float 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/simd.h"
 
-#define ADNN_SIMD_VECTOR_PART
-#define ADNN_SIMD_ISA 3
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/norm.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 2
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/norm.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 0
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/norm.c"
-#include "kernels/cpu/simd_end.h"
-#undef ADNN_SIMD_VECTOR_PART
+/* One instruction set's copy of the vector code. */
+typedef struct nrm_fns {
+  void (*sums)(const float *x, size_t n, double *sum, double *sumsq);
+  double (*dev2)(const float *x, size_t n, float mh, float ml);
+  void (*apply)(const float *x, float *y, size_t n, float mh, float ml, float rs,
+                const float *gain, const float *bias);
+} nrm_fns;
+
+#define ADNN_SIMD_KERNEL "kernels/cpu/norm.c"
+#include "kernels/cpu/simd_isa.h"
+
+static const nrm_fns *const nrm_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_norm);
 
 enum { PATH_ROWS = 0, PATH_STRIDED = 1 };
 
-typedef struct nrm_geom {
-  adnn_cpu_loop rows, cols; /* leading dims and normalized dims; [0] y, [1] x */
-} nrm_geom;
+typedef struct nrm_state {
+  const nrm_fns *fn;
+  adnn_nd rows, cols; /* leading dims and normalized dims; [0] y, [1] x */
+  int path;
+  int rms;
+  double epsilon;
+  int64_t outer; /* rows */
+  int64_t inner; /* D, elements per row */
+  int64_t grain; /* rows per parallel task at least */
+} nrm_state;
 
-static void sub_desc(const adnn_tensor_desc *t, int from, int to, adnn_tensor_desc *out) {
-  *out = *t;
-  out->rank = to - from;
-  for (int i = from; i < to; i++) {
-    out->dims[i - from] = t->dims[i];
-    out->strides[i - from] = t->strides[i];
-  }
-}
-
-static void geom_of(const adnn_norm_desc *d, nrm_geom *g) {
-  const int split = d->x.rank - d->norm_dims;
+static void nrm_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                        size_t *workspace_bytes) {
+  const adnn_plugin_norm *p = problem;
+  nrm_state *s = state;
+  const int split = p->x.rank - p->norm_dims;
   adnn_tensor_desc yr, xr, yc, xc;
-  sub_desc(&d->y, 0, split, &yr);
-  sub_desc(&d->x, 0, split, &xr);
-  sub_desc(&d->y, split, d->y.rank, &yc);
-  sub_desc(&d->x, split, d->x.rank, &xc);
+  adnn_cpu_sub_desc(&p->y, 0, split, &yr);
+  adnn_cpu_sub_desc(&p->x, 0, split, &xr);
+  adnn_cpu_sub_desc(&p->y, split, p->y.rank, &yc);
+  adnn_cpu_sub_desc(&p->x, split, p->x.rank, &xc);
   const adnn_tensor_desc *tr[2] = {&yr, &xr}, *tc[2] = {&yc, &xc};
-  adnn_cpu_loop_init(&g->rows, 2, tr);
-  adnn_cpu_loop_init(&g->cols, 2, tc);
-}
-
-static int64_t loop_count(const adnn_cpu_loop *L) {
-  return adnn_cpu_loop_rows(L) * L->dims[L->rank - 1];
-}
-
-static void loop_offsets(const adnn_cpu_loop *L, int64_t idx, int64_t off[2]) {
-  off[0] = off[1] = 0;
-  for (int i = L->rank - 1; i >= 0; i--) {
-    int64_t q = idx / L->dims[i], r = idx - q * L->dims[i];
-    idx = q;
-    off[0] += r * L->st[0][i];
-    off[1] += r * L->st[1][i];
-  }
-}
-
-void adnn_cpu_norm_prepare(const adnn_norm_desc *d, adnn_cpu_op_state *s) {
-  nrm_geom g;
-  geom_of(d, &g);
-  s->simd = adnn_cpu_simd_level();
-  s->path = g.cols.rank == 1 && g.cols.st[0][0] == 1 && g.cols.st[1][0] == 1 ? PATH_ROWS
-                                                                             : PATH_STRIDED;
-  s->outer = loop_count(&g.rows);
-  s->inner = loop_count(&g.cols);
-  s->axis_len = 0;
+  adnn_cpu_loop_init(&s->rows, 2, tr);
+  adnn_cpu_loop_init(&s->cols, 2, tc);
+  s->fn = nrm_by_isa[env->isa];
+  s->path = s->cols.rank == 1 && s->cols.strides[0][0] == 1 && s->cols.strides[1][0] == 1
+                ? PATH_ROWS
+                : PATH_STRIDED;
+  s->rms = p->kind == ADNN_NORM_RMS;
+  s->epsilon = p->epsilon;
+  s->outer = adnn_nd_count(&s->rows);
+  s->inner = adnn_nd_count(&s->cols);
+  const int64_t grain = ADNN_CPU_GRAIN / s->inner;
+  s->grain = grain > 1 ? grain : 1;
+  *workspace_bytes = 0;
 }
 
 typedef struct nrm_task {
-  const adnn_norm_desc *d;
-  const adnn_cpu_op_state *s;
+  const nrm_state *s;
   const float *x, *gain, *bias;
   float *y;
-  nrm_geom g;
 } nrm_task;
 
 /* Mean (as hi + lo floats) and 1/sqrt(var + eps) from the accumulated sums;
  * for RMS the "mean" is 0 and var is mean(x^2). */
-static void finish_stats(const nrm_task *t, double sum, double dev2, float *mh, float *ml,
+static void finish_stats(const nrm_state *s, double sum, double dev2, float *mh, float *ml,
                          float *rs) {
-  const double D = (double)t->s->inner;
-  if (t->d->kind == ADNN_NORM_RMS) {
+  const double D = (double)s->inner;
+  if (s->rms) {
     *mh = *ml = 0.0f;
-    *rs = (float)(1.0 / sqrt(dev2 / D + t->d->epsilon));
+    *rs = (float)(1.0 / sqrt(dev2 / D + s->epsilon));
     return;
   }
   const double mean = sum / D;
@@ -179,34 +165,32 @@ static void finish_stats(const nrm_task *t, double sum, double dev2, float *mh, 
 static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const nrm_task *t = arg;
-  const int simd = t->s->simd, rms = t->d->kind == ADNN_NORM_RMS;
-  const size_t D = (size_t)t->s->inner;
+  const nrm_state *s = t->s;
+  const size_t D = (size_t)s->inner;
   for (int64_t row = begin; row < end; row++) {
-    int64_t off[2];
-    loop_offsets(&t->g.rows, row, off);
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(&s->rows, row, off);
     const float *x = t->x + off[1];
     float *y = t->y + off[0];
     double sum = 0.0, sumsq = 0.0;
-    ADNN_SIMD_CALL(simd, nrm_sums, x, D, &sum, &sumsq);
+    s->fn->sums(x, D, &sum, &sumsq);
     float mh, ml, rs;
-    finish_stats(t, sum, sumsq, &mh, &ml, &rs);
-    if (!rms) {
-      double dev2;
-      ADNN_SIMD_CALL(simd, dev2 = nrm_dev2, x, D, mh, ml);
-      rs = (float)(1.0 / sqrt(dev2 / (double)D + t->d->epsilon));
+    finish_stats(s, sum, sumsq, &mh, &ml, &rs);
+    if (!s->rms) {
+      const double dev2 = s->fn->dev2(x, D, mh, ml);
+      rs = (float)(1.0 / sqrt(dev2 / (double)D + s->epsilon));
     }
-    ADNN_SIMD_CALL(simd, nrm_apply, x, y, D, mh, ml, rs, t->gain, t->bias);
+    s->fn->apply(x, y, D, mh, ml, rs, t->gain, t->bias);
   }
 }
 
 #define CHUNK 256
 
 /* Gathers elements [j0, j0 + n) of the normalized block at base into buf. */
-static void gather(const adnn_cpu_loop *cols, const float *base, int64_t j0, int64_t n,
-                   float *buf) {
+static void gather(const adnn_nd *cols, const float *base, int64_t j0, int64_t n, float *buf) {
   for (int64_t j = 0; j < n; j++) {
-    int64_t off[2];
-    loop_offsets(cols, j0 + j, off);
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(cols, j0 + j, off);
     buf[j] = base[off[1]];
   }
 }
@@ -214,55 +198,66 @@ static void gather(const adnn_cpu_loop *cols, const float *base, int64_t j0, int
 static void run_strided(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const nrm_task *t = arg;
-  const int simd = t->s->simd, rms = t->d->kind == ADNN_NORM_RMS;
-  const int64_t D = t->s->inner;
+  const nrm_state *s = t->s;
+  const int64_t D = s->inner;
   float buf[CHUNK];
   for (int64_t row = begin; row < end; row++) {
-    int64_t off[2];
-    loop_offsets(&t->g.rows, row, off);
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(&s->rows, row, off);
     const float *x = t->x + off[1];
     float *y = t->y + off[0];
     double sum = 0.0, sumsq = 0.0;
     for (int64_t j0 = 0; j0 < D; j0 += CHUNK) {
       const int64_t n = D - j0 < CHUNK ? D - j0 : CHUNK;
-      gather(&t->g.cols, x, j0, n, buf);
-      ADNN_SIMD_CALL(simd, nrm_sums, buf, (size_t)n, &sum, &sumsq);
+      gather(&s->cols, x, j0, n, buf);
+      s->fn->sums(buf, (size_t)n, &sum, &sumsq);
     }
     float mh, ml, rs;
-    finish_stats(t, sum, sumsq, &mh, &ml, &rs);
-    if (!rms) {
+    finish_stats(s, sum, sumsq, &mh, &ml, &rs);
+    if (!s->rms) {
       double dev2 = 0.0;
       for (int64_t j0 = 0; j0 < D; j0 += CHUNK) {
         const int64_t n = D - j0 < CHUNK ? D - j0 : CHUNK;
-        double part;
-        gather(&t->g.cols, x, j0, n, buf);
-        ADNN_SIMD_CALL(simd, part = nrm_dev2, buf, (size_t)n, mh, ml);
-        dev2 += part;
+        gather(&s->cols, x, j0, n, buf);
+        dev2 += s->fn->dev2(buf, (size_t)n, mh, ml);
       }
-      rs = (float)(1.0 / sqrt(dev2 / (double)D + t->d->epsilon));
+      rs = (float)(1.0 / sqrt(dev2 / (double)D + s->epsilon));
     }
     for (int64_t j0 = 0; j0 < D; j0 += CHUNK) {
       const int64_t n = D - j0 < CHUNK ? D - j0 : CHUNK;
-      gather(&t->g.cols, x, j0, n, buf);
-      ADNN_SIMD_CALL(simd, nrm_apply, buf, buf, (size_t)n, mh, ml, rs,
-                     t->gain ? t->gain + j0 : NULL, t->bias ? t->bias + j0 : NULL);
+      gather(&s->cols, x, j0, n, buf);
+      s->fn->apply(buf, buf, (size_t)n, mh, ml, rs, t->gain ? t->gain + j0 : NULL,
+                   t->bias ? t->bias + j0 : NULL);
       for (int64_t j = 0; j < n; j++) {
-        int64_t o[2];
-        loop_offsets(&t->g.cols, j0 + j, o);
+        int64_t o[ADNN_ND_MAX_TENSORS];
+        adnn_nd_offsets(&s->cols, j0 + j, o);
         y[o[0]] = buf[j];
       }
     }
   }
 }
 
-void adnn_cpu_norm_f32(const adnn_norm_desc *d, const adnn_cpu_op_state *s, const float *x,
-                       const float *gain, const float *bias, float *y) {
-  nrm_task t = {.d = d, .s = s, .x = x, .gain = d->has_gain ? gain : NULL,
-                .bias = d->has_bias ? bias : NULL, .y = y};
-  geom_of(d, &t.g);
-  int64_t grain = ADNN_CPU_GRAIN / s->inner;
-  adnn_cpu_parallel_for(s->outer, grain > 1 ? grain : 1,
-                        s->path == PATH_ROWS ? run_rows : run_strided, &t);
+/* Inputs {x}, then gain and bias when the problem has them. */
+static void nrm_run(const void *problem, const void *state, const void *const *inputs,
+                    void *const *outputs, void *workspace) {
+  (void)workspace;
+  const adnn_plugin_norm *p = problem;
+  const nrm_state *s = state;
+  nrm_task t = {.s = s,
+                .x = inputs[0],
+                .gain = p->has_gain ? inputs[1] : NULL,
+                .bias = p->has_bias ? inputs[1 + p->has_gain] : NULL,
+                .y = outputs[0]};
+  adnn_cpu_parallel_for(s->outer, s->grain, s->path == PATH_ROWS ? run_rows : run_strided, &t);
 }
+
+const adnn_cpu_impl adnn_cpu_norm_simd = {
+    .name = "cpu_simd",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .state_size = sizeof(nrm_state),
+    .reshape = nrm_reshape,
+    .run = nrm_run,
+};
 
 #endif

@@ -4,7 +4,7 @@
  * the number of in-image elements). Padding is at most half the kernel, so
  * every window holds at least one image element (validated by the core).
  *
- * Paths (prepare time):
+ * Paths (reshape time):
  *   nhwc:  C has unit stride in x and y: each output pixel reduces its window
  *          with vectors across channels (the fast layout for pooling).
  *   nchw separable: W has unit stride in x (packed NCHW and most views):
@@ -149,6 +149,10 @@ static void NAME(pool_pixel)(int kind, const float *x, int64_t sh, int64_t sw, i
   }
 }
 
+/* This instruction set's copy. */
+static const pool_fns NAME(adnn_f32_pool2d) = {
+    NAME(pool_vert), NAME(pool_horiz_s1), NAME(pool_horiz_s2), NAME(pool_pixel)};
+
 #else /* the dispatch part */
 
 #include "config.h"
@@ -160,48 +164,61 @@ static void NAME(pool_pixel)(int kind, const float *x, int64_t sh, int64_t sw, i
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/simd.h"
 
-#define ADNN_SIMD_VECTOR_PART
-#define ADNN_SIMD_ISA 3
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/pool2d.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 2
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/pool2d.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 0
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/pool2d.c"
-#include "kernels/cpu/simd_end.h"
-#undef ADNN_SIMD_VECTOR_PART
+/* One instruction set's copy of the vector code. */
+typedef struct pool_fns {
+  void (*vert)(int kind, const float *x, int64_t sh, int64_t h0, int64_t h1, size_t n,
+               float *buf);
+  void (*horiz_s1)(int kind, const float *buf, int64_t kw, size_t n, float div, float *y);
+  void (*horiz_s2)(int kind, const float *buf, int64_t kw, size_t n, float div, float *y);
+  void (*pixel)(int kind, const float *x, int64_t sh, int64_t sw, int64_t h0, int64_t h1,
+                int64_t w0, int64_t w1, size_t C, float div, float *y);
+} pool_fns;
+
+#define ADNN_SIMD_KERNEL "kernels/cpu/pool2d.c"
+#include "kernels/cpu/simd_isa.h"
+
+static const pool_fns *const pool_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_pool2d);
 
 enum { PATH_SCALAR = 0, PATH_NCHW_SEP = 1, PATH_NHWC = 2 };
 
-void adnn_cpu_pool2d_prepare(const adnn_pool2d_desc *d, adnn_cpu_op_state *s) {
-  s->simd = adnn_cpu_simd_level();
-  if (d->x.dims[1] > 1 && d->x.strides[1] == 1 && d->y.strides[1] == 1)
+typedef struct pool_state {
+  const pool_fns *fn;
+  int path;
+  int64_t tasks; /* output rows: (n, c, p) for the NCHW-style paths, (n, p) for nhwc */
+  int64_t grain;
+} pool_state;
+
+static void pool_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                         size_t *workspace_bytes) {
+  const adnn_plugin_pool2d *d = problem;
+  pool_state *s = state;
+  s->fn = pool_by_isa[env->isa];
+  if (d->C > 1 && d->x.strides[1] == 1 && d->y.strides[1] == 1)
     s->path = PATH_NHWC;
-  else if ((d->x.strides[3] == 1 || d->x.dims[3] == 1) && d->kernel_w <= 512)
+  else if ((d->x.strides[3] == 1 || d->W == 1) && d->kernel_w <= 512)
     s->path = PATH_NCHW_SEP;
   else
     s->path = PATH_SCALAR;
-  s->outer = d->x.dims[0] * d->x.dims[1]; /* planes */
-  s->inner = d->y.dims[2];                /* output rows per plane */
-  s->axis_len = 0;
+  /* Work per output row, in element reads, sets the grain. */
+  const int64_t per_row = d->Q * d->kernel_h * d->kernel_w * (s->path == PATH_NHWC ? d->C : 1);
+  int64_t grain = ADNN_CPU_GRAIN / (per_row > 0 ? per_row : 1);
+  s->grain = grain < 1 ? 1 : grain;
+  s->tasks = s->path == PATH_NHWC ? d->N * d->P : d->N * d->C * d->P;
+  *workspace_bytes = 0;
 }
 
 typedef struct pool_task {
-  const adnn_pool2d_desc *d;
-  const adnn_cpu_op_state *s;
+  const adnn_plugin_pool2d *d;
+  const pool_state *s;
   const float *x;
   float *y;
 } pool_task;
 
 /* The in-image part [h0, h1) of the window of output row p, and the row
  * factor of its divisor (include-pad: clipped to the padded extent). */
-static void window_rows(const adnn_pool2d_desc *d, int64_t p, int64_t *h0, int64_t *h1,
+static void window_rows(const adnn_plugin_pool2d *d, int64_t p, int64_t *h0, int64_t *h1,
                         int64_t *rows_div) {
-  const int64_t H = d->x.dims[2];
+  const int64_t H = d->H;
   const int64_t a = p * d->stride_h - d->pad_top, b = a + d->kernel_h;
   *h0 = a < 0 ? 0 : a;
   *h1 = b > H ? H : b;
@@ -214,9 +231,9 @@ static void window_rows(const adnn_pool2d_desc *d, int64_t p, int64_t *h0, int64
   }
 }
 
-static void window_cols(const adnn_pool2d_desc *d, int64_t q, int64_t *w0, int64_t *w1,
+static void window_cols(const adnn_plugin_pool2d *d, int64_t q, int64_t *w0, int64_t *w1,
                         int64_t *cols_div) {
-  const int64_t W = d->x.dims[3];
+  const int64_t W = d->W;
   const int64_t a = q * d->stride_w - d->pad_left, b = a + d->kernel_w;
   *w0 = a < 0 ? 0 : a;
   *w1 = b > W ? W : b;
@@ -230,7 +247,7 @@ static void window_cols(const adnn_pool2d_desc *d, int64_t q, int64_t *w0, int64
 }
 
 /* One output at any strides; x points at the (n, c) plane. */
-static float pool_one(const adnn_pool2d_desc *d, const float *x, int64_t h0, int64_t h1,
+static float pool_one(const adnn_plugin_pool2d *d, const float *x, int64_t h0, int64_t h1,
                       int64_t w0, int64_t w1, float div) {
   const int64_t sh = d->x.strides[2], sw = d->x.strides[3];
   if (d->kind == ADNN_POOL_MAX) {
@@ -256,10 +273,10 @@ static float pool_one(const adnn_pool2d_desc *d, const float *x, int64_t h0, int
 static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const pool_task *t = arg;
-  const adnn_pool2d_desc *d = t->d;
-  const int64_t C = d->x.dims[1], W = d->x.dims[3], P = d->y.dims[2], Q = d->y.dims[3];
+  const adnn_plugin_pool2d *d = t->d;
+  const pool_fns *fn = t->s->fn;
+  const int64_t C = d->C, W = d->W, P = d->P, Q = d->Q;
   const int64_t kw = d->kernel_w, sw = d->stride_w, pl = d->pad_left, syq = d->y.strides[3];
-  const int simd = t->s->simd;
   float buf[SEP_BUF + 64]; /* slack for the stride-2 pass, see pool_horiz_s2 */
   for (int64_t u = begin; u < end; u++) {
     const int64_t plane = u / P, p = u - plane * P, n = plane / C, c = plane - n * C;
@@ -282,8 +299,7 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
       int64_t ws = q0 * sw - pl, we = (q1 - 1) * sw - pl + kw;
       if (ws < 0) ws = 0;
       if (we > W) we = W;
-      ADNN_SIMD_CALL(simd, pool_vert, d->kind, x + ws, d->x.strides[2], h0, h1,
-                     (size_t)(we - ws), buf);
+      fn->vert(d->kind, x + ws, d->x.strides[2], h0, h1, (size_t)(we - ws), buf);
       /* Interior outputs (window inside [0, W)) of this tile, vectorized when
        * stride_w is 1 and y is unit stride; the rest one by one. */
       int64_t qa = q1, qb = q1;
@@ -295,11 +311,11 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
         if (qb <= qa) {
           qa = qb = q1;
         } else if (sw == 1) {
-          ADNN_SIMD_CALL(simd, pool_horiz_s1, d->kind, buf + (qa - pl - ws), kw,
-                         (size_t)(qb - qa), (float)(rdiv * kw), y + qa);
+          fn->horiz_s1(d->kind, buf + (qa - pl - ws), kw, (size_t)(qb - qa), (float)(rdiv * kw),
+                       y + qa);
         } else {
-          ADNN_SIMD_CALL(simd, pool_horiz_s2, d->kind, buf + (2 * qa - pl - ws), kw,
-                         (size_t)(qb - qa), (float)(rdiv * kw), y + qa);
+          fn->horiz_s2(d->kind, buf + (2 * qa - pl - ws), kw, (size_t)(qb - qa),
+                       (float)(rdiv * kw), y + qa);
         }
       }
       for (int64_t q = q0; q < q1; q++) {
@@ -331,8 +347,8 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
 static void run_nhwc(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const pool_task *t = arg;
-  const adnn_pool2d_desc *d = t->d;
-  const int64_t C = d->x.dims[1], P = d->y.dims[2], Q = d->y.dims[3];
+  const adnn_plugin_pool2d *d = t->d;
+  const int64_t C = d->C, P = d->P, Q = d->Q;
   for (int64_t u = begin; u < end; u++) {
     const int64_t n = u / P, p = u - n * P;
     const float *x = t->x + n * d->x.strides[0];
@@ -342,24 +358,27 @@ static void run_nhwc(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t q = 0; q < Q; q++) {
       int64_t w0, w1, cdiv;
       window_cols(d, q, &w0, &w1, &cdiv);
-      ADNN_SIMD_CALL(t->s->simd, pool_pixel, d->kind, x, d->x.strides[2], d->x.strides[3], h0, h1,
-                     w0, w1, (size_t)C, (float)(rdiv * cdiv), y + q * d->y.strides[3]);
+      t->s->fn->pixel(d->kind, x, d->x.strides[2], d->x.strides[3], h0, h1, w0, w1, (size_t)C,
+                      (float)(rdiv * cdiv), y + q * d->y.strides[3]);
     }
   }
 }
 
-void adnn_cpu_pool2d_f32(const adnn_pool2d_desc *d, const adnn_cpu_op_state *s, const float *x,
-                         float *y) {
-  pool_task t = {d, s, x, y};
-  const int64_t N = d->x.dims[0], C = d->x.dims[1], P = d->y.dims[2], Q = d->y.dims[3];
-  /* Work per output row, in element reads, sets the grain. */
-  const int64_t per_row = Q * d->kernel_h * d->kernel_w * (s->path == PATH_NHWC ? C : 1);
-  int64_t grain = ADNN_CPU_GRAIN / (per_row > 0 ? per_row : 1);
-  if (grain < 1) grain = 1;
-  if (s->path == PATH_NHWC)
-    adnn_cpu_parallel_for(N * P, grain, run_nhwc, &t);
-  else
-    adnn_cpu_parallel_for(N * C * P, grain, run_rows, &t);
+static void pool_run(const void *problem, const void *state, const void *const *inputs,
+                     void *const *outputs, void *workspace) {
+  (void)workspace;
+  const pool_state *s = state;
+  pool_task t = {problem, s, inputs[0], outputs[0]};
+  adnn_cpu_parallel_for(s->tasks, s->grain, s->path == PATH_NHWC ? run_nhwc : run_rows, &t);
 }
+
+const adnn_cpu_impl adnn_cpu_pool2d_simd = {
+    .name = "cpu_simd",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .state_size = sizeof(pool_state),
+    .reshape = pool_reshape,
+    .run = pool_run,
+};
 
 #endif

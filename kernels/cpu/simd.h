@@ -1,27 +1,18 @@
 /*
  * Width-generic vector code for the CPU kernels (activation, softmax,
- * normalizations, binary ops, pooling).
+ * normalizations, binary ops, pooling), and the ISA-independent helpers they
+ * share.
  *
- * Why this shape: every kernel exists three times (AVX-512, AVX2+FMA and a
- * baseline build) and we do not want three hand-written copies of each. The
- * kernels are therefore written once with GCC/clang vector extensions against
- * the names defined here (VF, VI, VL, NAME(...)), in a section of the kernel
- * file guarded by ADNN_SIMD_VECTOR_PART, and the file includes itself three
- * times to compile that section once per instruction set:
- *
- *     #define ADNN_SIMD_VECTOR_PART
- *     #define ADNN_SIMD_ISA 3            (3 AVX-512, 2 AVX2+FMA, 0 baseline)
- *     #include "kernels/cpu/simd.h"      (opens the target region, defines names)
- *     #include "kernels/cpu/softmax.c"   (the vector section only)
- *     #include "kernels/cpu/simd_end.h"  (closes the region, removes the names)
- *
- * Inside a region the vector type is as wide as the instruction set's
- * registers (16, 8 or 4 floats) so the compiler maps each vector operation to
- * one instruction; NAME(f) appends the ISA suffix so the three copies do not
- * clash. Each op's prepare picks the copy from adnn_cpu_features_get() (CPUID
- * and XCR0) through adnn_cpu_simd_level(); ADNN_SIMD_CALL dispatches on it.
- * Included without ADNN_SIMD_ISA, this header only declares the shared,
- * ISA-independent helpers.
+ * Included plainly, this header declares the shared helpers (the loop
+ * coalescing wrapper, the parallel grain). Included inside an instruction
+ * set's region (simd_isa.h and simd_region.h arrange that, once per set),
+ * it defines the vector types and helpers of that set: VF, a vector of VL
+ * floats as wide as the set's registers (16, 8 or 4), so the compiler maps
+ * each vector operation to one instruction; VI, the matching integer
+ * vector (comparisons yield VI masks, -1 true, 0 false); VDH, half as many
+ * doubles; and NAME(f), which appends the set's suffix so the copies do not
+ * clash. The kernels are written once against these names with GCC/clang
+ * vector extensions.
  *
  * NaN rules: every helper is written with selects on ordered comparisons
  * (false for NaN) so that a NaN input reaches the result; clamps are
@@ -49,128 +40,71 @@
 #define ADNN_CPU_SIMD_COMMON
 
 #include <stdlib.h>
-#include <string.h>
 
 #include <adnn.h>
 
-#include "kernels/cpu/cpu_features.h"
+#include "kernels/common/nd.h"
+#include "kernels/cpu/simd_isa.h"
 
-/* The vector level the kernels run at: 3 AVX-512, 2 AVX2+FMA, 0 baseline:
- * the best the CPU and OS support, capped by the environment variable
- * ADNN_CPU_SIMD ("avx512", "avx2" or "baseline") so tests and benchmarks can
- * exercise every variant on one machine. Computed once per file (the result
- * never changes, so racing first calls store the same value). */
-static inline int adnn_cpu_simd_level(void) {
-  static int cached = -1;
-  int level = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-  if (level >= 0) return level;
-  const adnn_cpu_features *f = adnn_cpu_features_get();
-  level = f->avx512f ? 3 : (f->avx2 && f->fma) ? 2 : 0;
-  const char *cap = getenv("ADNN_CPU_SIMD");
-  if (cap != NULL) {
-    if (strcmp(cap, "avx2") == 0 && level > 2) level = 2;
-    if (strcmp(cap, "baseline") == 0) level = 0;
-  }
-  __atomic_store_n(&cached, level, __ATOMIC_RELAXED);
-  return level;
-}
+/* The intrinsics headers are included here, outside every target region, so
+ * that they are read once with the compiler's default target. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 /* Elements per parallel task: below this a loop stays on the calling thread,
  * since waking the pool costs more than a few microseconds of streaming. */
 #define ADNN_CPU_GRAIN 32768
 
-/* An elementwise iteration space over up to three tensors with the same dims
- * (y first), after dropping size-1 dims and merging dims that are contiguous
- * in every tensor, so packed tensors become one dim and a strided view becomes
- * as few loops as its layout allows. rank >= 1; dims[rank-1] is the innermost. */
-typedef struct adnn_cpu_loop {
-  int rank;
-  int64_t dims[ADNN_MAX_RANK];
-  int64_t st[3][ADNN_MAX_RANK];
-} adnn_cpu_loop;
-
-static inline void adnn_cpu_loop_init(adnn_cpu_loop *L, int nt, const adnn_tensor_desc *const *t) {
-  const adnn_tensor_desc *y = t[0];
-  int r = 0;
-  for (int i = 0; i < y->rank; i++) {
-    if (y->dims[i] == 1) continue;
-    L->dims[r] = y->dims[i];
-    for (int k = 0; k < nt; k++) L->st[k][r] = t[k]->strides[i];
-    r++;
-  }
-  if (r == 0) {
+/** Coalesces the iteration space of up to three tensors with the same dims
+ *  (the output first) with adnn_nd_coalesce (kernels/common/nd.h): size-1
+ *  dims dropped, dims contiguous in every tensor merged. Unlike
+ *  adnn_nd_coalesce, the result always has rank >= 1 (a single element is one
+ *  dim of size 1 and stride 1), so that the kernels can always address the
+ *  innermost dim as dims[rank - 1]. */
+static inline void adnn_cpu_loop_init(adnn_nd *L, int count, const adnn_tensor_desc *const *t) {
+  const int64_t *strides[ADNN_ND_MAX_TENSORS];
+  for (int k = 0; k < count; k++) strides[k] = t[k]->strides;
+  adnn_nd_coalesce(L, t[0]->rank, t[0]->dims, count, strides);
+  if (L->rank == 0) {
+    L->rank = 1;
     L->dims[0] = 1;
-    for (int k = 0; k < nt; k++) L->st[k][0] = 1;
-    r = 1;
+    for (int k = 0; k < count; k++) L->strides[k][0] = 1;
   }
-  /* Merge dim i into dim i+1 (from the inside out) where every tensor steps
-   * over dim i exactly one full run of dim i+1. */
-  int w = r - 1;
-  int64_t dims[ADNN_MAX_RANK], st[3][ADNN_MAX_RANK];
-  dims[w] = L->dims[r - 1];
-  for (int k = 0; k < nt; k++) st[k][w] = L->st[k][r - 1];
-  for (int i = r - 2; i >= 0; i--) {
-    int merge = 1;
-    for (int k = 0; k < nt; k++)
-      if (L->st[k][i] != st[k][w] * dims[w]) merge = 0;
-    if (merge) {
-      dims[w] *= L->dims[i];
-    } else {
-      w--;
-      dims[w] = L->dims[i];
-      for (int k = 0; k < nt; k++) st[k][w] = L->st[k][i];
-    }
-  }
-  L->rank = r - w;
-  for (int i = 0; i < L->rank; i++) {
-    L->dims[i] = dims[w + i];
-    for (int k = 0; k < nt; k++) L->st[k][i] = st[k][w + i];
-  }
-  for (int k = nt; k < 3; k++)
-    for (int i = 0; i < L->rank; i++) L->st[k][i] = 0;
 }
 
-/* Number of rows (product of all but the innermost dim). */
-static inline int64_t adnn_cpu_loop_rows(const adnn_cpu_loop *L) {
+/** The number of rows of a coalesced loop: the product of all but its
+ *  innermost dim. */
+static inline int64_t adnn_cpu_loop_rows(const adnn_nd *L) {
   int64_t n = 1;
   for (int i = 0; i < L->rank - 1; i++) n *= L->dims[i];
   return n;
 }
 
-/* Element offsets of row `row` in each tensor. */
-static inline void adnn_cpu_loop_row_offsets(const adnn_cpu_loop *L, int64_t row, int64_t off[3]) {
-  off[0] = off[1] = off[2] = 0;
+/** The element offsets in each tensor of the first element of row `row`
+ *  (row-major over all but the innermost dim). */
+static inline void adnn_cpu_loop_row_offsets(const adnn_nd *L, int64_t row,
+                                             int64_t off[ADNN_ND_MAX_TENSORS]) {
+  for (int k = 0; k < ADNN_ND_MAX_TENSORS; k++) off[k] = 0;
   for (int i = L->rank - 2; i >= 0; i--) {
     int64_t q = row / L->dims[i], idx = row - q * L->dims[i];
     row = q;
-    for (int k = 0; k < 3; k++) off[k] += idx * L->st[k][i];
+    for (int k = 0; k < ADNN_ND_MAX_TENSORS; k++) off[k] += idx * L->strides[k][i];
   }
 }
 
-/* Calls fn_avx512, fn_avx2 or fn_base by level (see adnn_cpu_simd_level). */
-#define ADNN_SIMD_CALL(level, fn, ...)   \
-  do {                                   \
-    if ((level) == 3)                    \
-      fn##_avx512(__VA_ARGS__);          \
-    else if ((level) == 2)               \
-      fn##_avx2(__VA_ARGS__);            \
-    else                                 \
-      fn##_base(__VA_ARGS__);            \
-  } while (0)
-
-/* Fused shift, scale and activation on contiguous floats, defined in
- * activation.c and shared with the conv epilogue (epilogue.c) and batch norm:
- * y[i] = act((x[i] - c) * (a + alo) + b), and the per-element form with
- * vectors c, a, alo and b (NULL means 0, 1, 0 and 0). x may equal y. Batch
- * norm passes the mean as c so that x - mean is formed before scaling (no
- * cancellation between a * x and a folded shift when the mean is large), and
- * its scale as a float pair a + alo (the double scale split in two) so the
- * product is as accurate as in double when FMAs are available. */
-void adnn_cpu_act_affine_f32(const adnn_activation *act, const float *x, float *y, size_t n,
-                             float c, float a, float alo, float b);
-void adnn_cpu_act_affine_vec_f32(const adnn_activation *act, const float *x, float *y, size_t n,
-                                 const float *c, const float *a, const float *alo,
-                                 const float *b);
+/** A tensor descriptor made of dims [from, to) of t (same dtype), to
+ *  coalesce part of a tensor's dims (the dims before and after a softmax
+ *  axis, the rows and the normalized dims of a norm). */
+static inline void adnn_cpu_sub_desc(const adnn_tensor_desc *t, int from, int to,
+                                     adnn_tensor_desc *out) {
+  *out = *t;
+  out->rank = to - from;
+  for (int i = from; i < to; i++) {
+    out->dims[i - from] = t->dims[i];
+    out->strides[i - from] = t->strides[i];
+  }
+}
 
 #endif /* ADNN_CPU_SIMD_COMMON */
 
@@ -178,38 +112,8 @@ void adnn_cpu_act_affine_vec_f32(const adnn_activation *act, const float *x, flo
 #error "the CPU kernels need GCC or clang vector extensions"
 #endif
 
-/* ---- The vector region: only when a kernel file asks for one. ---------- */
+/* ---- The vector region: inside an instruction set's region only. ------- */
 #ifdef ADNN_SIMD_ISA
-
-/* GCC scopes a target with push_options/target; clang with an attribute
- * applied to every function up to the matching pop (in simd_end.h). */
-#if ADNN_SIMD_ISA == 3
-#include <immintrin.h>
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-#endif
-#define VL 16
-#define NAME(f) f##_avx512
-#elif ADNN_SIMD_ISA == 2
-#include <immintrin.h>
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-#define VL 8
-#define NAME(f) f##_avx2
-#else
-#if !defined(__clang__)
-#pragma GCC push_options
-#endif
-#define VL 4
-#define NAME(f) f##_base
-#endif
 
 /* Vector types of VL lanes; comparisons yield VI masks (-1 true, 0 false). */
 typedef float NAME(vf_t) __attribute__((vector_size(VL * 4)));
@@ -218,19 +122,21 @@ typedef int32_t NAME(vi_t) __attribute__((vector_size(VL * 4)));
 #define VI NAME(vi_t)
 #define SIMD_INLINE static inline __attribute__((always_inline))
 
+/* Loads VL floats from p (any alignment). */
 SIMD_INLINE VF NAME(vload)(const float *p) {
   VF v;
   memcpy(&v, p, sizeof v);
   return v;
 }
+/* Stores VL floats to p (any alignment). */
 SIMD_INLINE void NAME(vstore)(float *p, VF v) { memcpy(p, &v, sizeof v); }
 /* Partial load/store of n < VL floats (tails); missing lanes read as `fill`.
  * Masked loads and stores where the ISA has them (they never touch memory
  * outside the n elements), a small stack copy otherwise. */
 SIMD_INLINE VF NAME(vload_n)(const float *p, size_t n, float fill) {
-#if ADNN_SIMD_ISA == 3
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
   return (VF)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << n) - 1u), p);
-#elif ADNN_SIMD_ISA == 2
+#elif ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX2
   const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   return (VF)_mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
@@ -241,10 +147,11 @@ SIMD_INLINE VF NAME(vload_n)(const float *p, size_t n, float fill) {
   return NAME(vload)(t);
 #endif
 }
+/* Stores the first n < VL lanes of v to p, touching nothing beyond them. */
 SIMD_INLINE void NAME(vstore_n)(float *p, VF v, size_t n) {
-#if ADNN_SIMD_ISA == 3
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
   _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), (__m512)v);
-#elif ADNN_SIMD_ISA == 2
+#elif ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX2
   const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   _mm256_maskstore_ps(p, m, (__m256)v);
@@ -254,9 +161,13 @@ SIMD_INLINE void NAME(vstore_n)(float *p, VF v, size_t n) {
   memcpy(p, t, n * sizeof(float));
 #endif
 }
+/* s in every lane. */
 SIMD_INLINE VF NAME(vset)(float s) { return (VF){0} + s; }
+/* Lane by lane m ? a : b, for a mask m of a comparison. */
 SIMD_INLINE VF NAME(vsel)(VI m, VF a, VF b) { return (VF)((m & (VI)a) | (~m & (VI)b)); }
+/* |a|, by clearing the sign bit (NaN stays NaN). */
 SIMD_INLINE VF NAME(vabs)(VF a) { return (VF)((VI)a & 0x7fffffff); }
+/* The mask of the lanes of a that are NaN. */
 SIMD_INLINE VI NAME(visnan)(VF a) { return a != a; }
 /* Clamps that keep a NaN of a: a > hi ? hi : a and a < lo ? lo : a. */
 SIMD_INLINE VF NAME(vminc)(VF a, VF hi) { return NAME(vsel)(a > hi, hi, a); }
@@ -280,21 +191,25 @@ SIMD_INLINE VF NAME(vmin_nan)(VF a, VF b) {
 typedef float NAME(vfh_t) __attribute__((vector_size(VL * 2)));
 typedef double NAME(vdh_t) __attribute__((vector_size(VL * 4)));
 #define VDH NAME(vdh_t)
+/* The low half of v's lanes as doubles (exact). */
 SIMD_INLINE VDH NAME(vcvt_lo)(VF v) {
   NAME(vfh_t) h;
   memcpy(&h, &v, sizeof h);
   return __builtin_convertvector(h, VDH);
 }
+/* The high half of v's lanes as doubles (exact). */
 SIMD_INLINE VDH NAME(vcvt_hi)(VF v) {
   NAME(vfh_t) h;
   memcpy(&h, (const char *)&v + sizeof h, sizeof h);
   return __builtin_convertvector(h, VDH);
 }
+/* The sum of the lanes of v, in lane order. */
 SIMD_INLINE double NAME(vdhsum)(VDH v) {
   double s = 0.0;
   for (int i = 0; i < VL / 2; i++) s += v[i];
   return s;
 }
+/* The sum of the lanes of v, in lane order. */
 SIMD_INLINE float NAME(vhsum)(VF v) {
   float s = 0.0f;
   for (int i = 0; i < VL; i++) s += v[i];
@@ -312,9 +227,9 @@ SIMD_INLINE float NAME(vhmax)(VF v) {
  * every partial product exact (Dekker). The baseline x86-64 region has no FMA
  * instruction, so the compiler cannot contract the split's expressions. */
 SIMD_INLINE VF NAME(vsqr_err)(VF a, VF h) {
-#if ADNN_SIMD_ISA == 3
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
   return (VF)_mm512_fmsub_ps((__m512)a, (__m512)a, (__m512)h);
-#elif ADNN_SIMD_ISA == 2
+#elif ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX2
   return (VF)_mm256_fmsub_ps((__m256)a, (__m256)a, (__m256)h);
 #elif defined(__FMA__) || defined(__aarch64__)
   VF r;
@@ -368,6 +283,7 @@ SIMD_INLINE VF NAME(vexp2part)(VF hi, VF lo) {
    * not matter then. */
   return NAME(vsel)(tiny, (VF){0}, p * s1 * s2);
 }
+/* exp(x), as vexp2part with no low part. */
 SIMD_INLINE VF NAME(vexp)(VF x) { return NAME(vexp2part)(x, (VF){0}); }
 
 /* exp(x) - 1 without cancellation near 0: the Taylor series x + x^2/2 + ...
@@ -527,6 +443,7 @@ SIMD_INLINE VF NAME(vact)(int kind, VF x, const NAME(act_params) *pa) {
   }
 #endif
 
+/* An activation's parameters as vectors. */
 static inline NAME(act_params) NAME(act_params_make)(const adnn_activation *a) {
   NAME(act_params) p;
   p.alpha = NAME(vset)((float)a->alpha);

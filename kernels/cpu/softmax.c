@@ -9,7 +9,7 @@
  * stores exp(x - max) into y during this pass so pass 3 only rescales y;
  * (3) y *= 1/sum, or y = x - max - log(sum) for log-softmax.
  *
- * Paths (prepare time):
+ * Paths (reshape time):
  *   rows:    inner == 1 and the axis has unit stride in x and y: each slice is
  *            a contiguous row, vectorized along it; rows split across threads.
  *   columns: the dims after the axis collapse to one unit-stride run in x and
@@ -249,7 +249,11 @@ static void NAME(sm_wide)(const float *x, int64_t sx, float *y, int64_t sy, size
   }
 }
 
-static size_t NAME(sm_lanes)(void) { return 4 * VL; }
+/* This instruction set's copy. */
+static const sm_fns NAME(adnn_f32_softmax) = {
+    NAME(sm_max), NAME(sm_expsum), NAME(sm_finish), NAME(sm_row),
+    NAME(sm_cols), NAME(sm_wide), 4 * VL,
+};
 
 #else /* the dispatch part */
 
@@ -262,104 +266,24 @@ static size_t NAME(sm_lanes)(void) { return 4 * VL; }
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/simd.h"
 
-#define ADNN_SIMD_VECTOR_PART
-#define ADNN_SIMD_ISA 3
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/softmax.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 2
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/softmax.c"
-#include "kernels/cpu/simd_end.h"
-#define ADNN_SIMD_ISA 0
-#include "kernels/cpu/simd.h"
-#include "kernels/cpu/softmax.c"
-#include "kernels/cpu/simd_end.h"
-#undef ADNN_SIMD_VECTOR_PART
+/* One instruction set's copy of the vector code. */
+typedef struct sm_fns {
+  float (*max)(const float *x, size_t n);
+  double (*expsum)(const float *x, float *e, size_t n, float m);
+  void (*finish)(const float *src, float *y, size_t n, float m, float c, int mode);
+  void (*row)(const float *x, float *y, size_t n, int log);
+  void (*cols)(const float *x, int64_t sx, float *y, int64_t sy, size_t L, size_t w, int log);
+  void (*wide)(const float *x, int64_t sx, float *y, int64_t sy, size_t L, size_t w, int log,
+               float *m, double *s);
+  size_t lanes; /* slices per block of the columns path: 4 vectors */
+} sm_fns;
+
+#define ADNN_SIMD_KERNEL "kernels/cpu/softmax.c"
+#include "kernels/cpu/simd_isa.h"
+
+static const sm_fns *const sm_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_softmax);
 
 enum { PATH_ROWS = 0, PATH_COLUMNS = 1, PATH_STRIDED = 2 };
-
-/* The outer dims (before the axis) and inner dims (after it) as loops over x
- * and y (index 0 is y, 1 is x). */
-typedef struct sm_geom {
-  adnn_cpu_loop outer, inner;
-  int64_t L, sx, sy; /* axis length and strides */
-} sm_geom;
-
-static void sub_desc(const adnn_tensor_desc *t, int from, int to, adnn_tensor_desc *out) {
-  *out = *t;
-  out->rank = to - from;
-  for (int i = from; i < to; i++) {
-    out->dims[i - from] = t->dims[i];
-    out->strides[i - from] = t->strides[i];
-  }
-}
-
-static void geom_of(const adnn_softmax_desc *d, sm_geom *g) {
-  const int ax = d->axis;
-  adnn_tensor_desc yo, xo, yi, xi;
-  sub_desc(&d->y, 0, ax, &yo);
-  sub_desc(&d->x, 0, ax, &xo);
-  sub_desc(&d->y, ax + 1, d->y.rank, &yi);
-  sub_desc(&d->x, ax + 1, d->x.rank, &xi);
-  const adnn_tensor_desc *to[2] = {&yo, &xo}, *ti[2] = {&yi, &xi};
-  adnn_cpu_loop_init(&g->outer, 2, to);
-  adnn_cpu_loop_init(&g->inner, 2, ti);
-  g->L = d->x.dims[ax];
-  g->sx = d->x.strides[ax];
-  g->sy = d->y.strides[ax];
-}
-
-static int64_t loop_count(const adnn_cpu_loop *L) {
-  return adnn_cpu_loop_rows(L) * L->dims[L->rank - 1];
-}
-
-/* Offsets of element `idx` (row-major over all dims of the loop). */
-static void loop_offsets(const adnn_cpu_loop *L, int64_t idx, int64_t off[2]) {
-  off[0] = off[1] = 0;
-  for (int i = L->rank - 1; i >= 0; i--) {
-    int64_t q = idx / L->dims[i], r = idx - q * L->dims[i];
-    idx = q;
-    off[0] += r * L->st[0][i];
-    off[1] += r * L->st[1][i];
-  }
-}
-
-void adnn_cpu_softmax_prepare(const adnn_softmax_desc *d, adnn_cpu_op_state *s) {
-  sm_geom g;
-  geom_of(d, &g);
-  const int64_t inner = loop_count(&g.inner);
-  const int il = g.inner.rank - 1;
-  s->simd = adnn_cpu_simd_level();
-  if (inner == 1 && (g.sx == 1 || g.L == 1) && (g.sy == 1 || g.L == 1))
-    s->path = PATH_ROWS;
-  else if (g.inner.rank == 1 && g.inner.st[0][il] == 1 && g.inner.st[1][il] == 1)
-    s->path = PATH_COLUMNS;
-  else
-    s->path = PATH_STRIDED;
-  s->outer = loop_count(&g.outer);
-  s->inner = inner;
-  s->axis_len = g.L;
-}
-
-typedef struct sm_task {
-  const adnn_softmax_desc *d;
-  const adnn_cpu_op_state *s;
-  const float *x;
-  float *y;
-  sm_geom g;
-  int64_t lanes, blocks; /* columns path: lanes per block, blocks per outer */
-} sm_task;
-
-static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
-  (void)thread;
-  const sm_task *t = arg;
-  for (int64_t o = begin; o < end; o++) {
-    int64_t off[2];
-    loop_offsets(&t->g.outer, o, off);
-    ADNN_SIMD_CALL(t->s->simd, sm_row, t->x + off[1], t->y + off[0], (size_t)t->g.L, t->d->log);
-  }
-}
 
 /* Columns per block of the wide variant, and the axis length from which it
  * replaces narrow blocks: a narrow block walks L rows of 4*VL floats per pass,
@@ -368,39 +292,110 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
 #define SM_WIDE 512
 #define SM_WIDE_MIN_L 1024
 
+typedef struct sm_state {
+  const sm_fns *fn;
+  /* The outer dims (before the axis) and inner dims (after it) as loops over
+   * y ([0]) and x ([1]). */
+  adnn_nd outer_loop, inner_loop;
+  int64_t L, sx, sy; /* axis length and strides */
+  int path;
+  int log;
+  int64_t outer, inner; /* slices before and after the axis */
+  int64_t lanes, blocks; /* columns path: slices per block, blocks per outer index */
+  int64_t tasks, grain;  /* parallel_for's range and grain */
+} sm_state;
+
+static void sm_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                       size_t *workspace_bytes) {
+  const adnn_plugin_softmax *p = problem;
+  sm_state *s = state;
+  const int ax = p->axis;
+  adnn_tensor_desc yo, xo, yi, xi;
+  adnn_cpu_sub_desc(&p->y, 0, ax, &yo);
+  adnn_cpu_sub_desc(&p->x, 0, ax, &xo);
+  adnn_cpu_sub_desc(&p->y, ax + 1, p->y.rank, &yi);
+  adnn_cpu_sub_desc(&p->x, ax + 1, p->x.rank, &xi);
+  const adnn_tensor_desc *to[2] = {&yo, &xo}, *ti[2] = {&yi, &xi};
+  adnn_cpu_loop_init(&s->outer_loop, 2, to);
+  adnn_cpu_loop_init(&s->inner_loop, 2, ti);
+  s->fn = sm_by_isa[env->isa];
+  s->L = p->x.dims[ax];
+  s->sx = p->x.strides[ax];
+  s->sy = p->y.strides[ax];
+  s->log = p->log;
+  s->outer = adnn_nd_count(&s->outer_loop);
+  s->inner = adnn_nd_count(&s->inner_loop);
+  const adnn_nd *in = &s->inner_loop;
+  const int il = in->rank - 1;
+  if (s->inner == 1 && (s->sx == 1 || s->L == 1) && (s->sy == 1 || s->L == 1))
+    s->path = PATH_ROWS;
+  else if (in->rank == 1 && in->strides[0][il] == 1 && in->strides[1][il] == 1)
+    s->path = PATH_COLUMNS;
+  else
+    s->path = PATH_STRIDED;
+  int64_t grain;
+  if (s->path == PATH_COLUMNS) {
+    const int64_t lanes = (int64_t)s->fn->lanes;
+    s->lanes = s->L >= SM_WIDE_MIN_L && s->inner > lanes ? SM_WIDE : lanes;
+    s->blocks = (s->inner + s->lanes - 1) / s->lanes;
+    s->tasks = s->outer * s->blocks;
+    grain = ADNN_CPU_GRAIN / (s->L * s->lanes);
+  } else {
+    s->tasks = s->path == PATH_ROWS ? s->outer : s->outer * s->inner;
+    grain = ADNN_CPU_GRAIN / s->L;
+  }
+  s->grain = grain > 1 ? grain : 1;
+  *workspace_bytes = 0;
+}
+
+typedef struct sm_task {
+  const sm_state *s;
+  const float *x;
+  float *y;
+} sm_task;
+
+static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const sm_task *t = arg;
+  const sm_state *s = t->s;
+  for (int64_t o = begin; o < end; o++) {
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(&s->outer_loop, o, off);
+    s->fn->row(t->x + off[1], t->y + off[0], (size_t)s->L, s->log);
+  }
+}
+
 static void run_columns(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const sm_task *t = arg;
-  const int64_t inner = t->s->inner;
+  const sm_state *s = t->s;
   float m[SM_WIDE];
-  double s[SM_WIDE];
+  double sum[SM_WIDE];
   for (int64_t b = begin; b < end; b++) {
-    const int64_t o = b / t->blocks, i0 = (b - o * t->blocks) * t->lanes;
-    const int64_t w = inner - i0 < t->lanes ? inner - i0 : t->lanes;
-    int64_t off[2];
-    loop_offsets(&t->g.outer, o, off);
-    if (t->lanes == SM_WIDE)
-      ADNN_SIMD_CALL(t->s->simd, sm_wide, t->x + off[1] + i0, t->g.sx, t->y + off[0] + i0,
-                     t->g.sy, (size_t)t->g.L, (size_t)w, t->d->log, m, s);
+    const int64_t o = b / s->blocks, i0 = (b - o * s->blocks) * s->lanes;
+    const int64_t w = s->inner - i0 < s->lanes ? s->inner - i0 : s->lanes;
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(&s->outer_loop, o, off);
+    if (s->lanes == SM_WIDE)
+      s->fn->wide(t->x + off[1] + i0, s->sx, t->y + off[0] + i0, s->sy, (size_t)s->L, (size_t)w,
+                  s->log, m, sum);
     else
-      ADNN_SIMD_CALL(t->s->simd, sm_cols, t->x + off[1] + i0, t->g.sx, t->y + off[0] + i0,
-                     t->g.sy, (size_t)t->g.L, (size_t)w, t->d->log);
+      s->fn->cols(t->x + off[1] + i0, s->sx, t->y + off[0] + i0, s->sy, (size_t)s->L, (size_t)w,
+                  s->log);
   }
 }
 
 #define CHUNK 256
 
 /* One slice at arbitrary strides, through a stack buffer. */
-static void strided_slice(const sm_task *t, const float *x, int64_t sx, float *y, int64_t sy) {
-  const int64_t L = t->g.L;
-  const int simd = t->s->simd;
+static void strided_slice(const sm_state *s, const float *x, int64_t sx, float *y, int64_t sy) {
+  const int64_t L = s->L;
   float buf[CHUNK];
   float m = -INFINITY;
   for (int64_t j0 = 0; j0 < L; j0 += CHUNK) {
     const int64_t n = L - j0 < CHUNK ? L - j0 : CHUNK;
     for (int64_t j = 0; j < n; j++) buf[j] = x[(j0 + j) * sx];
-    float cm;
-    ADNN_SIMD_CALL(simd, cm = sm_max, buf, (size_t)n);
+    const float cm = s->fn->max(buf, (size_t)n);
     if (cm != cm || cm > m) m = cm;
     if (m != m) break;
   }
@@ -412,16 +407,14 @@ static void strided_slice(const sm_task *t, const float *x, int64_t sx, float *y
   for (int64_t j0 = 0; j0 < L; j0 += CHUNK) {
     const int64_t n = L - j0 < CHUNK ? L - j0 : CHUNK;
     for (int64_t j = 0; j < n; j++) buf[j] = x[(j0 + j) * sx];
-    double cs;
-    ADNN_SIMD_CALL(simd, cs = sm_expsum, buf, NULL, (size_t)n, m);
-    sum += cs;
+    sum += s->fn->expsum(buf, NULL, (size_t)n, m);
   }
-  const int mode = t->d->log ? 2 : 1;
-  const float c = t->d->log ? (float)log(sum) : (float)(1.0 / sum);
+  const int mode = s->log ? 2 : 1;
+  const float c = s->log ? (float)log(sum) : (float)(1.0 / sum);
   for (int64_t j0 = 0; j0 < L; j0 += CHUNK) {
     const int64_t n = L - j0 < CHUNK ? L - j0 : CHUNK;
     for (int64_t j = 0; j < n; j++) buf[j] = x[(j0 + j) * sx];
-    ADNN_SIMD_CALL(simd, sm_finish, buf, buf, (size_t)n, m, c, mode);
+    s->fn->finish(buf, buf, (size_t)n, m, c, mode);
     for (int64_t j = 0; j < n; j++) y[(j0 + j) * sy] = buf[j];
   }
 }
@@ -429,35 +422,36 @@ static void strided_slice(const sm_task *t, const float *x, int64_t sx, float *y
 static void run_strided(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const sm_task *t = arg;
-  const int64_t inner = t->s->inner;
+  const sm_state *s = t->s;
   for (int64_t k = begin; k < end; k++) {
-    const int64_t o = k / inner, i = k - o * inner;
-    int64_t oo[2], io[2];
-    loop_offsets(&t->g.outer, o, oo);
-    loop_offsets(&t->g.inner, i, io);
-    strided_slice(t, t->x + oo[1] + io[1], t->g.sx, t->y + oo[0] + io[0], t->g.sy);
+    const int64_t o = k / s->inner, i = k - o * s->inner;
+    int64_t oo[ADNN_ND_MAX_TENSORS], io[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(&s->outer_loop, o, oo);
+    adnn_nd_offsets(&s->inner_loop, i, io);
+    strided_slice(s, t->x + oo[1] + io[1], s->sx, t->y + oo[0] + io[0], s->sy);
   }
 }
 
-void adnn_cpu_softmax_f32(const adnn_softmax_desc *d, const adnn_cpu_op_state *s, const float *x,
-                          float *y) {
-  sm_task t = {.d = d, .s = s, .x = x, .y = y};
-  geom_of(d, &t.g);
-  const int64_t L = s->axis_len;
-  if (s->path == PATH_ROWS) {
-    int64_t grain = ADNN_CPU_GRAIN / L;
-    adnn_cpu_parallel_for(s->outer, grain > 1 ? grain : 1, run_rows, &t);
-  } else if (s->path == PATH_COLUMNS) {
-    size_t lanes;
-    ADNN_SIMD_CALL(s->simd, lanes = sm_lanes);
-    t.lanes = L >= SM_WIDE_MIN_L && s->inner > (int64_t)lanes ? SM_WIDE : (int64_t)lanes;
-    t.blocks = (s->inner + t.lanes - 1) / t.lanes;
-    int64_t grain = ADNN_CPU_GRAIN / (L * t.lanes);
-    adnn_cpu_parallel_for(s->outer * t.blocks, grain > 1 ? grain : 1, run_columns, &t);
-  } else {
-    int64_t grain = ADNN_CPU_GRAIN / L;
-    adnn_cpu_parallel_for(s->outer * s->inner, grain > 1 ? grain : 1, run_strided, &t);
-  }
+static void sm_run(const void *problem, const void *state, const void *const *inputs,
+                   void *const *outputs, void *workspace) {
+  (void)problem;
+  (void)workspace;
+  const sm_state *s = state;
+  sm_task t = {s, inputs[0], outputs[0]};
+  adnn_cpu_parallel_for(s->tasks, s->grain,
+                        s->path == PATH_ROWS      ? run_rows
+                        : s->path == PATH_COLUMNS ? run_columns
+                                                  : run_strided,
+                        &t);
 }
+
+const adnn_cpu_impl adnn_cpu_softmax_simd = {
+    .name = "cpu_simd",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .state_size = sizeof(sm_state),
+    .reshape = sm_reshape,
+    .run = sm_run,
+};
 
 #endif

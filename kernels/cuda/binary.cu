@@ -3,12 +3,12 @@
  *
  * Why this is correct for every shape the descriptor allows:
  *  - The core broadcast a and b to y's rank (size-1 and missing dims have
- *    stride 0), and the host coalesced the three into nd, so the offset of
- *    every operand at y's logical index lin is nd_offset(nd, operand, lin);
+ *    stride 0), and the host coalesced the three into one layout, so the
+ *    offsets of every operand at y's logical index lin come from nd_offsets;
  *    repeated elements are simply read again (stride 0).
  *  - Each lin in [0, n) is visited exactly once by the int64 grid-stride loop.
- *  - The packed path requires all three to be one contiguous dim of stride 1
- *    (no broadcasting): offset == lin; 16-byte vectors only when all three
+ *  - The contiguous path requires all three to be one run of stride 1 (no
+ *    broadcasting): offset == lin; 16-byte vectors only when all three
  *    pointers are 16-byte aligned, then a scalar tail.
  *  - y may be a or b (same layout, checked by the core): each element is read
  *    and written by one thread only.
@@ -19,16 +19,16 @@
 
 namespace adnn_cuda {
 
-template <typename T> __device__ __forceinline__ T bin_apply(int op, T a, T b) {
+template <typename T> __device__ __forceinline__ T bin_apply(adnn_binary_op op, T a, T b) {
   switch (op) {
-    case 0: return a + b;
-    case 1: return a - b;
-    case 2: return a * b;
-    case 3: return a / b;
-    case 4:
+    case ADNN_BINARY_ADD: return a + b;
+    case ADNN_BINARY_SUB: return a - b;
+    case ADNN_BINARY_MUL: return a * b;
+    case ADNN_BINARY_DIV: return a / b;
+    case ADNN_BINARY_MAX:
       if (isnan(a) || isnan(b)) return a + b; /* NaN */
       return a > b ? a : b;
-    case 5:
+    case ADNN_BINARY_MIN:
       if (isnan(a) || isnan(b)) return a + b;
       return a < b ? a : b;
   }
@@ -36,34 +36,26 @@ template <typename T> __device__ __forceinline__ T bin_apply(int op, T a, T b) {
 }
 
 template <typename T>
-__global__ void bin_strided(int op, T alpha, T beta, adnn_cuda_nd nd, int64_t n, const T *a,
+__global__ void bin_strided(adnn_binary_op op, T alpha, T beta, adnn_nd nd, int64_t n, const T *a,
                             const T *b, T *y) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
-    int64_t lin = i, oa = 0, ob = 0, oy = 0;
-#pragma unroll
-    for (int d = ADNN_CUDA_MAX_RANK - 1; d >= 0; d--) {
-      if (d < nd.rank) {
-        const int64_t idx = lin % nd.dims[d];
-        lin /= nd.dims[d];
-        oa += idx * nd.strides[0][d];
-        ob += idx * nd.strides[1][d];
-        oy += idx * nd.strides[2][d];
-      }
-    }
-    y[oy] = bin_apply<T>(op, alpha * a[oa], beta * b[ob]);
+    int64_t off[3];
+    nd_offsets(nd, i, off);
+    y[off[2]] = bin_apply<T>(op, alpha * a[off[0]], beta * b[off[1]]);
   }
 }
 
 template <typename T>
-__global__ void bin_packed(int op, T alpha, T beta, int64_t n, const T *a, const T *b, T *y) {
+__global__ void bin_packed(adnn_binary_op op, T alpha, T beta, int64_t n, const T *a, const T *b,
+                           T *y) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x)
     y[i] = bin_apply<T>(op, alpha * a[i], beta * b[i]);
 }
 
-__global__ void bin_vec_f32(int op, float alpha, float beta, int64_t nvec, const float4 *a,
-                            const float4 *b, float4 *y) {
+__global__ void bin_vec_f32(adnn_binary_op op, float alpha, float beta, int64_t nvec,
+                            const float4 *a, const float4 *b, float4 *y) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nvec;
        i += (int64_t)gridDim.x * blockDim.x) {
     const float4 va = a[i], vb = b[i];
@@ -76,8 +68,8 @@ __global__ void bin_vec_f32(int op, float alpha, float beta, int64_t nvec, const
   }
 }
 
-__global__ void bin_vec_f64(int op, double alpha, double beta, int64_t nvec, const double2 *a,
-                            const double2 *b, double2 *y) {
+__global__ void bin_vec_f64(adnn_binary_op op, double alpha, double beta, int64_t nvec,
+                            const double2 *a, const double2 *b, double2 *y) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nvec;
        i += (int64_t)gridDim.x * blockDim.x) {
     const double2 va = a[i], vb = b[i];
@@ -89,17 +81,19 @@ __global__ void bin_vec_f64(int op, double alpha, double beta, int64_t nvec, con
 }
 
 template <typename T>
-static cudaError_t launch_bin(const adnn_cuda_launch *l, int op, double alpha_d, double beta_d,
-                              const adnn_cuda_nd *nd, int64_t n, int packed, const void *av,
+static cudaError_t launch_bin(const adnn_cuda_launch_config *l, const adnn_plugin_binary *p,
+                              const adnn_cuda_elementwise_layout *e, const void *av,
                               const void *bv, void *yv) {
   const int threads = 256;
-  const T alpha = (T)alpha_d, beta = (T)beta_d;
+  const adnn_binary_op op = p->op;
+  const T alpha = (T)p->alpha, beta = (T)p->beta;
   const T *a = (const T *)av, *b = (const T *)bv;
   T *y = (T *)yv;
+  const int64_t n = adnn_nd_count(&e->nd);
   if (n <= 0) return cudaSuccess;
-  if (!packed) {
-    bin_strided<T><<<grid_for(l, n, threads), threads, 0, l->stream>>>(op, alpha, beta, *nd, n, a,
-                                                                        b, y);
+  if (!e->contiguous) {
+    bin_strided<T><<<grid_for(l, n, threads), threads, 0, l->stream>>>(op, alpha, beta, e->nd, n,
+                                                                        a, b, y);
     return cudaGetLastError();
   }
   const int per = 16 / (int)sizeof(T);
@@ -108,13 +102,13 @@ static cudaError_t launch_bin(const adnn_cuda_launch *l, int op, double alpha_d,
     const int64_t nvec = n / per;
     if (sizeof(T) == 4)
       bin_vec_f32<<<grid_for(l, nvec, threads), threads, 0, l->stream>>>(
-          op, (float)alpha_d, (float)beta_d, nvec, (const float4 *)av, (const float4 *)bv,
+          op, (float)p->alpha, (float)p->beta, nvec, (const float4 *)av, (const float4 *)bv,
           (float4 *)yv);
     else
       bin_vec_f64<<<grid_for(l, nvec, threads), threads, 0, l->stream>>>(
-          op, alpha_d, beta_d, nvec, (const double2 *)av, (const double2 *)bv, (double2 *)yv);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return e;
+          op, p->alpha, p->beta, nvec, (const double2 *)av, (const double2 *)bv, (double2 *)yv);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return err;
     done = nvec * per;
   }
   if (done < n) {
@@ -129,10 +123,10 @@ static cudaError_t launch_bin(const adnn_cuda_launch *l, int op, double alpha_d,
 
 using namespace adnn_cuda;
 
-ADNN_CUDA_API cudaError_t adnn_cuda_binary(const adnn_cuda_launch *l, int f64, int op,
-                                           double alpha, double beta, const adnn_cuda_nd *nd,
-                                           int64_t n, int packed, const void *a, const void *b,
-                                           void *y) {
-  return f64 ? launch_bin<double>(l, op, alpha, beta, nd, n, packed, a, b, y)
-             : launch_bin<float>(l, op, alpha, beta, nd, n, packed, a, b, y);
+ADNN_CUDA_API cudaError_t adnn_cuda_binary_launch(const adnn_cuda_launch_config *l,
+                                                  adnn_dtype dtype, const adnn_plugin_binary *p,
+                                                  const adnn_cuda_elementwise_layout *e,
+                                                  const void *a, const void *b, void *y) {
+  return dtype == ADNN_DTYPE_F64 ? launch_bin<double>(l, p, e, a, b, y)
+                                 : launch_bin<float>(l, p, e, a, b, y);
 }

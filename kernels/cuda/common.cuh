@@ -1,11 +1,16 @@
 /*
- * Device helpers shared by the CUDA kernels: strided offsets, launch sizes,
- * warp/block reductions and the scalar activation definitions.
+ * Device helpers shared by the CUDA kernels: index decomposition, launch
+ * sizes, warp and block reductions, and the scalar activation definitions.
  *
  * Indexing convention everywhere: logical (row-major) indices and element
  * offsets are int64_t, so tensors beyond 2^31 elements are addressed
  * correctly; loops are grid-stride loops, so any element count is covered by
  * any grid size.
+ *
+ * Kernels that synchronize the threads of a block (__syncthreads, warp
+ * shuffles, block_reduce below) are named *_rows: the host emulator of
+ * t/cuda-emu/ runs those with one host thread per CUDA thread and every other
+ * kernel serially.
  */
 #ifndef ADNN_CUDA_COMMON_CUH
 #define ADNN_CUDA_COMMON_CUH
@@ -14,48 +19,59 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <adnn.h>
+
 #include "kernels/cuda/cuda_kernels.h"
 
 #define ADNN_CUDA_API extern "C" __attribute__((visibility("hidden")))
 
 namespace adnn_cuda {
 
-/* Offset in tensor `which` of nd of the logical row-major index `lin`. */
-__device__ __forceinline__ int64_t nd_offset(const adnn_cuda_nd &nd, int which, int64_t lin) {
-  int64_t off = 0;
-#pragma unroll
-  for (int i = ADNN_CUDA_MAX_RANK - 1; i >= 0; i--) {
-    if (i < nd.rank) {
-      const int64_t d = nd.dims[i];
-      off += (lin % d) * nd.strides[which][i];
-      lin /= d;
-    }
-  }
-  return off;
-}
+/* ---- indices -------------------------------------------------------------- */
 
-/* Offsets of two tensors at once (one division chain). */
-__device__ __forceinline__ void nd_offset2(const adnn_cuda_nd &nd, int64_t lin, int64_t &o0,
-                                           int64_t &o1) {
-  int64_t a = 0, b = 0;
+/* Decomposes the row-major index `lin` over nd's dims (dims[rank - 1] the
+ * fastest) into the element offsets of nd's first NT tensors, and returns the
+ * index along dim `at` (0 when `at` is not a dim). The loop is unrolled over
+ * the largest rank so that nd stays in registers and parameter space. */
+template <int NT>
+__device__ __forceinline__ int64_t nd_offsets(const adnn_nd &nd, int64_t lin, int64_t (&off)[NT],
+                                              int at = -1) {
 #pragma unroll
-  for (int i = ADNN_CUDA_MAX_RANK - 1; i >= 0; i--) {
+  for (int t = 0; t < NT; t++) off[t] = 0;
+  int64_t at_index = 0;
+#pragma unroll
+  for (int i = ADNN_ND_MAX_RANK - 1; i >= 0; i--) {
     if (i < nd.rank) {
       const int64_t d = nd.dims[i];
       const int64_t idx = lin % d;
       lin /= d;
-      a += idx * nd.strides[0][i];
-      b += idx * nd.strides[1][i];
+#pragma unroll
+      for (int t = 0; t < NT; t++) off[t] += idx * nd.strides[t][i];
+      if (i == at) at_index = idx;
     }
   }
-  o0 = a;
-  o1 = b;
+  return at_index;
 }
+
+/* The index idx[4] of element number `lin` of a 4-D tensor of `dims` whose
+ * elements are numbered in memory order (order.dims slowest first): threads
+ * with consecutive numbers then touch neighbouring addresses. The mapping is a
+ * bijection for any order, since every dim gets exactly its own radix. */
+__device__ __forceinline__ void index4(int64_t lin, const int64_t dims[4],
+                                       const adnn_cuda_memory_order &order, int64_t idx[4]) {
+  for (int k = 3; k >= 0; k--) {
+    const int d = order.dims[k];
+    idx[d] = lin % dims[d];
+    lin /= dims[d];
+  }
+}
+
+/* ---- launch sizes --------------------------------------------------------- */
 
 /* Blocks for a grid-stride loop over `work` items with `threads` per block:
  * enough to fill the device once (SMs x resident blocks per SM), never more
  * than the work needs, at least 1. */
-static inline unsigned grid_for(const adnn_cuda_launch *l, int64_t work, int threads) {
+static inline unsigned grid_for(const adnn_cuda_launch_config *l, int64_t work, int threads) {
   int64_t need = (work + threads - 1) / threads;
   int per_sm = l->max_threads_per_sm > 0 ? l->max_threads_per_sm / threads : 1;
   if (per_sm < 1) per_sm = 1;
@@ -67,7 +83,7 @@ static inline unsigned grid_for(const adnn_cuda_launch *l, int64_t work, int thr
 
 /* Blocks for "one block per row" kernels that loop over rows grid-stride:
  * capped at the largest grid x dimension, and at a few waves of the device. */
-static inline unsigned grid_rows(const adnn_cuda_launch *l, int64_t rows, int threads) {
+static inline unsigned grid_rows(const adnn_cuda_launch_config *l, int64_t rows, int threads) {
   int per_sm = l->max_threads_per_sm > 0 ? l->max_threads_per_sm / threads : 1;
   if (per_sm < 1) per_sm = 1;
   int64_t cap = (int64_t)(l->sm_count > 0 ? l->sm_count : 1) * per_sm * 8;
@@ -77,15 +93,57 @@ static inline unsigned grid_rows(const adnn_cuda_launch *l, int64_t rows, int th
   return (unsigned)g;
 }
 
+/* Threads per block for "one block per row" kernels: about 8 elements per
+ * thread, a power of two from 32 (one warp) to `max_threads`. */
+static inline int threads_per_row(int64_t length, int max_threads) {
+  int threads = 32;
+  while (threads < max_threads && (int64_t)threads * 8 < length) threads <<= 1;
+  return threads;
+}
+
+/* ---- reductions ----------------------------------------------------------- */
+
 template <typename T> __device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
 
+/* Reduces one state per thread over the block: `warp_reduce` (which must leave
+ * the warp's result in every lane) within each warp, then the warps' results
+ * through part[] (shared memory of at least 32 states) by warp 0; `empty` is
+ * the neutral state for the lanes beyond the last warp. Every thread of the
+ * block must call it, and gets the block's result. Before part[] is written
+ * again (the next call), the block must pass a __syncthreads: callers that
+ * loop end each iteration with block_reduce_done(). */
+template <typename S, typename WarpReduce>
+__device__ __forceinline__ S block_reduce(S v, S *part, const S &empty, WarpReduce warp_reduce) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  v = warp_reduce(v);
+  if (nwarps > 1) {
+    if (lane == 0) part[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+      S w = lane < nwarps ? part[lane] : empty;
+      w = warp_reduce(w);
+      if (lane == 0) part[0] = w;
+    }
+    __syncthreads();
+    v = part[0];
+  }
+  return v;
+}
+
+/* The barrier after the last read of part[0] of a block_reduce, so that the
+ * next block_reduce may overwrite it (not needed with a single warp). */
+__device__ __forceinline__ void block_reduce_done() {
+  if ((blockDim.x >> 5) > 1) __syncthreads();
+}
+
 /* ---- activations: the scalar definitions of doc/ops.md -------------------
- * Written like kernels/ref/ref_activation.c so that NaN takes the same branch
- * (comparisons with NaN are false) and infinities give the same limits. */
+ * Written like the reference kernels (kernels/ref/) so that NaN takes the
+ * same branch (comparisons with NaN are false) and infinities give the same
+ * limits. */
 __device__ __forceinline__ float f_expm1(float x) { return expm1f(x); }
 __device__ __forceinline__ double f_expm1(double x) { return expm1(x); }
 __device__ __forceinline__ float f_exp(float x) { return expf(x); }
@@ -101,41 +159,44 @@ __device__ __forceinline__ double f_erf(double x) { return erf(x); }
 __device__ __forceinline__ float f_sqrt(float x) { return sqrtf(x); }
 __device__ __forceinline__ double f_sqrt(double x) { return sqrt(x); }
 
-template <typename T> __device__ __forceinline__ T activate(const adnn_cuda_act &a, T x) {
+template <typename T> __device__ __forceinline__ T activate(const adnn_activation &a, T x) {
   const T alpha = (T)a.alpha, beta = (T)a.beta;
   switch (a.kind) {
-    case 0: /* identity */
+    case ADNN_ACTIVATION_IDENTITY:
       return x;
-    case 1: /* relu */
+    case ADNN_ACTIVATION_RELU:
       return x < T(0) ? T(0) : x;
-    case 2: /* leaky relu; alpha 0 is relu, also at -inf (0 * -inf would be NaN) */
+    case ADNN_ACTIVATION_LEAKY_RELU:
+      /* alpha 0 is relu, also at -inf (0 * -inf would be NaN). */
       return x < T(0) ? (alpha == T(0) ? T(0) : alpha * x) : x;
-    case 3: /* elu */
+    case ADNN_ACTIVATION_ELU:
       return x < T(0) ? alpha * f_expm1(x) : x;
-    case 4: /* clamp */
+    case ADNN_ACTIVATION_CLAMP:
       return x < alpha ? alpha : (x > beta ? beta : x);
-    case 5: /* sigmoid */
+    case ADNN_ACTIVATION_SIGMOID:
       return T(1) / (T(1) + f_exp(-x));
-    case 6: /* tanh */
+    case ADNN_ACTIVATION_TANH:
       return f_tanh(x);
-    case 7: /* gelu (erf) */
+    case ADNN_ACTIVATION_GELU:
       if (isinf(x)) return x > T(0) ? x : T(0);
       return T(0.5) * x * (T(1) + f_erf(x * T(0.70710678118654752440)));
-    case 8: { /* gelu (tanh) */
+    case ADNN_ACTIVATION_GELU_TANH: {
       if (isinf(x)) return x > T(0) ? x : T(0);
       const T k = T(0.79788456080286535588); /* sqrt(2 / pi) */
       return T(0.5) * x * (T(1) + f_tanh(k * (x + T(0.044715) * x * x * x)));
     }
-    case 9: /* silu */
+    case ADNN_ACTIVATION_SILU:
       if (isinf(x)) return x > T(0) ? x : T(0);
       return x / (T(1) + f_exp(-x));
-    case 10: /* softplus, without overflow */
+    case ADNN_ACTIVATION_SOFTPLUS:
+      /* Without overflow: log(1 + exp(x)) = x + log1p(exp(-x)) for x > 0. */
       return x > T(0) ? x + f_log1p(f_exp(-x)) : f_log1p(f_exp(x));
-    case 11: /* hardswish */
+    case ADNN_ACTIVATION_HARDSWISH:
       if (x <= T(-3)) return T(0);
       if (x >= T(3)) return x;
       return x * (x + T(3)) / T(6);
   }
+  /* Not an activation the core accepts: poison the output rather than guess. */
   return x * T(NAN);
 }
 

@@ -1,26 +1,36 @@
 /*
- * The launchers of the CUDA plugin's own kernels (the .cu files of kernels/cuda/), callable
- * from C. Every launcher queues its kernel(s) on the given stream and returns
- * cudaGetLastError() after the launch, so a bad configuration or a missing
- * kernel image is reported at once; failures of the running kernel surface at
- * the next synchronization.
+ * The launchers of adnn's own CUDA kernels (the .cu files of kernels/cuda/),
+ * callable from C.
  *
- * Shapes reach the kernels as small structs passed by value. All sizes and
- * offsets are int64_t: a tensor of more than 2^31 elements is indexed
- * correctly. Element types: `f64` selects double, else float.
+ * Every launcher queues its kernel(s) on the launch configuration's stream
+ * and returns cudaGetLastError() after the launch, so that a bad
+ * configuration or a missing kernel image is reported at once; failures of
+ * the running kernel surface at the next synchronization.
+ *
+ * Kernels take the plugin ABI's normalized problem (adnn_plugin_<op> of
+ * <adnn/plugin.h>) as the core validated it, plus a small "layout" struct
+ * with what the plugin derived from it once, at plan creation (coalesced
+ * dims, memory orders, which path applies). Nothing of the problem is copied
+ * into kernel-private structs. All sizes and offsets are int64_t, so tensors
+ * of more than 2^31 elements are indexed correctly. `dtype` is
+ * ADNN_DTYPE_F32 or ADNN_DTYPE_F64 (the plugin refuses every other one).
+ *
+ * Names follow doc/kernels.md: kernels/cuda/<op>[-<algo>].cu holds
+ * adnn_cuda_<op>[_<algo>]_launch.
  */
 #ifndef ADNN_CUDA_KERNELS_H
 #define ADNN_CUDA_KERNELS_H
 
 #include <stdint.h>
 
+#include <adnn/plugin.h>
 #include <cuda_runtime_api.h>
+
+#include "kernels/common/nd.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define ADNN_CUDA_MAX_RANK 8
 
 #if defined(__GNUC__)
 #define ADNN_CUDA_HIDDEN __attribute__((visibility("hidden")))
@@ -28,144 +38,173 @@ extern "C" {
 #define ADNN_CUDA_HIDDEN
 #endif
 
-/* A shape shared by up to three tensors that differ only in strides (x, y and a
- * third operand). Row-major: dims[rank - 1] varies fastest in the logical
- * (linear) index. rank 0 is one element. */
-typedef struct adnn_cuda_nd {
-  int32_t rank;
-  int64_t dims[ADNN_CUDA_MAX_RANK];
-  int64_t strides[3][ADNN_CUDA_MAX_RANK];
-} adnn_cuda_nd;
-
-/* An activation (adnn_activation_kind and its parameters). */
-typedef struct adnn_cuda_act {
-  int32_t kind;
-  double alpha, beta;
-} adnn_cuda_act;
-
-/* Where and how wide to launch: from the device's properties, read once at plan
- * creation. */
-typedef struct adnn_cuda_launch {
+/** Where and how wide to launch: the context's stream and the size of its
+ *  device, read once when a plan is created. */
+typedef struct adnn_cuda_launch_config {
   cudaStream_t stream;
-  int32_t sm_count;             /* cudaDevAttrMultiProcessorCount */
-  int32_t max_threads_per_sm;   /* cudaDevAttrMaxThreadsPerMultiProcessor */
-} adnn_cuda_launch;
+  int32_t sm_count;           /**< cudaDevAttrMultiProcessorCount */
+  int32_t max_threads_per_sm; /**< cudaDevAttrMaxThreadsPerMultiProcessor */
+} adnn_cuda_launch_config;
+
+/** The iteration space of an elementwise op: the dims its tensors share,
+ *  coalesced by adnn_nd_coalesce() (kernels/common/nd.h), with each tensor's
+ *  strides in the order the launcher documents. `contiguous` is what
+ *  adnn_nd_coalesce() returned: every tensor is then one run of stride 1, the
+ *  linear index is the offset, and the vectorized path applies. */
+typedef struct adnn_cuda_elementwise_layout {
+  adnn_nd nd;
+  int32_t contiguous;
+} adnn_cuda_elementwise_layout;
+
+/** The dims of a 4-D tensor from the slowest to the fastest in memory (see
+ *  adnn_cuda__memory_order4). Kernels that run one thread per output element
+ *  number the elements in this order, so that neighbouring threads write
+ *  neighbouring addresses in NCHW, NHWC or any other layout. */
+typedef struct adnn_cuda_memory_order {
+  int32_t dims[4];
+} adnn_cuda_memory_order;
+
+/* ---- selftest.cu -------------------------------------------------------- */
+
+/** Launches a one-thread kernel that writes `value` to *out on `stream` and
+ *  returns the launch status. Context creation uses it to find out early
+ *  whether the build carries code this device can run
+ *  (cudaErrorNoKernelImageForDevice, cudaErrorUnsupportedPtxVersion) instead
+ *  of failing at the first operation. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_selftest_launch(unsigned *out, unsigned value,
+                                                        cudaStream_t stream);
 
 /* ---- activation.cu ------------------------------------------------------ */
 
-/* y = act(x) over nd (strides[0] x, strides[1] y); n = number of elements.
- * `packed` non-zero: both are contiguous with stride 1 (rank <= 1 after
- * coalescing), which takes the vectorized path when the pointers allow it.
- * y == x is allowed (each element is read and written by the same thread). */
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_activation(const adnn_cuda_launch *l, int f64,
-                                                  adnn_cuda_act act, const adnn_cuda_nd *nd,
-                                                  int64_t n, int packed, const void *x, void *y);
-
-/* y = act(src + bias[c]) over nd (strides[0] src, strides[1] y) where c is the
- * index along dim `channel_dim` and bias (may be NULL) has element stride
- * bias_stride. Used as the conv2d epilogue and as a strided copy. y == src
- * allowed with identical strides. */
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_bias_activation(const adnn_cuda_launch *l, int f64,
-                                                       adnn_cuda_act act, const adnn_cuda_nd *nd,
-                                                       int64_t n, int channel_dim,
-                                                       const void *src, const void *bias,
-                                                       int64_t bias_stride, void *y);
+/** y = act(x) elementwise over p->count elements. `e` coalesces x and y
+ *  (strides[0] x, strides[1] y); when e->contiguous, 16-byte vectors are used
+ *  where the pointers allow. y == x is allowed (each element is read and
+ *  written by the same thread). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_activation_launch(const adnn_cuda_launch_config *l,
+                                                         adnn_dtype dtype,
+                                                         const adnn_plugin_activation *p,
+                                                         const adnn_cuda_elementwise_layout *e,
+                                                         const void *x, void *y);
 
 /* ---- binary.cu ---------------------------------------------------------- */
 
-/* y = op(alpha * a, beta * b) over nd (strides[0] a, strides[1] b, strides[2]
- * y; broadcast operands have stride 0). `packed`: all three contiguous with
- * stride 1 and no broadcasting. */
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_binary(const adnn_cuda_launch *l, int f64, int op,
-                                              double alpha, double beta, const adnn_cuda_nd *nd,
-                                              int64_t n, int packed, const void *a, const void *b,
-                                              void *y);
+/** y = op(alpha * a, beta * b) (p->op, p->alpha, p->beta) over `e`, which
+ *  coalesces a, b and y (strides[0] a, strides[1] b, strides[2] y; broadcast
+ *  operands have stride 0). e->contiguous: all three are one run of stride 1
+ *  (no broadcasting), and 16-byte vectors are used where the pointers allow. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_binary_launch(const adnn_cuda_launch_config *l,
+                                                     adnn_dtype dtype,
+                                                     const adnn_plugin_binary *p,
+                                                     const adnn_cuda_elementwise_layout *e,
+                                                     const void *a, const void *b, void *y);
 
 /* ---- pool2d.cu ---------------------------------------------------------- */
 
-typedef struct adnn_cuda_pool2d {
-  int32_t kind; /* adnn_pool_kind */
-  int64_t N, C, H, W, P, Q;
-  int64_t kernel_h, kernel_w, stride_h, stride_w;
-  int64_t pad_top, pad_bottom, pad_left, pad_right;
-  int64_t xs[4], ys[4]; /* strides of x and y, in N, C, H/P, W/Q order */
-  int32_t order[4];     /* the dims of y from slowest to fastest in memory */
-} adnn_cuda_pool2d;
-
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_pool2d_run(const adnn_cuda_launch *l, int f64,
-                                                  const adnn_cuda_pool2d *p, const void *x,
-                                                  void *y);
+/** Max or average pooling of p (any strides, asymmetric padding, ceil_mode),
+ *  one thread per element of y, numbered in y's memory order `y_order`. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_pool2d_launch(const adnn_cuda_launch_config *l,
+                                                     adnn_dtype dtype,
+                                                     const adnn_plugin_pool2d *p,
+                                                     const adnn_cuda_memory_order *y_order,
+                                                     const void *x, void *y);
 
 /* ---- softmax.cu --------------------------------------------------------- */
 
-/* rows: the non-axis dims (strides[0] x, strides[1] y), row_count rows; each
- * row has L elements at stride xs / ys. */
-typedef struct adnn_cuda_softmax {
-  adnn_cuda_nd rows;
-  int64_t row_count, L, xs, ys;
-  int32_t log;
-  int32_t block_per_row; /* 1: one block per row; 0: one thread per row */
-} adnn_cuda_softmax;
+/** A softmax seen as rows: every index of the dims other than the axis starts
+ *  a row of `length` elements along the axis. */
+typedef struct adnn_cuda_softmax_layout {
+  adnn_nd rows;       /**< the non-axis dims, coalesced: strides[0] x, strides[1] y */
+  int64_t row_count;  /**< the product of the non-axis dims */
+  int64_t length;     /**< x.dims[axis] */
+  int64_t x_stride;   /**< x.strides[axis] */
+  int64_t y_stride;   /**< y.strides[axis] */
+  int32_t block_per_row; /**< 1: one block per row; 0: one thread per row */
+} adnn_cuda_softmax_layout;
 
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_run(const adnn_cuda_launch *l, int f64,
-                                                   const adnn_cuda_softmax *s, const void *x,
-                                                   void *y);
+/** Softmax or log-softmax (p->log) of x along p->axis, laid out by `s`. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_launch(const adnn_cuda_launch_config *l,
+                                                      adnn_dtype dtype,
+                                                      const adnn_plugin_softmax *p,
+                                                      const adnn_cuda_softmax_layout *s,
+                                                      const void *x, void *y);
 
 /* ---- norm.cu ------------------------------------------------------------ */
 
-/* Layer norm / RMS norm: rows over `rows` (strides[0] x, strides[1] y), each of
- * D elements laid out by `cols` (strides[0] x, strides[1] y; cols.dims product
- * is D). gain / bias may be NULL (packed vectors of D). */
-typedef struct adnn_cuda_norm {
-  adnn_cuda_nd rows, cols;
-  int64_t row_count, D;
-  int32_t rms;
-  double epsilon;
-} adnn_cuda_norm;
+/** Layer / RMS norm rows: p->rows rows laid out by `rows`, each of p->D
+ *  elements laid out by `cols` (strides[0] x, strides[1] y in both). */
+typedef struct adnn_cuda_norm_layout {
+  adnn_nd rows;
+  adnn_nd cols;
+} adnn_cuda_norm_layout;
 
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_norm_run(const adnn_cuda_launch *l, int f64,
-                                                const adnn_cuda_norm *p, const void *x,
-                                                const void *gain, const void *bias, void *y);
+/** Layer or RMS normalization (p->kind) of x, one block per row. gain and
+ *  bias are NULL or packed vectors of p->D elements. y == x is allowed. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_norm_launch(const adnn_cuda_launch_config *l,
+                                                   adnn_dtype dtype, const adnn_plugin_norm *p,
+                                                   const adnn_cuda_norm_layout *s, const void *x,
+                                                   const void *gain, const void *bias, void *y);
 
-/* Batch norm inference: over nd (strides[0] x, strides[1] y), channel index
- * along dim 1 of nd... or, when `dense_channel_stride` > 0, x and y share one
- * dense layout and the channel of physical offset i is
- * (i / dense_channel_stride) % C. */
-typedef struct adnn_cuda_batchnorm {
-  adnn_cuda_nd nd;
-  int64_t n, C, dense_channel_stride;
-  double epsilon;
-  adnn_cuda_act act;
-} adnn_cuda_batchnorm;
+/* ---- batchnorm.cu ------------------------------------------------------- */
 
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_batchnorm_run(const adnn_cuda_launch *l, int f64,
-                                                     const adnn_cuda_batchnorm *p, const void *x,
-                                                     const void *scale, const void *shift,
-                                                     const void *mean, const void *var, void *y);
+/** How batch norm walks x and y: when dense_channel_stride > 0 they share one
+ *  dense layout, the loop index is the offset and the channel of offset i is
+ *  (i / dense_channel_stride) % C; otherwise `nd` holds x's dims
+ *  (strides[0] x, strides[1] y) and the channel is the index along dim 1. */
+typedef struct adnn_cuda_batchnorm_layout {
+  adnn_nd nd;
+  int64_t count; /**< elements of x */
+  int64_t dense_channel_stride;
+} adnn_cuda_batchnorm_layout;
 
-/* ---- conv2d_direct.cu --------------------------------------------------- */
+/** Batch normalization (inference) with p's fused activation; scale, shift,
+ *  mean and var are packed vectors of p->C elements. y == x is allowed. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_batchnorm_launch(const adnn_cuda_launch_config *l,
+                                                        adnn_dtype dtype,
+                                                        const adnn_plugin_batchnorm *p,
+                                                        const adnn_cuda_batchnorm_layout *s,
+                                                        const void *x, const void *scale,
+                                                        const void *shift, const void *mean,
+                                                        const void *var, void *y);
 
-typedef struct adnn_cuda_conv2d {
-  int64_t N, C, H, W, K, CG, R, S, P, Q, groups;
-  int64_t stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-  int64_t xs[4], ws[4], ys[4], bias_stride;
-  int32_t order[4]; /* dims of y from slowest to fastest in memory */
-  adnn_cuda_act act;
-} adnn_cuda_conv2d;
+/* ---- conv2d-direct.cu --------------------------------------------------- */
 
-/* The direct convolution (any shape and strides; bias may be NULL). `exact`
- * accumulates in double (the "reference" algorithm), else in the element type. */
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_direct(const adnn_cuda_launch *l, int f64,
-                                                     int exact, const adnn_cuda_conv2d *p,
-                                                     const void *x, const void *w,
-                                                     const void *bias, void *y);
+/** The direct convolution of p with its bias (NULL when p->has_bias is 0) and
+ *  activation, for any shape and strides; one thread per element of y,
+ *  numbered in y's memory order `y_order`. `exact` accumulates in double (the
+ *  "reference" algorithm), else in the element type (the "direct" one). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_direct_launch(const adnn_cuda_launch_config *l,
+                                                            adnn_dtype dtype, int exact,
+                                                            const adnn_plugin_conv2d *p,
+                                                            const adnn_cuda_memory_order *y_order,
+                                                            const void *x, const void *w,
+                                                            const void *bias, void *y);
 
-/* Copies x ([N, C, H, W] with strides xs) into a packed, zero-padded buffer of
- * [N, C, H + pt + pb, W + pl + pr], NCHW (nhwc == 0) or NHWC (nhwc != 0). */
-ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_pad_pack(const adnn_cuda_launch *l, int f64,
-                                                const int64_t dims[4], const int64_t xs[4],
-                                                int64_t pt, int64_t pb, int64_t pl, int64_t pr,
-                                                int nhwc, const void *x, void *out);
+/* ---- conv2d-pad_pack.cu ------------------------------------------------- */
+
+/** Copies the 4-D tensor `src` described by x into a packed, zero-padded
+ *  buffer of [N, C, H + pad[0] + pad[1], W + pad[2] + pad[3]] (pads: top,
+ *  bottom, left, right), NCHW (nhwc == 0) or NHWC (nhwc != 0): the input cuDNN
+ *  sees when x is not packed in the plan's layout class or its padding is
+ *  asymmetric. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_pad_pack_launch(const adnn_cuda_launch_config *l,
+                                                              adnn_dtype dtype,
+                                                              const adnn_tensor_desc *x,
+                                                              const int64_t pad[4], int nhwc,
+                                                              const void *src, void *dst);
+
+/* ---- conv2d-epilogue.cu ------------------------------------------------- */
+
+/** y = act(src + bias[c]) over `nd` (not coalesced: strides[0] src,
+ *  strides[1] y), where c is the index along dim `channel_dim` and bias (NULL:
+ *  none) has element stride bias_stride. The epilogue of a cuDNN convolution
+ *  that cuDNN cannot fuse, and, with the identity and no bias, the strided copy
+ *  that repacks a filter. y == src is allowed with identical strides. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_epilogue_launch(const adnn_cuda_launch_config *l,
+                                                              adnn_dtype dtype,
+                                                              const adnn_activation *act,
+                                                              const adnn_nd *nd, int channel_dim,
+                                                              const void *src, const void *bias,
+                                                              int64_t bias_stride, void *y);
 
 #ifdef __cplusplus
 }

@@ -27,14 +27,24 @@ endif
 kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/cuda_kernels.h \
 	kernels/cuda/common.cuh \
+	kernels/common/nd.h \
 	kernels/cuda/selftest.cu \
 	kernels/cuda/activation.cu \
 	kernels/cuda/binary.cu \
 	kernels/cuda/pool2d.cu \
 	kernels/cuda/softmax.cu \
 	kernels/cuda/norm.cu \
-	kernels/cuda/conv2d_direct.cu
-# The suffix rule has no dependency tracking: the kernels depend on these.
-cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/cuda_kernels.h
-kernels/cuda/activation.lo kernels/cuda/binary.lo kernels/cuda/pool2d.lo \
-kernels/cuda/softmax.lo kernels/cuda/norm.lo kernels/cuda/conv2d_direct.lo: $(cuda_kernel_headers)
+	kernels/cuda/batchnorm.cu \
+	kernels/cuda/conv2d-direct.cu \
+	kernels/cuda/conv2d-pad_pack.cu \
+	kernels/cuda/conv2d-epilogue.cu
+# The suffix rule has no dependency tracking: every kernel depends on these
+# headers (and, through them, on the public headers).
+cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/cuda_kernels.h \
+	$(srcdir)/kernels/common/nd.h $(srcdir)/include/adnn/plugin.h \
+	$(srcdir)/include/adnn/op_list.h $(srcdir)/include/adnn/ops.h
+cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernels/cuda/binary.lo \
+	kernels/cuda/pool2d.lo kernels/cuda/softmax.lo kernels/cuda/norm.lo \
+	kernels/cuda/batchnorm.lo kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-pad_pack.lo \
+	kernels/cuda/conv2d-epilogue.lo
+$(cuda_kernel_objects): $(cuda_kernel_headers)

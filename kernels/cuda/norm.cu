@@ -1,35 +1,26 @@
 /*
- * Normalizations: layer norm and RMS norm over the trailing dims of each row,
- * and batch norm (inference) per channel with its fused activation.
+ * Layer norm and RMS norm over the trailing dims of each row.
  *
- * Layer / RMS norm, norm_rows: one block per row (grid-stride over rows;
- * blockDim a power of two in 32..1024, 32 being one warp per row).
+ * norm_rows: one block per row (grid-stride over rows; blockDim a power of two
+ * in 32..1024, 32 being one warp per row).
  *  - Statistics in one pass over the row: layer norm keeps a Welford triple
- *    of x - x[row, 0] (see the shift below)
- *    (count, mean, M2) per thread and merges them (Chan et al.) with warp
- *    shuffles, then across warps through shared memory, which stays accurate
- *    for large D and large means where sum / sum-of-squares in float would
- *    cancel; RMS norm sums squares the same way. Then a second loop writes
+ *    (count, mean, M2) of x - x[row, 0] (see the shift below) per thread and
+ *    merges them (Chan et al.) over the block, which stays accurate for large
+ *    D and large means where sum / sum-of-squares in float would cancel; RMS
+ *    norm sums squares the same way. Then a second loop writes
  *    (x - mean) / sqrt(var + eps) * gain + bias, re-reading the row, which is
  *    hot in L1/L2 after the first loop.
  *  - Every thread executes every barrier: the row loop bound depends only on
- *    blockIdx, and shared slots are rewritten only after a trailing barrier.
+ *    blockIdx, and shared slots are rewritten only after a trailing barrier
+ *    (block_reduce_done).
  *  - y == x in place: each element is read (pass 2) and written by the same
  *    thread, after the whole block has finished pass 1.
- *  - Element j of a row is at the cols nd offset of j (any strides of the
- *    normalized dims), the row start at the rows nd offset: every (row, j)
- *    pair maps to the element the reference uses (linear index row * D + j).
+ *  - Element j of a row is at the cols offset of j (any strides of the
+ *    normalized dims), the row start at the rows offset: every (row, j) pair
+ *    maps to the element of linear index row * D + j, as doc/ops.md numbers
+ *    them.
  *  - A thread that owns no element of a row (D < blockDim) contributes the
  *    empty state (count 0), which the merge treats as neutral.
- *
- * Batch norm, batchnorm_kernel: elementwise, grid-stride over the n elements in
- * int64. With a dense common layout the physical offset i is the loop index and
- * the channel is (i / channel_stride) % C (true for any dense permutation of
- * dims: the channel dim's stride is the product of the sizes of the dims
- * faster than it); otherwise offsets and the channel come from the nd
- * decomposition of the logical index. The formula is the reference's,
- * scale * (x - mean) / sqrt(var + eps) + shift, not a folded form, so that
- * zero variances and infinities behave identically.
  */
 #include "kernels/cuda/common.cuh"
 
@@ -69,96 +60,63 @@ template <typename T> __device__ __forceinline__ welford<T> wf_warp(welford<T> w
   return w;
 }
 
-__device__ __forceinline__ int64_t col_offset(const adnn_cuda_nd &cols, int which, int64_t j) {
+/* The offset of element j of a row in tensor `which` (0 x, 1 y). */
+__device__ __forceinline__ int64_t col_offset(const adnn_nd &cols, int which, int64_t j) {
   if (cols.rank == 1) return j * cols.strides[which][0];
-  return nd_offset(cols, which, j);
+  int64_t off[2];
+  nd_offsets(cols, j, off);
+  return off[which];
 }
 
 template <typename T>
-__global__ void norm_rows(adnn_cuda_norm p, const T *x, const T *gain, const T *bias, T *y) {
+__global__ void norm_rows(adnn_plugin_norm p, adnn_cuda_norm_layout s, const T *x, const T *gain,
+                          const T *bias, T *y) {
   __shared__ welford<T> part[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  for (int64_t r = blockIdx.x; r < p.row_count; r += gridDim.x) {
-    int64_t xb, yb;
-    nd_offset2(p.rows, r, xb, yb);
-    welford<T> w = {T(0), T(0), T(0)};
+  const bool rms = p.kind == ADNN_NORM_RMS;
+  const welford<T> empty = {T(0), T(0), T(0)};
+  for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+    int64_t base[2];
+    nd_offsets(s.rows, r, base);
+    const int64_t xb = base[0], yb = base[1];
+    welford<T> w = empty;
     /* Layer norm works on x - shift with shift = the row's first element:
      * near the mean, so x - shift is exact for nearby values (Sterbenz) and
      * the statistics and the final x - mean never form a large mean in T,
      * whose rounding (e.g. 3e-5 at 1000 in float) would show in every
      * output. RMS norm has no mean to subtract. */
-    const T shift = p.rms ? T(0) : x[xb];
-    if (p.rms) {
-      T ss = T(0);
+    const T shift = rms ? T(0) : x[xb];
+    if (rms) {
       for (int64_t j = threadIdx.x; j < p.D; j += blockDim.x) {
-        const T v = x[xb + col_offset(p.cols, 0, j)];
-        ss += v * v;
+        const T v = x[xb + col_offset(s.cols, 0, j)];
+        w.m2 += v * v;
       }
-      w.m2 = warp_sum(ss);
     } else {
       for (int64_t j = threadIdx.x; j < p.D; j += blockDim.x) {
-        const T v = x[xb + col_offset(p.cols, 0, j)] - shift;
+        const T v = x[xb + col_offset(s.cols, 0, j)] - shift;
         w.n += T(1);
         const T d = v - w.mean;
         w.mean += d / w.n;
         w.m2 += d * (v - w.mean);
       }
-      w = wf_warp(w);
     }
-    if (nwarps > 1) {
-      if (lane == 0) part[warp] = w;
-      __syncthreads();
-      if (warp == 0) {
-        welford<T> v = lane < nwarps ? part[lane] : welford<T>{T(0), T(0), T(0)};
-        if (p.rms) {
-          v.m2 = warp_sum(v.m2);
-        } else {
-          v = wf_warp(v);
-        }
-        if (lane == 0) part[0] = v;
+    /* RMS norm only sums M2 (the squares); layer norm merges whole triples. */
+    w = block_reduce(w, part, empty, [rms](welford<T> v) {
+      if (rms) {
+        v.m2 = warp_sum(v.m2);
+        return v;
       }
-      __syncthreads();
-      w = part[0];
-    }
-    const T mean = p.rms ? T(0) : w.mean;
+      return wf_warp(v);
+    });
+    const T mean = rms ? T(0) : w.mean;
     const T var = w.m2 / (T)p.D; /* biased; RMS: mean of squares */
     const T inv = T(1) / f_sqrt(var + (T)p.epsilon);
     for (int64_t j = threadIdx.x; j < p.D; j += blockDim.x) {
-      T v = ((x[xb + col_offset(p.cols, 0, j)] - shift) - mean) * inv;
+      T v = ((x[xb + col_offset(s.cols, 0, j)] - shift) - mean) * inv;
       if (gain) v *= gain[j];
       if (bias) v += bias[j];
-      y[yb + col_offset(p.cols, 1, j)] = v;
+      y[yb + col_offset(s.cols, 1, j)] = v;
     }
-    if (nwarps > 1) __syncthreads();
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ T bn_apply(const adnn_cuda_batchnorm &p, T v, int64_t c, const T *scale,
-                                      const T *shift, const T *mean, const T *var) {
-  const T r = scale[c] * (v - mean[c]) / f_sqrt(var[c] + (T)p.epsilon) + shift[c];
-  return activate<T>(p.act, r);
-}
-
-template <typename T>
-__global__ void batchnorm_kernel(adnn_cuda_batchnorm p, const T *x, const T *scale, const T *shift,
-                                 const T *mean, const T *var, T *y) {
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    if (p.dense_channel_stride > 0) {
-      const int64_t c = (i / p.dense_channel_stride) % p.C;
-      y[i] = bn_apply(p, x[i], c, scale, shift, mean, var);
-    } else {
-      int64_t lin = i, ox = 0, oy = 0, c = 0;
-      for (int d = p.nd.rank - 1; d >= 0; d--) {
-        const int64_t idx = lin % p.nd.dims[d];
-        lin /= p.nd.dims[d];
-        ox += idx * p.nd.strides[0][d];
-        oy += idx * p.nd.strides[1][d];
-        if (d == 1) c = idx;
-      }
-      y[oy] = bn_apply(p, x[ox], c, scale, shift, mean, var);
-    }
+    block_reduce_done();
   }
 }
 
@@ -166,36 +124,20 @@ __global__ void batchnorm_kernel(adnn_cuda_batchnorm p, const T *x, const T *sca
 
 using namespace adnn_cuda;
 
-ADNN_CUDA_API cudaError_t adnn_cuda_norm_run(const adnn_cuda_launch *l, int f64,
-                                             const adnn_cuda_norm *p, const void *x,
-                                             const void *gain, const void *bias, void *y) {
-  if (p->row_count <= 0 || p->D <= 0) return cudaSuccess;
-  int threads = 32;
-  while (threads < 1024 && (int64_t)threads * 8 < p->D) threads <<= 1;
-  const unsigned grid = grid_rows(l, p->row_count, threads);
-  if (f64)
-    norm_rows<double><<<grid, threads, 0, l->stream>>>(*p, (const double *)x, (const double *)gain,
-                                                       (const double *)bias, (double *)y);
+ADNN_CUDA_API cudaError_t adnn_cuda_norm_launch(const adnn_cuda_launch_config *l, adnn_dtype dtype,
+                                                const adnn_plugin_norm *p,
+                                                const adnn_cuda_norm_layout *s, const void *x,
+                                                const void *gain, const void *bias, void *y) {
+  if (p->rows <= 0 || p->D <= 0) return cudaSuccess;
+  const int threads = threads_per_row(p->D, 1024);
+  const unsigned grid = grid_rows(l, p->rows, threads);
+  if (dtype == ADNN_DTYPE_F64)
+    norm_rows<double><<<grid, threads, 0, l->stream>>>(*p, *s, (const double *)x,
+                                                       (const double *)gain, (const double *)bias,
+                                                       (double *)y);
   else
-    norm_rows<float><<<grid, threads, 0, l->stream>>>(*p, (const float *)x, (const float *)gain,
-                                                      (const float *)bias, (float *)y);
-  return cudaGetLastError();
-}
-
-ADNN_CUDA_API cudaError_t adnn_cuda_batchnorm_run(const adnn_cuda_launch *l, int f64,
-                                                  const adnn_cuda_batchnorm *p, const void *x,
-                                                  const void *scale, const void *shift,
-                                                  const void *mean, const void *var, void *y) {
-  const int threads = 256;
-  if (p->n <= 0) return cudaSuccess;
-  const unsigned grid = grid_for(l, p->n, threads);
-  if (f64)
-    batchnorm_kernel<double><<<grid, threads, 0, l->stream>>>(
-        *p, (const double *)x, (const double *)scale, (const double *)shift, (const double *)mean,
-        (const double *)var, (double *)y);
-  else
-    batchnorm_kernel<float><<<grid, threads, 0, l->stream>>>(
-        *p, (const float *)x, (const float *)scale, (const float *)shift, (const float *)mean,
-        (const float *)var, (float *)y);
+    norm_rows<float><<<grid, threads, 0, l->stream>>>(*p, *s, (const float *)x,
+                                                      (const float *)gain, (const float *)bias,
+                                                      (float *)y);
   return cudaGetLastError();
 }

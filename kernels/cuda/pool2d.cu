@@ -2,14 +2,12 @@
  * 2-D pooling: max (NaN wins), average including padding (divisor: the window
  * clipped to the padded image), average excluding padding (divisor: the
  * in-image elements). Asymmetric padding and ceil_mode windows, any strides.
- * This is the definition of kernels/ref/ref_pool2d.c, one thread per output.
+ * This is the definition of doc/ops.md, one thread per output.
  *
  * Why this is correct for every shape the descriptor allows:
  *  - One thread per output element (grid-stride over N*C*P*Q in int64). The
- *    linear index is decomposed over y's dims in the order of y's strides
- *    (order[], fastest last), so consecutive threads write consecutive
- *    addresses for NCHW and NHWC alike; the mapping is a bijection for any
- *    order because every dim gets exactly its own radix.
+ *    linear index is decomposed over y's dims in y's memory order (index4), so
+ *    consecutive threads write consecutive addresses for NCHW and NHWC alike.
  *  - The window in padded coordinates is [h0, h0 + kernel_h) with
  *    h0 = p * stride_h - pad_top; its in-image part [max(h0,0), min(h1,H)) is
  *    never empty: the core checks pad <= kernel / 2 and ceil_mode drops a last
@@ -24,31 +22,28 @@
 
 namespace adnn_cuda {
 
-template <typename T> __global__ void pool2d_kernel(adnn_cuda_pool2d p, const T *x, T *y) {
+template <typename T>
+__global__ void pool2d_kernel(adnn_plugin_pool2d p, adnn_cuda_memory_order order, const T *x,
+                              T *y) {
   const int64_t total = p.N * p.C * p.P * p.Q;
   const int64_t dims[4] = {p.N, p.C, p.P, p.Q};
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (int64_t)gridDim.x * blockDim.x) {
     int64_t idx[4];
-    int64_t lin = i;
-    for (int k = 3; k >= 0; k--) {
-      const int d = p.order[k];
-      idx[d] = lin % dims[d];
-      lin /= dims[d];
-    }
+    index4(i, dims, order, idx);
     const int64_t n = idx[0], c = idx[1], op = idx[2], oq = idx[3];
     const int64_t h0 = op * p.stride_h - p.pad_top, h1 = h0 + p.kernel_h;
     const int64_t w0 = oq * p.stride_w - p.pad_left, w1 = w0 + p.kernel_w;
     const int64_t ih0 = h0 < 0 ? 0 : h0, ih1 = h1 > p.H ? p.H : h1;
     const int64_t iw0 = w0 < 0 ? 0 : w0, iw1 = w1 > p.W ? p.W : w1;
-    const T *base = x + n * p.xs[0] + c * p.xs[1];
+    const T *base = x + n * p.x.strides[0] + c * p.x.strides[1];
     T out;
-    if (p.kind == 0) {
+    if (p.kind == ADNN_POOL_MAX) {
       T m = -INFINITY;
       bool nan_seen = false;
       for (int64_t h = ih0; h < ih1; h++)
         for (int64_t w = iw0; w < iw1; w++) {
-          const T v = base[h * p.xs[2] + w * p.xs[3]];
+          const T v = base[h * p.x.strides[2] + w * p.x.strides[3]];
           if (isnan(v)) nan_seen = true;
           else if (v > m) m = v;
         }
@@ -56,9 +51,9 @@ template <typename T> __global__ void pool2d_kernel(adnn_cuda_pool2d p, const T 
     } else {
       T acc = T(0);
       for (int64_t h = ih0; h < ih1; h++)
-        for (int64_t w = iw0; w < iw1; w++) acc += base[h * p.xs[2] + w * p.xs[3]];
+        for (int64_t w = iw0; w < iw1; w++) acc += base[h * p.x.strides[2] + w * p.x.strides[3]];
       int64_t count;
-      if (p.kind == 1) {
+      if (p.kind == ADNN_POOL_AVG_INCLUDE_PAD) {
         const int64_t ch1 = h1 > p.H + p.pad_bottom ? p.H + p.pad_bottom : h1;
         const int64_t cw1 = w1 > p.W + p.pad_right ? p.W + p.pad_right : w1;
         const int64_t ch0 = h0 < -p.pad_top ? -p.pad_top : h0;
@@ -69,7 +64,7 @@ template <typename T> __global__ void pool2d_kernel(adnn_cuda_pool2d p, const T 
       }
       out = acc / (T)count;
     }
-    y[n * p.ys[0] + c * p.ys[1] + op * p.ys[2] + oq * p.ys[3]] = out;
+    y[n * p.y.strides[0] + c * p.y.strides[1] + op * p.y.strides[2] + oq * p.y.strides[3]] = out;
   }
 }
 
@@ -77,15 +72,19 @@ template <typename T> __global__ void pool2d_kernel(adnn_cuda_pool2d p, const T 
 
 using namespace adnn_cuda;
 
-ADNN_CUDA_API cudaError_t adnn_cuda_pool2d_run(const adnn_cuda_launch *l, int f64,
-                                               const adnn_cuda_pool2d *p, const void *x, void *y) {
+ADNN_CUDA_API cudaError_t adnn_cuda_pool2d_launch(const adnn_cuda_launch_config *l,
+                                                  adnn_dtype dtype, const adnn_plugin_pool2d *p,
+                                                  const adnn_cuda_memory_order *y_order,
+                                                  const void *x, void *y) {
   const int threads = 256;
   const int64_t total = p->N * p->C * p->P * p->Q;
   if (total <= 0) return cudaSuccess;
   const unsigned grid = grid_for(l, total, threads);
-  if (f64)
-    pool2d_kernel<double><<<grid, threads, 0, l->stream>>>(*p, (const double *)x, (double *)y);
+  if (dtype == ADNN_DTYPE_F64)
+    pool2d_kernel<double><<<grid, threads, 0, l->stream>>>(*p, *y_order, (const double *)x,
+                                                           (double *)y);
   else
-    pool2d_kernel<float><<<grid, threads, 0, l->stream>>>(*p, (const float *)x, (float *)y);
+    pool2d_kernel<float><<<grid, threads, 0, l->stream>>>(*p, *y_order, (const float *)x,
+                                                          (float *)y);
   return cudaGetLastError();
 }

@@ -1,9 +1,9 @@
 /*
  * Softmax and log-softmax along one axis, any strides.
  *
- * The tensor is viewed as rows: every index of the non-axis dims (the host's
- * `rows` nd, both tensors' strides) starts a row of L elements at stride xs
- * (x) / ys (y). Two kernels:
+ * The tensor is viewed as rows (adnn_cuda_softmax_layout): every index of the
+ * non-axis dims (the host's coalesced `rows`, both tensors' strides) starts a
+ * row of `length` elements at stride x_stride (x) / y_stride (y). Two kernels:
  *  - softmax_rows: one block per row (blockDim a power of two, 32..512; 32 is
  *    one warp per row), used when the axis is contiguous in x, so a block's
  *    loads are coalesced, or when there are too few rows to occupy the device
@@ -15,9 +15,9 @@
  *    elements are adjacent in memory, so loads are coalesced across threads.
  *  The host chooses (block_per_row); both are correct for any strides.
  *
- * Semantics (doc/ops.md, kernels/ref/ref_softmax.c): a row holding NaN or +inf
- * gives NaN throughout; -inf entries contribute exp(-inf) = 0 (log-softmax:
- * -inf); a row of only -inf gives NaN. The online update never evaluates
+ * Semantics (doc/ops.md): a row holding NaN or +inf gives NaN throughout;
+ * -inf entries contribute exp(-inf) = 0 (log-softmax: -inf); a row of only
+ * -inf gives NaN. The online update never evaluates
  * exp(-inf - (-inf)): -inf inputs are skipped in pass 1, and a partial state
  * whose max is -inf has sum 0 and is rescaled by 0, never by NaN.
  *
@@ -27,7 +27,8 @@
  *  - In softmax_rows every thread takes part in every reduction and every
  *    __syncthreads (the loop bounds are uniform across the block: the row
  *    loop depends only on blockIdx), so there is no divergent barrier. The
- *    shared slots are re-written only after a trailing __syncthreads.
+ *    shared slots are re-written only after a trailing __syncthreads
+ *    (block_reduce_done).
  *  - y == x (in place, same layout): pass 2 reads x[j] and writes y[j] by the
  *    same thread, after the whole block finished pass 1 (the reduction's
  *    barriers), so no value is overwritten before it is read.
@@ -89,60 +90,50 @@ __device__ __forceinline__ T smx_out(const smx_state<T> &st, T logsum, int log, 
   return log ? d - logsum : f_exp(d) / st.s;
 }
 
-template <typename T> __global__ void softmax_rows(adnn_cuda_softmax p, const T *x, T *y) {
+template <typename T>
+__global__ void softmax_rows(adnn_cuda_softmax_layout s, int log, const T *x, T *y) {
   __shared__ smx_state<T> part[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  for (int64_t r = blockIdx.x; r < p.row_count; r += gridDim.x) {
-    int64_t xb, yb;
-    nd_offset2(p.rows, r, xb, yb);
-    smx_state<T> st = {-T(INFINITY), T(0), 0};
-    for (int64_t j = threadIdx.x; j < p.L; j += blockDim.x) smx_add(st, x[xb + j * p.xs]);
-    st = smx_warp(st);
-    if (nwarps > 1) {
-      if (lane == 0) part[warp] = st;
-      __syncthreads();
-      if (warp == 0) {
-        smx_state<T> w = lane < nwarps ? part[lane] : smx_state<T>{-T(INFINITY), T(0), 0};
-        w = smx_warp(w);
-        if (lane == 0) part[0] = w;
-      }
-      __syncthreads();
-      st = part[0];
-    }
+  const smx_state<T> empty = {-T(INFINITY), T(0), 0};
+  for (int64_t r = blockIdx.x; r < s.row_count; r += gridDim.x) {
+    int64_t base[2];
+    nd_offsets(s.rows, r, base);
+    smx_state<T> st = empty;
+    for (int64_t j = threadIdx.x; j < s.length; j += blockDim.x)
+      smx_add(st, x[base[0] + j * s.x_stride]);
+    st = block_reduce(st, part, empty, [](smx_state<T> v) { return smx_warp(v); });
     const T logsum = f_log(st.s);
-    for (int64_t j = threadIdx.x; j < p.L; j += blockDim.x)
-      y[yb + j * p.ys] = smx_out(st, logsum, p.log, x[xb + j * p.xs]);
-    if (nwarps > 1) __syncthreads(); /* part[0] is read before the next row writes it */
-  }
-}
-
-template <typename T> __global__ void softmax_cols(adnn_cuda_softmax p, const T *x, T *y) {
-  for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < p.row_count;
-       r += (int64_t)gridDim.x * blockDim.x) {
-    int64_t xb, yb;
-    nd_offset2(p.rows, r, xb, yb);
-    smx_state<T> st = {-T(INFINITY), T(0), 0};
-    for (int64_t j = 0; j < p.L; j++) smx_add(st, x[xb + j * p.xs]);
-    const T logsum = f_log(st.s);
-    for (int64_t j = 0; j < p.L; j++)
-      y[yb + j * p.ys] = smx_out(st, logsum, p.log, x[xb + j * p.xs]);
+    for (int64_t j = threadIdx.x; j < s.length; j += blockDim.x)
+      y[base[1] + j * s.y_stride] = smx_out(st, logsum, log, x[base[0] + j * s.x_stride]);
+    block_reduce_done(); /* part[0] is read before the next row writes it */
   }
 }
 
 template <typename T>
-static cudaError_t launch_softmax(const adnn_cuda_launch *l, const adnn_cuda_softmax *p,
-                                  const void *x, void *y) {
-  if (p->row_count <= 0 || p->L <= 0) return cudaSuccess;
-  if (p->block_per_row) {
-    /* Threads per row: about 8 elements each, a power of two in 32..512. */
-    int threads = 32;
-    while (threads < 512 && (int64_t)threads * 8 < p->L) threads <<= 1;
-    softmax_rows<T><<<grid_rows(l, p->row_count, threads), threads, 0, l->stream>>>(
-        *p, (const T *)x, (T *)y);
+__global__ void softmax_cols(adnn_cuda_softmax_layout s, int log, const T *x, T *y) {
+  for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < s.row_count;
+       r += (int64_t)gridDim.x * blockDim.x) {
+    int64_t base[2];
+    nd_offsets(s.rows, r, base);
+    smx_state<T> st = {-T(INFINITY), T(0), 0};
+    for (int64_t j = 0; j < s.length; j++) smx_add(st, x[base[0] + j * s.x_stride]);
+    const T logsum = f_log(st.s);
+    for (int64_t j = 0; j < s.length; j++)
+      y[base[1] + j * s.y_stride] = smx_out(st, logsum, log, x[base[0] + j * s.x_stride]);
+  }
+}
+
+template <typename T>
+static cudaError_t launch_softmax(const adnn_cuda_launch_config *l, const adnn_plugin_softmax *p,
+                                  const adnn_cuda_softmax_layout *s, const void *x, void *y) {
+  if (s->row_count <= 0 || s->length <= 0) return cudaSuccess;
+  if (s->block_per_row) {
+    const int threads = threads_per_row(s->length, 512);
+    softmax_rows<T><<<grid_rows(l, s->row_count, threads), threads, 0, l->stream>>>(
+        *s, p->log, (const T *)x, (T *)y);
   } else {
     const int threads = 128;
-    softmax_cols<T><<<grid_for(l, p->row_count, threads), threads, 0, l->stream>>>(
-        *p, (const T *)x, (T *)y);
+    softmax_cols<T><<<grid_for(l, s->row_count, threads), threads, 0, l->stream>>>(
+        *s, p->log, (const T *)x, (T *)y);
   }
   return cudaGetLastError();
 }
@@ -151,8 +142,10 @@ static cudaError_t launch_softmax(const adnn_cuda_launch *l, const adnn_cuda_sof
 
 using namespace adnn_cuda;
 
-ADNN_CUDA_API cudaError_t adnn_cuda_softmax_run(const adnn_cuda_launch *l, int f64,
-                                                const adnn_cuda_softmax *p, const void *x,
-                                                void *y) {
-  return f64 ? launch_softmax<double>(l, p, x, y) : launch_softmax<float>(l, p, x, y);
+ADNN_CUDA_API cudaError_t adnn_cuda_softmax_launch(const adnn_cuda_launch_config *l,
+                                                   adnn_dtype dtype, const adnn_plugin_softmax *p,
+                                                   const adnn_cuda_softmax_layout *s,
+                                                   const void *x, void *y) {
+  return dtype == ADNN_DTYPE_F64 ? launch_softmax<double>(l, p, s, x, y)
+                                 : launch_softmax<float>(l, p, s, x, y);
 }

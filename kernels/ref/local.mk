@@ -1,15 +1,16 @@
-# Reference kernels: plain loops accumulating in double, the CPU plugin's
-# implementation of the "reference" algorithm and of what its fast kernels do
-# not handle. A libtool convenience library linked into the CPU plugin.
+# Reference kernels (kernels/ref/<op>.c, one per op of the manifest): plain
+# loops accumulating in double, the CPU plugin's "reference" implementation
+# (F64, forced, and the slow catch-all of the tuner). A libtool convenience
+# library linked into the CPU plugin.
 noinst_LTLIBRARIES += kernels/ref/libadnn_ref.la
 kernels_ref_libadnn_ref_la_SOURCES = \
-	kernels/ref/ref_ops.h \
-	kernels/ref/ref_activation.c \
-	kernels/ref/ref_conv2d.c \
-	kernels/ref/ref_pool2d.c \
-	kernels/ref/ref_softmax.c \
-	kernels/ref/ref_batchnorm.c \
-	kernels/ref/ref_norm.c \
-	kernels/ref/ref_binary.c
+	kernels/ref/ref.h \
+	kernels/ref/activation.c \
+	kernels/ref/conv2d.c \
+	kernels/ref/pool2d.c \
+	kernels/ref/softmax.c \
+	kernels/ref/batchnorm.c \
+	kernels/ref/norm.c \
+	kernels/ref/binary.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm

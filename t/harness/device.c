@@ -124,7 +124,7 @@ static adnn_status execute_plan(void *plan, const harness_case *c, const harness
 
 void harness_run_plan(adnn_context *ctx, adnn_plan *plan, const harness_case *c, harness_run *r) {
   harness_run_with(ctx, c, execute_plan, plan, r);
-  snprintf(r->algorithm, sizeof r->algorithm, "%s", adnn_plan_algorithm(plan));
+  snprintf(r->algorithm, sizeof r->algorithm, "%s", adnn_plan_get_algorithm(plan));
 }
 
 void harness_run_case(adnn_context *ctx, const harness_case *c, harness_run *r) {

@@ -288,7 +288,7 @@ typedef enum harness_outcome {
 typedef struct harness_run {
   harness_outcome outcome;
   adnn_status status;
-  char algorithm[128];  /**< adnn_plan_algorithm, when a plan was created */
+  char algorithm[128];  /**< adnn_plan_get_algorithm, when a plan was created */
   char message[768];
   double *y;            /**< out.span values when it ran; free() it */
 } harness_run;

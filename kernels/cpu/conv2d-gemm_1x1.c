@@ -1,0 +1,169 @@
+/*
+ * conv2d with a 1x1 filter, stride 1 and no padding as a GEMM on the input as
+ * it lies in memory: no column matrix and no workspace (unless the filters
+ * are not a row-major [K, C/groups] matrix, in which case they are packed).
+ *
+ * NCHW: per image and group, Y[Kg, H*W] = W[Kg, Cg] * X[Cg, H*W].
+ * NHWC: per group, Y[N*H*W, Kg] = X[N*H*W, Cg] * W[Kg, Cg]^T over all images
+ * at once (lda = C and ldc = K select the group's channels).
+ *
+ * The pixels are cut into tiles so that each GEMM's output is still in cache
+ * when the epilogue (bias + activation) runs over it, and so that the tiles
+ * can be spread over the thread pool. Each task calls OpenBLAS on its own tile;
+ * the tiles are wide enough (at least 256 pixels) for OpenBLAS's packing to pay
+ * off. Tasks over our pool rather than a sequential loop of OpenBLAS-threaded
+ * GEMMs, for the reasons measured in conv2d-im2col_gemm.c: each tile's
+ * epilogue stays on the core that wrote the tile, and GEMMs this thin split
+ * poorly across OpenBLAS's threads.
+ */
+#include "config.h"
+
+#include <cblas.h>
+
+#include "kernels/cpu/conv2d.h"
+
+/* Target bytes of a tile's input plus output, and the fewest pixels a tile
+ * gets whatever the channel counts. */
+#define TILE_BYTES ((int64_t)1 << 20)
+#define MIN_TILE 256
+
+static int64_t pixels_per_tile(const adnn_plugin_conv2d *g, int64_t pixels) {
+  int64_t t = TILE_BYTES / ((g->Cg + g->Kg) * (int64_t)sizeof(float));
+  if (t < MIN_TILE) t = MIN_TILE;
+  t = (t + 15) / 16 * 16; /* whole cache lines of an NCHW row */
+  if (t > pixels) t = pixels;
+  return t;
+}
+
+static int gemm_1x1_supports(const void *problem, const adnn_cpu_env *env, char *why,
+                             size_t why_size) {
+  (void)env;
+  const adnn_plugin_conv2d *g = problem;
+  int layout = adnn_cpu_conv2d_common_supports(g, why, why_size);
+  if (!layout) return 0;
+  if (g->R != 1 || g->S != 1) return adnn_cpu_conv2d_no(why, why_size, "needs a 1x1 filter");
+  if (g->stride_h != 1 || g->stride_w != 1)
+    return adnn_cpu_conv2d_no(why, why_size, "needs stride 1");
+  if (g->pad_top || g->pad_bottom || g->pad_left || g->pad_right)
+    return adnn_cpu_conv2d_no(why, why_size, "needs no padding");
+  if (!adnn_cpu_conv2d_fits_int(g->N * g->H * g->W) || !adnn_cpu_conv2d_fits_int(g->C) ||
+      !adnn_cpu_conv2d_fits_int(g->K))
+    return adnn_cpu_conv2d_no(why, why_size, "sizes exceed OpenBLAS's 32-bit integers");
+  return 1;
+}
+
+/* The leading dimension of the filters as a [K, Cg] row-major matrix, or 0
+ * when their strides do not make one (they are then packed into the
+ * workspace). KCRS and KRSC filters both qualify: R = S = 1. */
+static int64_t w_ld(const adnn_plugin_conv2d *d) {
+  const adnn_tensor_desc *w = &d->w;
+  int64_t K = w->dims[0], Cg = w->dims[1];
+  if (Cg > 1 && w->strides[1] != 1) return 0;
+  if (K == 1) return Cg;
+  return w->strides[0] >= Cg && adnn_cpu_conv2d_fits_int(w->strides[0]) ? w->strides[0] : 0;
+}
+
+typedef struct state_1x1 {
+  adnn_cpu_act act;
+  int nhwc;      /* layout: NHWC, else NCHW */
+  int epilogue;  /* adnn_cpu_conv2d_has_epilogue */
+  int64_t ldw;   /* row stride of the [K, Cg] filter matrix; 0: packed into the workspace */
+  int64_t tile;  /* pixels per tile */
+  int64_t tiles; /* tiles per image (NCHW) or over all images (NHWC) */
+} state_1x1;
+
+static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                             size_t *workspace_bytes) {
+  const adnn_plugin_conv2d *g = problem;
+  state_1x1 *s = state;
+  adnn_cpu_act_init(&s->act, &g->activation, env->isa);
+  s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
+  s->epilogue = adnn_cpu_conv2d_has_epilogue(g);
+  s->ldw = w_ld(g);
+  const int64_t pixels = s->nhwc ? g->N * g->H * g->W : g->H * g->W;
+  s->tile = pixels_per_tile(g, pixels);
+  s->tiles = (pixels + s->tile - 1) / s->tile;
+  *workspace_bytes = s->ldw ? 0 : (size_t)(g->K * g->Cg * (int64_t)sizeof(float));
+}
+
+typedef struct job_1x1 {
+  const adnn_plugin_conv2d *g;
+  const state_1x1 *s;
+  const float *x, *w, *bias;
+  float *y;
+  int64_t tile, tiles;
+  int64_t ldw; /* row stride of the [K, Cg] filter matrix */
+} job_1x1;
+
+static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
+  (void)thread;
+  const job_1x1 *j = arg;
+  const adnn_plugin_conv2d *g = j->g;
+  int64_t hw = g->H * g->W;
+  int epi = j->s->epilogue;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t c0 = t % j->tiles * j->tile, ng = t / j->tiles, gr = ng % g->groups,
+            n = ng / g->groups;
+    int64_t nt = hw - c0 < j->tile ? hw - c0 : j->tile;
+    const float *xt = j->x + (n * g->C + gr * g->Cg) * hw + c0;
+    float *yt = j->y + (n * g->K + gr * g->Kg) * hw + c0;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->Kg, (int)nt, (int)g->Cg, 1.0f,
+                j->w + gr * g->Kg * j->ldw, (int)j->ldw, xt, (int)hw, 0.0f, yt, (int)hw);
+    if (epi)
+      for (int64_t k = 0; k < g->Kg; k++)
+        adnn_cpu_epilogue_f32(&j->s->act, yt + k * hw, (size_t)nt,
+                              j->bias ? j->bias[gr * g->Kg + k] : 0.0f);
+  }
+}
+
+static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
+  (void)thread;
+  const job_1x1 *j = arg;
+  const adnn_plugin_conv2d *g = j->g;
+  int64_t total = g->N * g->H * g->W;
+  int epi = j->s->epilogue;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t gr = t % g->groups, p0 = t / g->groups * j->tile;
+    int64_t m = total - p0 < j->tile ? total - p0 : j->tile;
+    float *yt = j->y + p0 * g->K + gr * g->Kg;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)g->Kg, (int)g->Cg, 1.0f,
+                j->x + p0 * g->C + gr * g->Cg, (int)g->C, j->w + gr * g->Kg * j->ldw, (int)j->ldw,
+                0.0f, yt, (int)g->K);
+    if (epi)
+      for (int64_t i = 0; i < m; i++) {
+        if (j->bias)
+          adnn_cpu_epilogue_vec_f32(&j->s->act, yt + i * g->K, (size_t)g->Kg,
+                                    j->bias + gr * g->Kg);
+        else
+          adnn_cpu_epilogue_f32(&j->s->act, yt + i * g->K, (size_t)g->Kg, 0.0f);
+      }
+  }
+}
+
+/* Inputs {x, w} or {x, w, bias}. */
+static void gemm_1x1_run(const void *problem, const void *state, const void *const *inputs,
+                         void *const *outputs, void *workspace) {
+  const adnn_plugin_conv2d *g = problem;
+  const state_1x1 *s = state;
+  job_1x1 j = {g,          s,       inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL,
+               outputs[0], s->tile, s->tiles,  s->ldw};
+  if (!j.ldw) {
+    adnn_cpu_conv2d_pack_kcrs(g, j.w, workspace);
+    j.w = workspace;
+    j.ldw = g->Cg;
+  }
+  if (s->nhwc)
+    adnn_cpu_parallel_for(j.tiles * g->groups, 1, nhwc_task, &j);
+  else
+    adnn_cpu_parallel_for(g->N * g->groups * j.tiles, 1, nchw_task, &j);
+}
+
+const adnn_cpu_impl adnn_cpu_conv2d_gemm_1x1 = {
+    .name = "gemm_1x1",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .supports = gemm_1x1_supports,
+    .state_size = sizeof(state_1x1),
+    .reshape = gemm_1x1_reshape,
+    .run = gemm_1x1_run,
+};

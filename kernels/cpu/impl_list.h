@@ -1,0 +1,74 @@
+/*
+ * The CPU implementations of every op of the manifest (ADNN_OP_LIST), each
+ * op's list in the order of the plugin's preference. The order is the
+ * heuristic: the plugin's own choice is the first implementation that
+ * supports the problem and, when it has a preferred() gate, is preferred;
+ * the tuner's candidates are that choice first, then every other
+ * implementation that supports the problem in list order. Nothing else in
+ * the plugin knows an op or an implementation by name.
+ *
+ * For every op NAME of the manifest:
+ *   ADNN_CPU_<NAME>_IMPLS(X)   X(op, impl) per implementation, defined as
+ *                              adnn_cpu_<op>_<impl> (kernels/cpu/<op>.c,
+ *                              kernels/cpu/<op>-<impl>.c, or reference.c for
+ *                              the reference loops of kernels/ref/);
+ *   ADNN_CPU_<NAME>_FORCED     an adnn_cpu_forced_fn giving the name of the
+ *                              implementation the problem forces, or NULL
+ *                              when the op's problem cannot force one.
+ * An op of the manifest without these does not compile: cpu_kernels.h
+ * checks that every op has them, and the plugin's table in
+ * backends/cpu/cpu_plan.c expands them for every op.
+ *
+ * Included by kernels/cpu/cpu_kernels.h.
+ */
+#ifndef ADNN_CPU_IMPL_LIST_H
+#define ADNN_CPU_IMPL_LIST_H
+
+#ifndef ADNN_CPU_KERNELS_H
+#error "include kernels/cpu/cpu_kernels.h, not kernels/cpu/impl_list.h"
+#endif
+
+/* conv2d. Depthwise and 1x1 convolutions have one clearly best method, and
+ * their supports() only accept those shapes. Winograd F(2x2, 3x3) does 2.25x
+ * fewer multiplications than direct 3x3 but pays for its transforms per tile,
+ * so it is preferred only with enough channels and tiles (the crossover
+ * measured, see conv2d-winograd_f2x3.c); im2col_gemm runs any geometry of the
+ * packed layouts; reference runs everything else, and F64. The tuner replaces
+ * this guess with measurements. */
+#define ADNN_CPU_CONV2D_IMPLS(X) \
+  X(conv2d, depthwise_direct)    \
+  X(conv2d, gemm_1x1)            \
+  X(conv2d, winograd_f2x3)       \
+  X(conv2d, im2col_gemm)         \
+  X(conv2d, reference)
+
+/** The implementation a conv2d problem forces: its `algorithm` (from the
+ *  descriptor or ADNN_CONV2D_ALGO) by name, or NULL for AUTO. */
+static inline const char *adnn_cpu_conv2d_forced(const void *problem) {
+  const adnn_plugin_conv2d *p = (const adnn_plugin_conv2d *)problem;
+  if (p->algorithm == ADNN_CONV2D_ALGO_AUTO) return NULL;
+  return adnn_plugin_conv2d_algorithm_name(p->algorithm);
+}
+#define ADNN_CPU_CONV2D_FORCED adnn_cpu_conv2d_forced
+
+/* The other ops: their vectorized F32 kernels (reported as "cpu_simd"), then
+ * the reference loops for F64. */
+#define ADNN_CPU_POOL2D_IMPLS(X) X(pool2d, simd) X(pool2d, reference)
+#define ADNN_CPU_POOL2D_FORCED NULL
+
+#define ADNN_CPU_ACTIVATION_IMPLS(X) X(activation, simd) X(activation, reference)
+#define ADNN_CPU_ACTIVATION_FORCED NULL
+
+#define ADNN_CPU_SOFTMAX_IMPLS(X) X(softmax, simd) X(softmax, reference)
+#define ADNN_CPU_SOFTMAX_FORCED NULL
+
+#define ADNN_CPU_BATCHNORM_IMPLS(X) X(batchnorm, simd) X(batchnorm, reference)
+#define ADNN_CPU_BATCHNORM_FORCED NULL
+
+#define ADNN_CPU_NORM_IMPLS(X) X(norm, simd) X(norm, reference)
+#define ADNN_CPU_NORM_FORCED NULL
+
+#define ADNN_CPU_BINARY_IMPLS(X) X(binary, simd) X(binary, reference)
+#define ADNN_CPU_BINARY_FORCED NULL
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * Reference kernels: plain loops written for clarity, accumulating in double.
+ * They are the CPU plugin's "reference" implementation of every op: the one
+ * that runs F64, that a caller can force, and that the tuner keeps as the slow
+ * catch-all. The test suite has its own independent oracle, so nothing here is
+ * checked against itself.
+ *
+ * Every op of the manifest (ADNN_OP_LIST in adnn/op_list.h) has one kernel
+ * with the same shape of signature, generated below:
+ *
+ *     void adnn_ref_<name>(const adnn_plugin_<name> *p,
+ *                          const void *const *inputs, void *const *outputs);
+ *
+ * p is the normalized problem the core validated (shapes agree, sizes >= 1,
+ * binary operands already broadcast to y's rank with stride 0, softmax axis
+ * resolved); inputs and outputs are in the order the manifest documents, an
+ * optional input present only when the problem's has_* flag says so. Every
+ * kernel works for any strides and for F32 and F64 (reading and writing the
+ * tensors' dtype), allocates nothing, and is a direct transcription of the
+ * definition in doc/ops.md. In-place use (y == x with the same layout) works
+ * where the op allows it, because each element is read before the y at the
+ * same place is written.
+ */
+#ifndef ADNN_REF_H
+#define ADNN_REF_H
+
+#include <stdint.h>
+
+#include <adnn/plugin.h>
+
+/** Loads element `off` (an element offset) of a buffer of dtype t (F32 or F64)
+ *  as a double. */
+static inline double adnn_ref_load(const void *base, adnn_dtype t, int64_t off) {
+  return t == ADNN_DTYPE_F64 ? ((const double *)base)[off] : (double)((const float *)base)[off];
+}
+
+/** Stores v into element `off` of a buffer of dtype t (F32 or F64), rounding
+ *  to float for F32. */
+static inline void adnn_ref_store(void *base, adnn_dtype t, int64_t off, double v) {
+  if (t == ADNN_DTYPE_F64)
+    ((double *)base)[off] = v;
+  else
+    ((float *)base)[off] = (float)v;
+}
+
+/** The element offset (sum of index * stride) of the linear row-major index
+ *  `lin` of tensor t (the last dim varies fastest). */
+static inline int64_t adnn_ref_offset(const adnn_tensor_desc *t, int64_t lin) {
+  int64_t off = 0;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    off += (lin % t->dims[i]) * t->strides[i];
+    lin /= t->dims[i];
+  }
+  return off;
+}
+
+/** The number of elements of t (1 for rank 0). */
+static inline int64_t adnn_ref_count(const adnn_tensor_desc *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+  return n;
+}
+
+/** The scalar definition of every activation, in double, with the NaN and
+ *  infinity rules of doc/ops.md. */
+double adnn_ref_activation_apply(const adnn_activation *act, double x);
+
+/** adnn_ref_<name>(p, inputs, outputs) for every op of the manifest: runs the
+ *  op's definition on the problem p (see the top of this file). */
+#define ADNN_REF_DECLARE_(NAME, name, value, v1_end, in_list, out_list, dtypes, flags) \
+  void adnn_ref_##name(const adnn_plugin_##name *p, const void *const *inputs,        \
+                       void *const *outputs);
+ADNN_OP_LIST(ADNN_REF_DECLARE_)
+#undef ADNN_REF_DECLARE_
+
+#endif

@@ -1,0 +1,121 @@
+#!/bin/sh
+# The CUDA plugin on a machine without a GPU: builds its host emulation
+# (t/cuda-emu/build.sh: the real plugin code and every kernel compiled for the
+# host, test doubles for the CUDA runtime, cuBLAS's handles, the probe and the
+# device-bound cuDNN calls) in a temporary directory, and runs t/conformance
+# on it, beside the CPU plugin, as TAP:
+#   1. every op, cuDNN stand-in offering IMPLICIT_GEMM, tuning off (the
+#      plugin's own choices);
+#   2. conv2d, stand-in offering IMPLICIT_PRECOMP_GEMM then WINOGRAD (the
+#      fused identity epilogue, the forced Winograd family);
+#   3. conv2d under the core's tuner (ADNN_TUNE=exhaustive) with three
+#      stand-in algorithms: every candidate of a plan is selected and measured
+#      on that one plan; also checks the warnings for the retired
+#      ADNN_CUDA_WORKSPACE_LIMIT and ADNN_CUDA_CONV_FIND;
+#   4. the workspace limit (ADNN_TUNE_WORKSPACE_LIMIT) bounds the plugin's
+#      own choice.
+# Each run's checks are renumbered into this script's TAP stream and tagged
+# with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
+# None of this is a GPU result: see doc/cuda.md for what the emulation does
+# not check.
+set -u
+src=${ADNN_TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${ADNN_TEST_BUILDDIR:-$(pwd)}
+
+skip_all() {
+  echo "1..0 # SKIP $*"
+  exit 0
+}
+for tool in "${CC:-gcc}" "${CXX:-g++}" "${PERL:-perl}" awk grep; do
+  command -v "$tool" >/dev/null 2>&1 || skip_all "$tool not found"
+done
+[ -x "$build/t/conformance" ] || skip_all "t/conformance was not built in $build"
+cuda=${CUDA_HOME:-/usr/local/cuda}
+[ -r "$cuda/include/cudnn.h" ] || skip_all "cuDNN headers not found in $cuda/include"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/adnn-cuda-emu.XXXXXX") || skip_all "mktemp failed"
+trap 'rm -rf "$work"' EXIT
+count=0
+
+# TAP helpers for this script's own checks.
+check() { # check COND_STATUS DESCRIPTION
+  count=$((count + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $count - $2"; else echo "not ok $count - $2"; fi
+}
+diag_file() { sed 's/^/# /' "$1"; }
+
+if ! sh "$src/t/cuda-emu/build.sh" "$build" "$work/plugin" >"$work/build.log" 2>&1; then
+  check 1 "the emulated plugin builds"
+  diag_file "$work/build.log"
+  echo "1..$count"
+  exit 0
+fi
+check 0 "the emulated plugin builds (t/cuda-emu/build.sh)"
+
+plugins="$work/plugin"
+[ -d "$build/backends/cpu/.libs" ] && plugins="$build/backends/cpu/.libs:$plugins"
+
+# run LABEL ENV...: runs t/conformance with the emulated plugin and the
+# environment ENV, renumbering its checks into this stream.
+run() {
+  label=$1
+  shift
+  env ADNN_PLUGIN_PATH="$plugins" ADNN_CACHE_DIR="$work/cache" ADNN_LOG=warn "$@" \
+    "$build/t/conformance" >"$work/out" 2>"$work/err"
+  rc=$?
+  awk -v n="$count" -v label="$label" '
+    /^(not )?ok / {
+      n++
+      prefix = ($1 == "not") ? "not ok" : "ok"
+      rest = $0
+      sub(/^(not )?ok [0-9]+ ?/, "", rest)
+      if (rest ~ /^# /) print prefix " " n " " rest " [" label "]"
+      else { sub(/^- /, "", rest); print prefix " " n " - [" label "] " rest }
+      next
+    }
+    /^#/ { print; next }
+    END { print n > "/dev/stderr" }' "$work/out" 2>"$work/count"
+  count=$(cat "$work/count")
+  grep -q '^ok\|^not ok' "$work/out" || diag_file "$work/err"
+  check "$rc" "[$label] t/conformance exits with status 0 (got $rc)"
+}
+
+run "stand-in IMPLICIT_GEMM" ADNN_TUNE=off ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM
+grep -q '^ok .* cuda conv2d .*\[auto\] (cudnn:IMPLICIT_GEMM' "$work/out"
+check $? "[stand-in IMPLICIT_GEMM] conv2d AUTO runs cuDNN's first algorithm"
+
+run "stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD" ADNN_TUNE=off ADNN_CONFORMANCE_FILTER=conv2d \
+  ADNN_EMU_CUDNN_ALGOS=IMPLICIT_PRECOMP_GEMM,WINOGRAD
+grep -q '^ok .* cuda conv2d .*\[auto\] (cudnn:IMPLICIT_PRECOMP_GEMM+bias_act)' "$work/out"
+check $? "[stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD] a fused bias + identity runs"
+grep -q '^ok .* cuda conv2d .*\[winograd_f2x3\] (cudnn:WINOGRAD)' "$work/out"
+check $? "[stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD] forced winograd_f2x3 runs cuDNN's WINOGRAD"
+
+# The tuner: a few 3x3 stride-1 cases (every stand-in algorithm applies).
+run "tuner" ADNN_TUNE=exhaustive ADNN_TUNE_BUDGET_MS=50 ADNN_LOG=debug \
+  ADNN_CONFORMANCE_FILTER="3x3 g2" ADNN_CONFORMANCE_BACKEND=cuda \
+  ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM,IMPLICIT_PRECOMP_GEMM,WINOGRAD \
+  ADNN_CUDA_WORKSPACE_LIMIT=1M ADNN_CUDA_CONV_FIND=1
+for name in cudnn:IMPLICIT_GEMM cudnn:IMPLICIT_PRECOMP_GEMM cudnn:WINOGRAD direct; do
+  n=$(grep -c "tuner: $name: .* ms" "$work/err")
+  [ "$n" -gt 0 ]
+  check $? "[tuner] $name was selected and measured on its plans ($n times)"
+done
+plans=$(grep -c 'tuner: chose ' "$work/err")
+measured=$(grep -c 'tuner: [a-z]*:*[A-Z_]*: .* ms' "$work/err")
+[ "$plans" -gt 0 ] && [ "$measured" -ge $((plans * 4)) ]
+check $? "[tuner] every tuned plan measured its 4 candidates ($measured measurements, $plans plans)"
+for var in ADNN_CUDA_WORKSPACE_LIMIT ADNN_CUDA_CONV_FIND; do
+  n=$(grep -c "ignoring $var=" "$work/err")
+  [ "$n" -eq 1 ]
+  check $? "[tuner] $var: one warning per process ($n)"
+done
+grep 'ignoring ADNN_CUDA' "$work/err" | sed 's/^/# /'
+
+run "workspace limit" ADNN_TUNE=off ADNN_TUNE_WORKSPACE_LIMIT=500 ADNN_CONFORMANCE_FILTER=1x1 \
+  ADNN_CONFORMANCE_BACKEND=cuda ADNN_EMU_CUDNN_ALGOS=IMPLICIT_PRECOMP_GEMM,IMPLICIT_GEMM
+! grep -q '\[auto\] (cudnn:IMPLICIT_PRECOMP' "$work/out" &&
+  grep -q '\[auto\] (cudnn:IMPLICIT_GEMM)' "$work/out"
+check $? "[workspace limit] AUTO skips the algorithm whose 1000-byte workspace exceeds 500"
+
+echo "1..$count"

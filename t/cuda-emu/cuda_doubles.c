@@ -1,0 +1,199 @@
+/*
+ * Test doubles for the host emulation of the CUDA plugin (t/cuda-emu/build.sh).
+ *
+ * The emulated plugin is the real plugin's code (its table, contexts, memory,
+ * plans and every op file, and every kernel rewritten for the host), linked
+ * against these doubles instead of the CUDA runtime and cuBLAS, and with
+ * cudnn_doubles.c in front of cuDNN. Only what needs a device is replaced:
+ *  - the CUDA runtime: one emulated device whose memory is host memory and
+ *    whose streams run work synchronously (kernels run at launch);
+ *  - cuBLAS: handles only (GEMM is not emulated and says so);
+ *  - the probe (cuda_probe.c, which asks the real driver): one ready device.
+ * Every double is named after what it replaces, so a reader (or a tool) can
+ * tell it from the real one by its file alone.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/cuda_internal.h"
+
+/* ---- CUDA runtime ------------------------------------------------------- */
+
+/* The emulated device's size: small, so that grid-stride loops really loop
+ * (a grid never covers a large tensor in one pass). */
+enum { EMU_SM_COUNT = 3, EMU_THREADS_PER_SM = 2048 };
+
+cudaError_t cudaGetDeviceCount(int *count) {
+  *count = 1;
+  return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+  return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
+  if (device != 0) return cudaErrorInvalidDevice;
+  switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = EMU_SM_COUNT; return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = EMU_THREADS_PER_SM; return cudaSuccess;
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t cudaMalloc(void **ptr, size_t bytes) {
+  *ptr = malloc(bytes);
+  return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaFree(void *ptr) {
+  free(ptr);
+  return cudaSuccess;
+}
+
+/* The emulation never fails asynchronously: there is no sticky error. */
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+
+const char *cudaGetErrorName(cudaError_t err) {
+  switch (err) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    default: return "cudaErrorUnknown";
+  }
+}
+
+const char *cudaGetErrorString(cudaError_t err) {
+  return err == cudaSuccess ? "no error" : "error of the CUDA runtime test double";
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags) {
+  (void)flags;
+  static int token;
+  *stream = (cudaStream_t)&token; /* a distinct, never dereferenced handle */
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  (void)stream;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  (void)stream;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+  (void)kind, (void)stream;
+  memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream) {
+  (void)stream;
+  memset(ptr, value, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemset2DAsync(void *ptr, size_t pitch, int value, size_t width, size_t height,
+                              cudaStream_t stream) {
+  (void)stream;
+  for (size_t r = 0; r < height; r++) memset((char *)ptr + r * pitch, value, width);
+  return cudaSuccess;
+}
+
+/* ---- cuBLAS ------------------------------------------------------------- */
+
+cublasStatus_t cublasCreate(cublasHandle_t *handle) {
+  static int token;
+  *handle = (cublasHandle_t)&token;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+  (void)handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
+  (void)handle, (void)stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  (void)handle, (void)mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+const char *cublasGetStatusName(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_NOT_SUPPORTED";
+}
+
+const char *cublasGetStatusString(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? "success" : "GEMM is not emulated";
+}
+
+/* GEMM is outside what the emulator checks (t/cuda-gemm needs a GPU). */
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+                                          cublasOperation_t transb, int m, int n, int k,
+                                          const void *alpha, const void *A, cudaDataType Atype,
+                                          int lda, long long int strideA, const void *B,
+                                          cudaDataType Btype, int ldb, long long int strideB,
+                                          const void *beta, void *C, cudaDataType Ctype, int ldc,
+                                          long long int strideC, int batchCount,
+                                          cublasComputeType_t computeType,
+                                          cublasGemmAlgo_t algo) {
+  (void)handle, (void)transa, (void)transb, (void)m, (void)n, (void)k, (void)alpha, (void)A;
+  (void)Atype, (void)lda, (void)strideA, (void)B, (void)Btype, (void)ldb, (void)strideB;
+  (void)beta, (void)C, (void)Ctype, (void)ldc, (void)strideC, (void)batchCount;
+  (void)computeType, (void)algo;
+  return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx_64(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+    int64_t n, int64_t k, const void *alpha, const void *A, cudaDataType Atype, int64_t lda,
+    long long int strideA, const void *B, cudaDataType Btype, int64_t ldb, long long int strideB,
+    const void *beta, void *C, cudaDataType Ctype, int64_t ldc, long long int strideC,
+    int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  (void)handle, (void)transa, (void)transb, (void)m, (void)n, (void)k, (void)alpha, (void)A;
+  (void)Atype, (void)lda, (void)strideA, (void)B, (void)Btype, (void)ldb, (void)strideB;
+  (void)beta, (void)C, (void)Ctype, (void)ldc, (void)strideC, (void)batchCount;
+  (void)computeType, (void)algo;
+  return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+cublasStatus_t cublasSscal(cublasHandle_t handle, int n, const float *alpha, float *x, int incx) {
+  (void)handle, (void)n, (void)alpha, (void)x, (void)incx;
+  return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+cublasStatus_t cublasDscal(cublasHandle_t handle, int n, const double *alpha, double *x,
+                           int incx) {
+  (void)handle, (void)n, (void)alpha, (void)x, (void)incx;
+  return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* ---- the probe (replaces cuda_probe.c) ---------------------------------- */
+
+adnn_status adnn_cuda__probe(adnn_plugin_report *report) {
+  report->state = ADNN_BACKEND_READY;
+  /* Below the CPU plugin's 10: "auto" never picks the emulation. */
+  report->score = 1;
+  adnn_plugin_report_reason(report, "host emulation of the CUDA plugin (t/cuda-emu), not a GPU");
+  adnn_plugin_report_property(report, "emulated", "yes");
+  adnn_plugin_report_device(report, 0, "host emulation");
+  return ADNN_STATUS_SUCCESS;
+}
+
+int adnn_cuda__device_ordinal(int index) { return index == 0 ? 0 : -1; }
+
+void adnn_cuda__device_identity(int index, char *buf, size_t size) {
+  snprintf(buf, size, "host emulation of cuda device %d", index);
+}
