@@ -490,6 +490,66 @@ adnn_status adnn__norm_validate(const char *func, const adnn_norm_desc *d, adnn_
 }
 
 /* ------------------------------------------------------------------------ */
+/* reduction over axes                                                       */
+/* ------------------------------------------------------------------------ */
+
+adnn_status adnn__reduce_validate(const char *func, const adnn_reduce_desc *d,
+                                  adnn_plugin_reduce *p, adnn__op_io *io) {
+  adnn_status st;
+  if ((st = check_tensor(func, "x", &d->x, 1, ADNN_MAX_RANK, &io->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if (strcmp(adnn_reduce_kind_name(d->kind), "unknown") == 0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: kind %d is not an adnn_reduce_kind", func,
+                      (int)d->kind);
+  const int rank = d->x.rank;
+  if (d->axes == 0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: axes is 0; set ADNN_REDUCE_AXIS(i) for each "
+                      "dim i of x to reduce", func);
+  if (d->axes >> rank)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: axes (0x%x) names a dim beyond x's rank %d",
+                      func, (unsigned)d->axes, rank);
+  /* The shape y must have, and y seen with x's rank. */
+  adnn_tensor_desc want, yk = d->x;
+  memset(&want, 0, sizeof want);
+  want.dtype = d->x.dtype;
+  int64_t count = 1, outputs = 1;
+  for (int i = 0; i < rank; i++) {
+    const int reduced = (d->axes >> i) & 1u;
+    if (reduced) count *= d->x.dims[i];
+    else outputs *= d->x.dims[i];
+    if (!reduced || d->keep_dims) want.dims[want.rank++] = reduced ? 1 : d->x.dims[i];
+  }
+  if ((st = check_tensor(func, "y", &d->y, 0, ADNN_MAX_RANK, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if (!same_dims(&d->y, &want)) {
+    char a[160], b[160];
+    format_dims(&d->y, a, sizeof a);
+    format_dims(&want, b, sizeof b);
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: y has dims %s but reducing x over axes 0x%x "
+                      "%s gives %s", func, a, (unsigned)d->axes,
+                      d->keep_dims ? "with keep_dims" : "without keep_dims", b);
+  }
+  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_dtype(func, "x", &d->x, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_dtype(func, "y", &d->y, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+  for (int i = 0, j = 0; i < rank; i++) {
+    const int reduced = (d->axes >> i) & 1u;
+    yk.dims[i] = reduced ? 1 : d->x.dims[i];
+    yk.strides[i] = reduced ? 0 : d->y.strides[j];
+    if (!reduced || d->keep_dims) j++;
+  }
+  io->n_inputs = 1;
+  io->n_outputs = 1;
+  p->x = d->x;
+  p->y = d->y;
+  p->yk = yk;
+  p->kind = d->kind;
+  p->axes = d->axes;
+  p->keep_dims = d->keep_dims ? 1 : 0;
+  p->count = count;
+  p->outputs = outputs;
+  return ADNN_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
 /* elementwise binary with broadcasting                                      */
 /* ------------------------------------------------------------------------ */
 

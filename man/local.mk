@@ -18,7 +18,7 @@ adnn_man3_links = \
 	man/adnn_plan_create_conv2d.3 man/adnn_plan_create_pool2d.3 \
 	man/adnn_plan_create_activation.3 man/adnn_plan_create_softmax.3 \
 	man/adnn_plan_create_batchnorm.3 man/adnn_plan_create_norm.3 \
-	man/adnn_plan_create_binary.3 man/adnn_plan_execute.3 man/adnn_plan_destroy.3 \
+	man/adnn_plan_create_binary.3 man/adnn_plan_create_reduce.3 man/adnn_plan_execute.3 man/adnn_plan_destroy.3 \
 	man/adnn_plan_algorithm.3 man/adnn_plan_workspace_bytes.3 \
 	man/adnn_conv2d_output_dims.3 man/adnn_pool2d_output_dims.3 \
 	man/adnn_conv2d_algorithm_name.3 \

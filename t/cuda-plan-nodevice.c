@@ -130,6 +130,18 @@ static int build_binary(adnn_plugin_binary *p, adnn_dtype dt) {
   return 2;
 }
 
+static int build_reduce(adnn_plugin_reduce *p, adnn_dtype dt) {
+  p->x = tensor4(dt, 1, 2, 3, 3);
+  p->y = p->yk = tensor4(dt, 1, 2, 1, 1);
+  p->yk.strides[2] = p->yk.strides[3] = 0;
+  p->kind = ADNN_REDUCE_MEAN;
+  p->axes = ADNN_REDUCE_AXIS(2) | ADNN_REDUCE_AXIS(3);
+  p->keep_dims = 1;
+  p->count = 9;
+  p->outputs = 2;
+  return 1;
+}
+
 /* Storage for any op's problem. */
 typedef union any_problem {
 #define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \

@@ -110,6 +110,23 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       c->op = p->binary_op;
       return "binary";
     }
+    case BENCH_OP_REDUCE: {
+      adnn_reduce_desc *c = &d->reduce;
+      adnn_reduce_desc_init(c);
+      c->x = packed(p->rank, p->dims);
+      int64_t yd[BENCH_MAX_RANK];
+      int r = 0;
+      for (int k = 0; k < p->rank; k++) {
+        const int reduced = (p->reduce_axes >> k) & 1u;
+        if (!reduced) yd[r++] = p->dims[k];
+        else if (p->keep_dims) yd[r++] = 1;
+      }
+      c->y = packed(r, yd);
+      c->kind = p->reduce_kind;
+      c->axes = p->reduce_axes;
+      c->keep_dims = p->keep_dims;
+      return "reduce";
+    }
   }
   return NULL;
 }

@@ -48,8 +48,8 @@ static const char *pool_word(adnn_pool_kind kind) {
   return "unknown";
 }
 
-static const char *const op_names[] = {"conv",    "pool",  "act",    "softmax", "lnorm",
-                                       "rmsnorm", "bnorm", "binary", "gemm"};
+static const char *const op_names[] = {"conv",  "pool",   "act",    "softmax", "lnorm",
+                                       "rmsnorm", "bnorm", "binary", "reduce", "gemm"};
 
 const char *bench_op_name(int op) {
   return op >= 0 && op < (int)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : "unknown";
@@ -520,6 +520,43 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       }
       return 0;
     }
+    case BENCH_OP_REDUCE: {
+      if (nf < 4)
+        return fail(err, errlen, "reduce descriptor is reduce:<kind>:<dims>:axes<A>[,<A>...][:keep]");
+      int kind = -1;
+      for (int k = ADNN_REDUCE_SUM; k <= ADNN_REDUCE_MIN; k++)
+        if (field_is(&f[1], adnn_reduce_kind_name((adnn_reduce_kind)k))) kind = k;
+      if (kind < 0) return bad_field(&f[1], op, "kind is sum, mean, max or min", err, errlen);
+      p->reduce_kind = (adnn_reduce_kind)kind;
+      for (int k = 2; k < nf; k++) {
+        if (is_dims(&f[k]) && !have_dims) {
+          if ((p->rank = parse_dims(f[k].s, f[k].n, p->dims)) < 1)
+            return bad_field(&f[k], op, "dims are D0xD1x... (1 to 8 positive sizes)", err, errlen);
+          have_dims = 1;
+        } else if (field_is(&f[k], "keep")) {
+          p->keep_dims = 1;
+        } else if (f[k].n > 4 && strncmp(f[k].s, "axes", 4) == 0) {
+          /* a comma-separated list of dim indices, each 0..7, no repeats */
+          size_t q = 4;
+          while (q < f[k].n) {
+            const char *comma = memchr(f[k].s + q, ',', f[k].n - q);
+            const size_t end = comma ? (size_t)(comma - f[k].s) : f[k].n;
+            const int64_t a = parse_count(f[k].s + q, end - q);
+            if (a < 0 || a > 7 || (p->reduce_axes >> a) & 1u)
+              return bad_field(&f[k], op, "axes are distinct dims 0..7, comma-separated", err,
+                               errlen);
+            p->reduce_axes |= ADNN_REDUCE_AXIS(a);
+            q = end + 1;
+          }
+        } else
+          return bad_field(&f[k], op, "expected dims, axes<A>[,<A>...] or keep", err, errlen);
+      }
+      if (!have_dims || p->reduce_axes == 0)
+        return fail(err, errlen, "reduce descriptor needs dims and axes");
+      if (p->reduce_axes >> p->rank)
+        return fail(err, errlen, "reduce: an axis is beyond the tensor's rank %d", p->rank);
+      return 0;
+    }
     case BENCH_OP_GEMM: {
       if (nf < 2) return fail(err, errlen, "gemm descriptor is gemm:m<M>n<N>k<K>[:ta][:tb]");
       int64_t mnk[3] = {-1, -1, -1};
@@ -583,7 +620,7 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
     /* No op prefix: a convolution (its name may contain ':'). */
     if (colon && !memchr(text, 'n', head))
       return fail(err, errlen, "bad token '%.*s': unknown op (conv, pool, act, softmax, lnorm, "
-                  "rmsnorm, bnorm, binary, gemm)", (int)head, text);
+                  "rmsnorm, bnorm, binary, reduce, gemm)", (int)head, text);
     return parse_conv(text, n, p, err, errlen);
   }
   p->op = op;
@@ -699,6 +736,17 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       put(&s, "+");
       put_dims(&s, p->rank_b, p->dims_b);
       break;
+    case BENCH_OP_REDUCE:
+      put(&s, "reduce:%s:", adnn_reduce_kind_name(p->reduce_kind));
+      put_dims(&s, p->rank, p->dims);
+      put(&s, ":axes");
+      for (int i = 0, first = 1; i < p->rank; i++)
+        if ((p->reduce_axes >> i) & 1u) {
+          put(&s, "%s%d", first ? "" : ",", i);
+          first = 0;
+        }
+      if (p->keep_dims) put(&s, ":keep");
+      break;
     case BENCH_OP_GEMM:
       put(&s, "gemm:m%lldn%lldk%lld%s%s", (long long)p->m, (long long)p->n, (long long)p->k,
           p->ta ? ":ta" : "", p->tb ? ":tb" : "");
@@ -749,6 +797,12 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
         y *= (double)(a > b ? a : b);
       }
       return e * (count_of(p->rank, p->dims) + count_of(p->rank_b, p->dims_b) + y);
+    }
+    case BENCH_OP_REDUCE: {
+      double out = 1;
+      for (int k = 0; k < p->rank; k++)
+        if (!((p->reduce_axes >> k) & 1u)) out *= (double)p->dims[k];
+      return e * (count_of(p->rank, p->dims) + out);
     }
     case BENCH_OP_GEMM:
       return e * ((double)p->m * p->k + (double)p->k * p->n + (double)p->m * p->n);

@@ -18,6 +18,7 @@
  *     rmsnorm:<dims>[:nd<D>][:nogain][:bias][:eps<E>]
  *     bnorm:mb..ic..ih..[iw..][:<activation kind>]
  *     binary:<add|sub|mul|div|max|min>:<dims>+<dims>
+ *     reduce:<sum|mean|max|min>:<dims>:axes<A>[,<A>...][:keep]
  *     gemm:m<M>n<N>k<K>[:ta][:tb]
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
  */
@@ -38,6 +39,7 @@ enum bench_op {
   BENCH_OP_RMSNORM,
   BENCH_OP_BNORM,
   BENCH_OP_BINARY,
+  BENCH_OP_REDUCE,
   BENCH_OP_GEMM
 };
 
@@ -63,6 +65,10 @@ typedef struct bench_problem {
   int norm_dims, has_gain, has_bias;
   double eps;
   adnn_binary_op binary_op;
+  /* reduce: the kind, the reduced dims (ADNN_REDUCE_AXIS bits), keep_dims */
+  adnn_reduce_kind reduce_kind;
+  uint32_t reduce_axes;
+  int keep_dims;
   /* gemm */
   int64_t m, n, k;
   int ta, tb;

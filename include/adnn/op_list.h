@@ -65,7 +65,8 @@
   X(BATCHNORM, batchnorm, 5, activation, "x, scale, shift, mean, var", "y",              \
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(NORM, norm, 6, has_bias, "x[, gain][, bias]", "y", ADNN_OP_DTYPES_FLOAT, 0)          \
-  X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT, 0)
+  X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
+  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */
@@ -110,6 +111,13 @@
   X(DIV, div, 3, "a / b")                    \
   X(MAX, max, 4, "max(a, b); NaN if either is NaN") \
   X(MIN, min, 5, "min(a, b); NaN if either is NaN")
+
+/* X(NAME, name, value, definition): reductions (adnn_reduce_kind). */
+#define ADNN_REDUCE_LIST(X)                                               \
+  X(SUM, sum, 0, "the sum of the elements")                               \
+  X(MEAN, mean, 1, "the sum divided by the number of elements")           \
+  X(MAX, max, 2, "the largest element; NaN if any element is NaN")        \
+  X(MIN, min, 3, "the smallest element; NaN if any element is NaN")
 
 /* X(NAME, name, value, definition): conv2d algorithms (adnn_conv2d_algorithm).
  * Which backend implements which is in doc/cpu.md and doc/cuda.md. */

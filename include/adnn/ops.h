@@ -402,6 +402,60 @@ ADNN_API adnn_status adnn_plan_create_binary(adnn_context *ctx, const adnn_binar
                                              adnn_plan **plan);
 
 /* ------------------------------------------------------------------------ */
+/* reduction over axes                                                       */
+/* ------------------------------------------------------------------------ */
+
+/** Reductions (ADNN_REDUCE_LIST: SUM, MEAN, MAX, MIN; MAX and MIN give NaN
+ *  when any reduced element is NaN). */
+typedef enum adnn_reduce_kind {
+#define ADNN_REDUCE_ENUM_(NAME, name, value, def) ADNN_KIND_ENUM_(ADNN_REDUCE_, NAME, value)
+  ADNN_REDUCE_LIST(ADNN_REDUCE_ENUM_)
+#undef ADNN_REDUCE_ENUM_
+} adnn_reduce_kind;
+
+/** The reduction's name ("mean"), or "unknown". Never NULL. */
+static inline const char *adnn_reduce_kind_name(adnn_reduce_kind kind) {
+  switch (kind) {
+#define ADNN_REDUCE_CASE_(NAME, name, value, def) ADNN_KIND_NAME_CASE_(ADNN_REDUCE_, NAME, name, value)
+    ADNN_REDUCE_LIST(ADNN_REDUCE_CASE_)
+#undef ADNN_REDUCE_CASE_
+    default: break;
+  }
+  return "unknown";
+}
+
+/** The bit of dim i in adnn_reduce_desc.axes. */
+#define ADNN_REDUCE_AXIS(i) (1u << (unsigned)(i))
+
+/** y = the reduction `kind` of x over the dims whose bits are set in `axes`
+ *  (ADNN_REDUCE_AXIS(i) for dim i of x; at least one, all below x's rank).
+ *  With keep_dims, y has x's rank and size 1 along every reduced dim;
+ *  without, the reduced dims are removed (reducing every dim gives a rank-0
+ *  y). Sums and means accumulate in double and round once. Any strides.
+ *  Execute inputs: {x}. */
+typedef struct adnn_reduce_desc {
+  size_t struct_size;
+  adnn_tensor_desc x, y;
+  adnn_reduce_kind kind;
+  uint32_t axes;
+  int32_t keep_dims;
+} adnn_reduce_desc;
+
+/** Zeroes *d and sets struct_size (a sum over no axis yet: set axes). */
+static inline void adnn_reduce_desc_init(adnn_reduce_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a reduction plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (unknown kind, no axis or
+ *  an axis beyond x's rank, y not of the reduced shape, overlapping y
+ *  strides, dtypes differ, struct_size too small); ADNN_STATUS_NOT_SUPPORTED;
+ *  ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_reduce(adnn_context *ctx, const adnn_reduce_desc *desc,
+                                             adnn_plan **plan);
+
+/* ------------------------------------------------------------------------ */
 /* Plans                                                                     */
 /* ------------------------------------------------------------------------ */
 

@@ -334,6 +334,21 @@ typedef struct adnn_plugin_binary {
   double alpha, beta;
 } adnn_plugin_binary;
 
+/** reduce: y = the reduction `kind` of x over the dims in `axes` (bit i: dim i
+ *  of x). `y` is the output as the caller described it; `yk` is the same
+ *  output seen with x's rank (every reduced dim of size 1 and stride 0, every
+ *  kept dim with y's stride), so that one multi-index walks x and y. `count`
+ *  elements of x reduce into each of the `outputs` elements of y. Inputs
+ *  {x}. */
+typedef struct adnn_plugin_reduce {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y, yk;
+  adnn_reduce_kind kind;
+  uint32_t axes;
+  int32_t keep_dims; /**< 0 or 1 */
+  int64_t count, outputs;
+} adnn_plugin_reduce;
+
 /** sizeof(adnn_plugin_<name>) for an op kind, as this header knows it; 0 for
  *  an unknown kind. */
 static inline size_t adnn_plugin_problem_size(adnn_plugin_op_kind kind) {

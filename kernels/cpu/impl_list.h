@@ -71,4 +71,7 @@ static inline const char *adnn_cpu_conv2d_forced(const void *problem) {
 #define ADNN_CPU_BINARY_IMPLS(X) X(binary, simd) X(binary, reference)
 #define ADNN_CPU_BINARY_FORCED NULL
 
+#define ADNN_CPU_REDUCE_IMPLS(X) X(reduce, simd) X(reduce, reference)
+#define ADNN_CPU_REDUCE_FORCED NULL
+
 #endif

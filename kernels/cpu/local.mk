@@ -26,6 +26,7 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/conv2d-im2col_gemm.c \
 	kernels/cpu/activation.c \
 	kernels/cpu/binary.c \
+	kernels/cpu/reduce.c \
 	kernels/cpu/softmax.c \
 	kernels/cpu/batchnorm.c \
 	kernels/cpu/norm.c \

@@ -128,6 +128,29 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_launch(const adnn_cuda_launch_con
                                                       const adnn_cuda_softmax_layout *s,
                                                       const void *x, void *y);
 
+/* ---- reduce.cu ---------------------------------------------------------- */
+
+/** A reduction seen as outputs and runs: every index of `kept` is one output
+ *  (strides[0] x, strides[1] y); its elements are, for every index of `outer`
+ *  (the reduced dims but the innermost, strides[0] x), a run of `run` elements
+ *  at x stride `run_stride` (the innermost reduced dim). */
+typedef struct adnn_cuda_reduce_layout {
+  adnn_nd kept;
+  adnn_nd outer;
+  int64_t outer_count;   /**< the product of outer's dims (1 for rank 0) */
+  int64_t run, run_stride;
+  int64_t outputs;       /**< y's elements */
+  int64_t count;         /**< x's elements per output (the mean's divisor) */
+  int32_t block_per_output; /**< 1: one block per output; 0: one thread per output */
+} adnn_cuda_reduce_layout;
+
+/** The reduction p->kind of x into y, laid out by `s`. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_reduce_launch(const adnn_cuda_launch_config *l,
+                                                     adnn_dtype dtype,
+                                                     const adnn_plugin_reduce *p,
+                                                     const adnn_cuda_reduce_layout *s,
+                                                     const void *x, void *y);
+
 /* ---- norm.cu ------------------------------------------------------------ */
 
 /** Layer / RMS norm rows: p->rows rows laid out by `rows`, each of p->D

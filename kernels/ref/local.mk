@@ -11,6 +11,7 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/softmax.c \
 	kernels/ref/batchnorm.c \
 	kernels/ref/norm.c \
-	kernels/ref/binary.c
+	kernels/ref/binary.c \
+	kernels/ref/reduce.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm
