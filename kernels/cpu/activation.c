@@ -3,7 +3,7 @@
  * epilogue and batch norm).
  *
  * This file is compiled in two roles. Read normally it holds the layout code
- * and the implementation entry; it then has simd_isa.h include it once per
+ * and the implementation entry; it then has simd_instantiate.h include it once per
  * instruction set with ADNN_SIMD_VECTOR_PART defined, to compile the vector
  * section below for each (see kernels/cpu/simd_isa.h for why).
  *
@@ -114,7 +114,7 @@ typedef struct act_fns {
 } act_fns;
 
 #define ADNN_SIMD_KERNEL "kernels/cpu/activation.c"
-#include "kernels/cpu/simd_isa.h"
+#include "kernels/cpu/simd_instantiate.h"
 
 static const act_fns *const act_by_isa[ADNN_CPU_ISA_COUNT] =
     ADNN_CPU_ISA_TABLE(adnn_f32_activation);

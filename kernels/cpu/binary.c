@@ -96,7 +96,7 @@ typedef struct bin_fns {
 } bin_fns;
 
 #define ADNN_SIMD_KERNEL "kernels/cpu/binary.c"
-#include "kernels/cpu/simd_isa.h"
+#include "kernels/cpu/simd_instantiate.h"
 
 static const bin_fns *const bin_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_binary);
 

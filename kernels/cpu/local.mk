@@ -3,8 +3,8 @@
 # the conv2d algorithms (kernels/cpu/conv2d-<algo>.c), the vectorized kernels
 # of the other ops (kernels/cpu/<op>.c) and the reference implementations
 # built on kernels/ref/ (reference.c). The vector code of the op kernels is
-# compiled once per instruction set by including itself through simd_isa.h
-# (see there), so the simd headers are listed as sources. A libtool
+# compiled once per instruction set by including itself through
+# simd_instantiate.h (simd_isa.h says why), so the simd headers are listed as sources. A libtool
 # convenience library linked into the CPU plugin.
 noinst_LTLIBRARIES += kernels/cpu/libadnn_cpu_kernels.la
 kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
@@ -17,6 +17,7 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/layout.c \
 	kernels/cpu/simd.h \
 	kernels/cpu/simd_isa.h \
+	kernels/cpu/simd_instantiate.h \
 	kernels/cpu/simd_region.h \
 	kernels/cpu/reference.c \
 	kernels/cpu/conv2d.h \

@@ -96,7 +96,7 @@ typedef struct nrm_fns {
 } nrm_fns;
 
 #define ADNN_SIMD_KERNEL "kernels/cpu/norm.c"
-#include "kernels/cpu/simd_isa.h"
+#include "kernels/cpu/simd_instantiate.h"
 
 static const nrm_fns *const nrm_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_norm);
 

@@ -175,7 +175,7 @@ typedef struct pool_fns {
 } pool_fns;
 
 #define ADNN_SIMD_KERNEL "kernels/cpu/pool2d.c"
-#include "kernels/cpu/simd_isa.h"
+#include "kernels/cpu/simd_instantiate.h"
 
 static const pool_fns *const pool_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_pool2d);
 

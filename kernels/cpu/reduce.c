@@ -122,7 +122,7 @@ typedef struct rd_fns {
 } rd_fns;
 
 #define ADNN_SIMD_KERNEL "kernels/cpu/reduce.c"
-#include "kernels/cpu/simd_isa.h"
+#include "kernels/cpu/simd_instantiate.h"
 
 static const rd_fns *const rd_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_reduce);
 

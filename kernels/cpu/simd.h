@@ -5,7 +5,7 @@
  *
  * Included plainly, this header declares the shared helpers (the loop
  * coalescing wrapper, the parallel grain). Included inside an instruction
- * set's region (simd_isa.h and simd_region.h arrange that, once per set),
+ * set's region (simd_instantiate.h and simd_region.h arrange that, once per set),
  * it defines the vector types and helpers of that set: VF, a vector of VL
  * floats as wide as the set's registers (16, 8 or 4), so the compiler maps
  * each vector operation to one instruction; VI, the matching integer

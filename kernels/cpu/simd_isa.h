@@ -2,7 +2,7 @@
  * The instruction sets the CPU vector kernels are compiled for: the one list
  * of them, and the instantiation of a kernel's vector code once per set.
  * Adding an instruction set means a row in ADNN_CPU_ISA_LIST, an id below and
- * a block in the instantiation part at the end of this file; the vector
+ * a block in simd_instantiate.h; the vector
  * helpers of simd.h fall back to portable code for a set they have no
  * intrinsics for.
  *
@@ -10,11 +10,11 @@
  * one binary runs everywhere and uses the best the machine has), and we do
  * not want hand-written copies. A kernel file therefore writes its vector
  * code once, in a section guarded by ADNN_SIMD_VECTOR_PART, against the names
- * of simd.h (VF, VI, VL, NAME(...)), and asks this header to compile that
- * section under every instruction set:
+ * of simd.h (VF, VI, VL, NAME(...)), and asks simd_instantiate.h to compile
+ * that section under every instruction set:
  *
  *     #define ADNN_SIMD_KERNEL "kernels/cpu/softmax.c"
- *     #include "kernels/cpu/simd_isa.h"
+ *     #include "kernels/cpu/simd_instantiate.h"
  *
  * Each copy's names end in the instruction set's suffix (NAME(f) is
  * f##__avx512, f##__avx2 or f##__base), so the file then holds, for example,
@@ -52,32 +52,3 @@
 #define ADNN_CPU_ISA_TABLE(body) {ADNN_CPU_ISA_LIST(ADNN_CPU_ISA_TABLE_ENTRY_, body)}
 
 #endif /* ADNN_CPU_SIMD_ISA_H */
-
-/* ---- Instantiation: only when a kernel file names itself. ---------------- */
-#ifdef ADNN_SIMD_KERNEL
-#define ADNN_SIMD_VECTOR_PART
-
-/* Each block sets the region's id, target, lane count and suffix;
- * simd_region.h opens the target region, includes the vector helpers and the
- * kernel's vector section, and closes it again. */
-#define ADNN_SIMD_ISA ADNN_CPU_ISA_AVX512
-#define ADNN_SIMD_TARGET "avx512f"
-#define VL 16
-#define NAME(f) f##__avx512
-#include "kernels/cpu/simd_region.h"
-
-#define ADNN_SIMD_ISA ADNN_CPU_ISA_AVX2
-#define ADNN_SIMD_TARGET "avx2,fma"
-#define VL 8
-#define NAME(f) f##__avx2
-#include "kernels/cpu/simd_region.h"
-
-/* The baseline: no target attribute, the compiler's default instruction set. */
-#define ADNN_SIMD_ISA ADNN_CPU_ISA_BASE
-#define VL 4
-#define NAME(f) f##__base
-#include "kernels/cpu/simd_region.h"
-
-#undef ADNN_SIMD_VECTOR_PART
-#undef ADNN_SIMD_KERNEL
-#endif /* ADNN_SIMD_KERNEL */

@@ -1,5 +1,5 @@
 /*
- * One instruction set's copy of a kernel's vector code (see simd_isa.h, which
+ * One instruction set's copy of a kernel's vector code (see simd_instantiate.h, which
  * includes this once per instruction set with ADNN_SIMD_ISA, VL, NAME and,
  * except for the baseline, ADNN_SIMD_TARGET defined).
  *

@@ -279,7 +279,7 @@ typedef struct sm_fns {
 } sm_fns;
 
 #define ADNN_SIMD_KERNEL "kernels/cpu/softmax.c"
-#include "kernels/cpu/simd_isa.h"
+#include "kernels/cpu/simd_instantiate.h"
 
 static const sm_fns *const sm_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(adnn_f32_softmax);
 
