@@ -125,8 +125,7 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
   ctx->plugin = rec;
   ctx->table = rec->table;
   ctx->device = device;
-  const char *tf32 = getenv("ADNN_ALLOW_TF32");
-  if (tf32 != NULL && strcmp(tf32, "1") == 0) ctx->flags |= ADNN_CONTEXT_ALLOW_TF32;
+  if (adnn__env_flag(ADNN_ENV_ALLOW_TF32, 0)) ctx->flags |= ADNN_CONTEXT_ALLOW_TF32;
   adnn__tune_options_from_env(&ctx->tune);
   pthread_mutex_init(&ctx->alloc_lock, NULL);
   pthread_mutex_init(&ctx->tune_lock, NULL);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/verbose.h"
 
 /* The span in elements of a rows x cols row-major matrix with leading dimension
  * ld, repeated `batch` times `stride` apart. 0 on overflow. */
@@ -135,6 +136,7 @@ static adnn_status gemm_common(const char *func, adnn_context *ctx, adnn_dtype d
   args.stride_c = batch > 1 ? stride_c : 0;
   args.batch = batch;
   args.flags = ctx->flags;
+  if (adnn__verbose_level() >= 2) return adnn__verbose_gemm(ctx, &args);
   return ctx->table->gemm(ctx->pctx, &args);
 }
 

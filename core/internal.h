@@ -11,6 +11,8 @@
 #include <adnn.h>
 #include <adnn/plugin.h>
 
+#include "core/env.h"
+
 #if defined(__GNUC__)
 #define ADNN_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else

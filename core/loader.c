@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "core/loader.h"
 
@@ -251,6 +253,19 @@ static adnn__plugin_record *load_plugin(const char *path) {
   info->version = "";
   info->state = ADNN_BACKEND_LOAD_FAILED;
 
+  /* dlopen reports an unreadable file as if the file needed itself ("cannot
+   * open shared object file"); open it first to report the real errno. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    info->name = name_from_file(path);
+    info->reason = dup_printf("cannot load %s: it cannot be read: %s; %s", path, strerror(err),
+                              err == EACCES ? "make it readable by this user (chmod a+r), or "
+                                              "remove it from the plugin directory"
+                                            : "check the file and its directory");
+    return rec;
+  }
+  close(fd);
   dlerror();
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == NULL) {
@@ -344,6 +359,50 @@ static int append_record(adnn__plugin_record *rec, size_t *cap) {
   return 1;
 }
 
+/* A plugin runs with the process's rights, so whoever can replace it or add
+ * one next to it can run code in every adnn program: like ld.so with its
+ * secure directories, the loader warns about a world-writable directory or
+ * file and about a file owned by a user other than this process's effective
+ * user and root. The plugin still loads; the warning says what to fix. Each
+ * path is checked once per process (the search runs once). */
+static void warn_insecure_dir(const char *dir) {
+  struct stat sb;
+  if (stat(dir, &sb) == 0 && (sb.st_mode & S_IWOTH))
+    adnn__log(ADNN_LOG_WARN, "core", "plugin directory %s is writable by every user (mode %04o), "
+              "so anyone can add a plugin that every adnn program loads; remove the write "
+              "permission for others (chmod o-w %s)", dir, (unsigned)(sb.st_mode & 07777), dir);
+}
+
+static void warn_insecure_file(const char *path, const struct stat *sb) {
+  if (sb->st_mode & S_IWOTH)
+    adnn__log(ADNN_LOG_WARN, "core", "plugin %s is writable by every user (mode %04o), so anyone "
+              "can change the code every adnn program runs; remove the write permission for "
+              "others (chmod o-w %s)", path, (unsigned)(sb->st_mode & 07777), path);
+  uid_t me = geteuid();
+  if (sb->st_uid != me && sb->st_uid != 0)
+    adnn__log(ADNN_LOG_WARN, "core", "plugin %s is owned by user %ld, neither this process's "
+              "user (%ld) nor root, who can change the code this program runs; have root or "
+              "this user own it (chown)", path, (long)sb->st_uid, (long)me);
+}
+
+/* Why an entry named *.so is not a file to load, at INFO level: a stale
+ * symbolic link or a directory is not an error, but "why is my plugin not
+ * listed?" deserves an answer. */
+static void explain_skipped(const char *path, int stat_errno, const struct stat *sb) {
+  struct stat lsb;
+  const char *why;
+  if (sb != NULL)
+    why = S_ISDIR(sb->st_mode) ? "it is a directory, not a plugin file"
+                               : "it is not a regular file";
+  else if (stat_errno == ELOOP)
+    why = "it is a symbolic link loop";
+  else if (stat_errno == ENOENT && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode))
+    why = "it is a dangling symbolic link (its target does not exist)";
+  else
+    why = strerror(stat_errno);
+  adnn__log(ADNN_LOG_INFO, "core", "skipping %s: %s", path, why);
+}
+
 static void scan_directory(const char *dir, size_t *cap) {
   DIR *d = opendir(dir);
   if (d == NULL) {
@@ -351,6 +410,7 @@ static void scan_directory(const char *dir, size_t *cap) {
               strerror(errno));
     return;
   }
+  warn_insecure_dir(dir);
   char **names = NULL;
   size_t n = 0, ncap = 0;
   struct dirent *e;
@@ -372,7 +432,12 @@ static void scan_directory(const char *dir, size_t *cap) {
   for (size_t i = 0; i < n; i++) {
     char *path = dup_printf("%s/%s", dir, names[i]);
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    if (stat(path, &sb) != 0) {
+      explain_skipped(path, errno, NULL);
+    } else if (!S_ISREG(sb.st_mode)) {
+      explain_skipped(path, 0, &sb);
+    } else {
+      warn_insecure_file(path, &sb);
       adnn__plugin_record *rec = load_plugin(path);
       /* Out of memory for the list: the record stays allocated (its plugin may
        * have run code and is never unloaded) but is not listed. */
@@ -452,8 +517,8 @@ static void choose_auto(void) {
 }
 
 static void load_all(void) {
-  const char *env = getenv("ADNN_PLUGIN_PATH");
-  if (env != NULL && *env != '\0') {
+  const char *env = adnn__env_get(ADNN_ENV_PLUGIN_PATH);
+  if (env != NULL) {
     search_path = dup_str(env);
     search_path_source = "ADNN_PLUGIN_PATH";
   } else {
@@ -549,8 +614,8 @@ adnn_status adnn_plugin_search_path(const char **path, const char **source) {
 
 /* The ADNN_BACKEND override, when it replaces "auto" (NULL otherwise). */
 const char *adnn__backend_env_override(void) {
-  const char *env = getenv("ADNN_BACKEND");
-  if (env == NULL || *env == '\0' || strcmp(env, "auto") == 0) return NULL;
+  const char *env = adnn__env_get(ADNN_ENV_BACKEND);
+  if (env == NULL || strcmp(env, "auto") == 0) return NULL;
   return env;
 }
 

@@ -6,6 +6,10 @@ libadnn_la_SOURCES = \
 	core/error.c \
 	core/log.c \
 	core/log_api.c \
+	core/env.h \
+	core/env.c \
+	core/verbose.h \
+	core/verbose.c \
 	core/version.c \
 	core/dtype.c \
 	core/tensor.c \

@@ -23,24 +23,31 @@ static void *sink_user_data = NULL;
 
 static const char *const level_names[] = {"off", "error", "warn", "info", "debug"};
 
-static int level_from_env(void) {
-  const char *v = getenv("ADNN_LOG");
-  if (v == NULL || *v == '\0') return ADNN_LOG_WARN;
+/* The level ADNN_LOG asks for; *unknown is set for a value that is not a
+ * level name (the caller warns once the level is stored: warning from here
+ * would recurse into an unset level). */
+static int level_from_env(const char **unknown) {
+  const char *v = adnn__env_get(ADNN_ENV_LOG);
+  *unknown = NULL;
+  if (v == NULL) return ADNN_LOG_WARN;
   for (int i = 0; i <= ADNN_LOG_DEBUG; i++)
     if (strcasecmp(v, level_names[i]) == 0) return i;
   if (strcasecmp(v, "warning") == 0) return ADNN_LOG_WARN;
   if (strcmp(v, "0") == 0 || strcasecmp(v, "none") == 0) return ADNN_LOG_OFF;
   /* An unknown value must not silence real warnings. */
+  *unknown = v;
   return ADNN_LOG_WARN;
 }
 
 static int current_level(void) {
   int level = atomic_load(&log_level);
   if (level < 0) {
-    int from_env = level_from_env();
+    const char *unknown;
+    int from_env = level_from_env(&unknown);
     int expected = -1;
-    atomic_compare_exchange_strong(&log_level, &expected, from_env);
+    int stored = atomic_compare_exchange_strong(&log_level, &expected, from_env);
     level = atomic_load(&log_level);
+    if (stored && unknown != NULL) adnn__env_warn_ignored(ADNN_ENV_LOG, unknown, NULL);
   }
   return level;
 }

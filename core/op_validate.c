@@ -238,13 +238,13 @@ adnn_status adnn__conv2d_output_dims(const char *func, const adnn_conv2d_desc *d
 
 /* ADNN_CONV2D_ALGO forces an algorithm for descriptors that say AUTO. */
 static adnn_conv2d_algorithm conv2d_algo_from_env(void) {
-  const char *v = getenv("ADNN_CONV2D_ALGO");
-  if (v == NULL || *v == '\0') return ADNN_CONV2D_ALGO_AUTO;
+  const char *v = adnn__env_get(ADNN_ENV_CONV2D_ALGO);
+  if (v == NULL) return ADNN_CONV2D_ALGO_AUTO;
 #define ADNN_CONV2D_ALGO_BY_NAME_(NAME, name, value, def) \
   if (strcmp(v, #name) == 0) return ADNN_CONV2D_ALGO_##NAME;
   ADNN_CONV2D_ALGO_LIST(ADNN_CONV2D_ALGO_BY_NAME_)
 #undef ADNN_CONV2D_ALGO_BY_NAME_
-  adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_CONV2D_ALGO=\"%s\": not an algorithm name", v);
+  adnn__env_warn_ignored(ADNN_ENV_CONV2D_ALGO, v, "not an algorithm name");
   return ADNN_CONV2D_ALGO_AUTO;
 }
 

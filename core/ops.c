@@ -17,6 +17,7 @@
 #include "core/loader.h"
 #include "core/op_validate.h"
 #include "core/tuner.h"
+#include "core/verbose.h"
 
 /* Every op's descriptor and problem, for storage of any of them. */
 typedef union op_desc {
@@ -141,6 +142,8 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
   /* The tuner creates the plugin plan and selects its algorithm (measuring
    * the candidates on scratch buffers when it must). */
   const int tunable = (info->flags & ADNN_OP_TUNABLE) != 0;
+  const int verbose = adnn__verbose_level();
+  const double t0 = verbose ? adnn__verbose_now_ms() : 0.0;
   st = adnn__tuner_plan_create(ctx, &p->op, p->io.input_bytes, p->io.output_bytes, p->io.forced,
                                tunable, &p->tune, &p->pplan);
   if (st != ADNN_STATUS_SUCCESS) {
@@ -152,6 +155,9 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
     if (strncmp(msg, func, strlen(func)) == 0) return adnn__fail(st, "%s", msg);
     return adnn__fail(st, "%s: backend %s: %s", func, t->name, msg);
   }
+  if (verbose)
+    adnn__verbose_plan_created(ctx, &p->op, adnn_plan_get_algorithm(p), p->tune.reason,
+                               adnn__verbose_now_ms() - t0);
   *out = p;
   return ADNN_STATUS_SUCCESS;
 }
@@ -229,6 +235,9 @@ adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t
                       "output is exactly that input with the same layout", func, i);
   }
   void *const outputs[1] = {output};
+  if (adnn__verbose_level() >= 2)
+    return adnn__verbose_execute(plan->ctx, &plan->op, adnn_plan_get_algorithm(plan), plan->pplan,
+                                 inputs, outputs);
   return plan->ctx->table->plan_execute(plan->pplan, inputs, outputs);
 }
 

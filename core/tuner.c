@@ -15,6 +15,7 @@
 #include "core/internal.h"
 #include "core/perfdb.h"
 #include "core/tuner.h"
+#include "core/verbose.h"
 
 enum { MAX_CANDIDATES = 64, MAX_INPUTS = 8, MAX_OUTPUTS = 4 };
 
@@ -55,39 +56,28 @@ static int parse_bytes(const char *v, size_t *out) {
 
 void adnn__tune_options_from_env(adnn_tune_options *o) {
   adnn_tune_options_init(o);
-  const char *v = getenv("ADNN_TUNE");
-  if (v != NULL && *v != '\0') {
+  const char *v = adnn__env_get(ADNN_ENV_TUNE);
+  if (v != NULL) {
     if (strcmp(v, "default") == 0) o->mode = ADNN_TUNE_DEFAULT;
     else if (strcmp(v, "off") == 0) o->mode = ADNN_TUNE_OFF;
     else if (strcmp(v, "exhaustive") == 0) o->mode = ADNN_TUNE_EXHAUSTIVE;
-    else
-      adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_TUNE=\"%s\": use off, default or "
-                "exhaustive", v);
+    else adnn__env_warn_ignored(ADNN_ENV_TUNE, v, NULL);
   }
-  v = getenv("ADNN_TUNE_BUDGET_MS");
-  if (v != NULL && *v != '\0') {
+  v = adnn__env_get(ADNN_ENV_TUNE_BUDGET_MS);
+  if (v != NULL) {
     char *end = NULL;
     errno = 0;
     double ms = strtod(v, &end);
     if (errno == 0 && end != v && *end == '\0' && isfinite(ms) && ms >= 0) o->time_budget_ms = ms;
-    else
-      adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_TUNE_BUDGET_MS=\"%s\": not a number of "
-                "milliseconds >= 0", v);
+    else adnn__env_warn_ignored(ADNN_ENV_TUNE_BUDGET_MS, v, NULL);
   }
-  v = getenv("ADNN_TUNE_WORKSPACE_LIMIT");
-  if (v != NULL && *v != '\0') {
+  v = adnn__env_get(ADNN_ENV_TUNE_WORKSPACE_LIMIT);
+  if (v != NULL) {
     size_t bytes;
     if (parse_bytes(v, &bytes)) o->workspace_limit = bytes;
-    else
-      adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_TUNE_WORKSPACE_LIMIT=\"%s\": not a byte "
-                "count (digits, optionally followed by K, M or G)", v);
+    else adnn__env_warn_ignored(ADNN_ENV_TUNE_WORKSPACE_LIMIT, v, NULL);
   }
-  v = getenv("ADNN_DETERMINISTIC");
-  if (v != NULL && *v != '\0') {
-    if (strcmp(v, "1") == 0) o->deterministic = 1;
-    else if (strcmp(v, "0") == 0) o->deterministic = 0;
-    else adnn__log(ADNN_LOG_WARN, "core", "ignoring ADNN_DETERMINISTIC=\"%s\": use 0 or 1", v);
-  }
+  o->deterministic = adnn__env_flag(ADNN_ENV_DETERMINISTIC, o->deterministic);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -301,6 +291,7 @@ static int measure_all(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_plu
               "using the backend's heuristic");
     return 0;
   }
+  int progress_shown = 0; /* a run longer than a second says so (core/verbose.h) */
   /* Pass 0: the ordinary candidates; pass 1: the slow catch-alls, only when
    * exhaustive or when nothing else ran. */
   for (int pass = 0; pass < 2; pass++) {
@@ -315,8 +306,10 @@ static int measure_all(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_plu
       for (size_t j = i; j < n; j++)
         if (adnn__tuner_allowed(&r[j], o) && (r[j].slow != 0) == pass) left++;
       measure_one(ctx, plan, &s, &r[i], left, m);
+      adnn__verbose_tune_progress(ctx, op, m->start, m->measured, n, &progress_shown);
     }
   }
+  adnn__verbose_tune_done(ctx, op, m->start, m->measured, n, progress_shown);
   scratch_free(ctx, &s);
   return 1;
 }

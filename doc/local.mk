@@ -5,3 +5,5 @@ dist_doc_DATA += README.md doc/api.md doc/plugins.md doc/cpu.md doc/cuda.md doc/
 	doc/errors.md doc/context.md doc/memory.md doc/tensors.md doc/gemm.md \
 	doc/plans.md doc/backends.md doc/tuning.md doc/versioning.md doc/packaging.md
 EXTRA_DIST += doc/gpu-check.md
+# ADNN_VERBOSE (core/verbose.c).
+dist_doc_DATA += doc/verbose.md

@@ -19,7 +19,7 @@ AM_TESTS_ENVIRONMENT = \
 	ADNN_CACHE_DIR=$${TMPDIR:-/tmp}/adnn-test-cache-$$$$; export ADNN_CACHE_DIR; \
 	unset ADNN_BACKEND ADNN_LOG ADNN_NUM_THREADS ADNN_ALLOW_TF32 ADNN_CONV2D_ALGO ADNN_CPU_SIMD \
 	  ADNN_TUNE ADNN_TUNE_BUDGET_MS ADNN_TUNE_WORKSPACE_LIMIT ADNN_DETERMINISTIC \
-	  ADNN_SYSTEM_PERFDB ADNN_CUDA_WORKSPACE_LIMIT ADNN_CUDA_CONV_FIND;
+	  ADNN_SYSTEM_PERFDB ADNN_CUDA_WORKSPACE_LIMIT ADNN_CUDA_CONV_FIND ADNN_VERBOSE;
 
 EXTRA_DIST += t/tap.h t/rng.h t/tmpdir.h t/valgrind.supp
 
@@ -116,7 +116,7 @@ t_tune_plan_SOURCES = t/tune-plan.c t/tap.h t/tmpdir.h
 t_tune_plan_LDADD = t/harness/libadnn_harness.la libadnn.la -lm
 EXTRA_t_tune_plan_DEPENDENCIES = backends/cpu/adnn-cpu.la
 t_perfdb_SOURCES = t/perfdb.c t/tap.h t/tmpdir.h core/perfdb.c core/perfdb.h \
-	core/log.c core/log_api.c core/error.c core/internal.h
+	core/log.c core/log_api.c core/error.c core/internal.h core/env.c core/env.h
 t_perfdb_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY \
 	-DADNN_SYSTEM_PERFDB='"/nonexistent/adnn-test/perfdb.txt"'
 t_perfdb_LDADD = -lpthread
@@ -219,3 +219,22 @@ doc_examples_gemm_LDADD = libadnn.la
 doc_examples_plans_LDADD = libadnn.la
 doc_examples_backends_LDADD = libadnn.la
 doc_examples_tuning_LDADD = libadnn.la
+
+# ---- environment variables, verbose mode, plugin file checks ----------------
+# t/core-env: each bad value of a variable warns once, naming the accepted
+# values; t/env-docs.sh: README.md and adnn(7) list exactly the variables of
+# core/env.h; t/core-verbose.sh: ADNN_VERBOSE lines of t/verbose-run (a conv
+# and two GEMMs), checked against adnn-bench; t/core-loader-secure: warnings
+# about writable or foreign plugin files, unreadable plugins, skipped entries.
+env_tests = t/core-env t/core-loader-secure
+check_PROGRAMS += $(env_tests) t/verbose-run
+TESTS += $(env_tests) t/env-docs.sh t/core-verbose.sh
+EXTRA_DIST += t/env-docs.sh t/core-verbose.sh
+t_core_env_SOURCES = t/core-env.c t/tap.h
+t_core_env_LDADD = libadnn.la
+EXTRA_t_core_env_DEPENDENCIES = backends/cpu/adnn-cpu.la
+t_core_loader_secure_SOURCES = t/core-loader-secure.c t/tap.h t/tmpdir.h
+t_core_loader_secure_LDADD = libadnn.la
+EXTRA_t_core_loader_secure_DEPENDENCIES = t/plugins/adnn-unavail.la backends/cpu/adnn-cpu.la
+t_verbose_run_SOURCES = t/verbose-run.c t/rng.h
+t_verbose_run_LDADD = libadnn.la

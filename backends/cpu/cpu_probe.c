@@ -4,15 +4,16 @@
  * build; init sets OpenBLAS's thread count, starts the kernels' thread pool
  * and chooses what the kernels may use (adnn_cpu__env).
  *
- * Threads: ADNN_NUM_THREADS if set (a positive integer); otherwise, if
+ * Threads: ADNN_NUM_THREADS if set (a positive integer, capped at the CPUs
+ * of the affinity mask); otherwise, if
  * OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set, OpenBLAS's own choice is left
  * alone; otherwise every CPU in the process's affinity mask. OpenBLAS's thread
  * count is process-global, so an application that calls OpenBLAS itself shares
  * this setting.
  *
  * Instruction set of the kernels: the most capable one of ADNN_CPU_ISA_LIST
- * that the CPU and the OS both support, capped by ADNN_CPU_SIMD ("avx2", or
- * "baseline") so that tests and benchmarks can run every variant on one
+ * that the CPU and the OS both support, capped by ADNN_CPU_SIMD (a name of that list,
+ * or "baseline") so that tests and benchmarks can run every variant on one
  * machine.
  *
  * Every variable is read through the host's getenv, which the core may
@@ -21,6 +22,8 @@
 #include "config.h"
 
 #include <cblas.h>
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +40,34 @@ static char *openblas_get_corename(void) { return (char *)"unknown"; }
 
 adnn_cpu_env adnn_cpu__env = {.isa = ADNN_CPU_ISA_BASE, .threads = 1};
 
+/* Probe and init both ask for the thread count, so each warning about
+ * ADNN_NUM_THREADS is printed once per process, not once per call. */
+static atomic_int warned_threads_value, warned_threads_cap, warned_simd;
+
 int adnn_cpu__thread_count(const char **source) {
   const char *v = adnn_cpu__host->getenv("ADNN_NUM_THREADS");
   if (v != NULL && *v != '\0') {
     char *end = NULL;
+    errno = 0;
     long n = strtol(v, &end, 10);
-    if (end != v && *end == '\0' && n > 0 && n <= 4096) {
+    if (errno == 0 && end != v && *end == '\0' && n > 0) {
       if (source) *source = "ADNN_NUM_THREADS";
+      /* More threads than CPUs only makes them wait for each other (1000
+       * threads made a conv forward pass about 10x slower). */
+      int cpus = adnn_cpu_available_count();
+      if (cpus > 0 && n > cpus) {
+        if (atomic_exchange(&warned_threads_cap, 1) == 0)
+          adnn_cpu__host->log(ADNN_LOG_WARN, "cpu",
+                              "ADNN_NUM_THREADS=%ld is more than the %d CPU%s available to this "
+                              "process; using %d", n, cpus, cpus == 1 ? "" : "s", cpus);
+        return cpus;
+      }
       return (int)n;
     }
-    adnn_cpu__host->log(ADNN_LOG_WARN, "cpu",
-                        "ignoring ADNN_NUM_THREADS=\"%s\": not a positive integer", v);
+    if (atomic_exchange(&warned_threads_value, 1) == 0)
+      adnn_cpu__host->log(ADNN_LOG_WARN, "cpu",
+                          "ignoring ADNN_NUM_THREADS=\"%s\": accepted: a positive integer (at "
+                          "most the CPUs available)", v);
   }
 #ifdef HAVE_OPENBLAS_GET_NUM_THREADS
   const char *ob = adnn_cpu__host->getenv("OPENBLAS_NUM_THREADS");
@@ -157,8 +177,15 @@ static int kernel_isa(const adnn_cpu_features *f) {
   ADNN_CPU_ISA_LIST(ADNN_CPU_CAP_ISA_, 0)
 #undef ADNN_CPU_CAP_ISA_
   if (cap_isa < 0) {
-    adnn_cpu__host->log(ADNN_LOG_WARN, "cpu", "ignoring ADNN_CPU_SIMD=\"%s\": use avx512, avx2 "
-                        "or baseline", cap);
+    /* The accepted names come from the same list as the matching above. */
+    char names[128] = "";
+#define ADNN_CPU_ISA_NAME_(NAME, name, usable, arg) \
+  snprintf(names + strlen(names), sizeof names - strlen(names), "%s, ", #name);
+    ADNN_CPU_ISA_LIST(ADNN_CPU_ISA_NAME_, 0)
+#undef ADNN_CPU_ISA_NAME_
+    if (atomic_exchange(&warned_simd, 1) == 0)
+      adnn_cpu__host->log(ADNN_LOG_WARN, "cpu", "ignoring ADNN_CPU_SIMD=\"%s\": accepted: "
+                          "%sor baseline", cap, names);
     return isa;
   }
   return cap_isa < isa ? cap_isa : isa;

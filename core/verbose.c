@@ -1,0 +1,315 @@
+/*
+ * ADNN_VERBOSE: machine-parsable lines on stderr about plan creation and
+ * execution (doc/verbose.md has the format). The lines go to stderr, not to
+ * the log callback: they are a stream for a person or a script to collect
+ * (like oneDNN's ONEDNN_VERBOSE, but stderr so that a program's own stdout
+ * stays clean), independent of the log level, and each line is written with
+ * one fprintf so that lines of different threads do not interleave.
+ *
+ * The problem field is written in adnn-bench's problem syntax
+ * (tools/bench_problem.h, doc/bench.md), so that a line can be pasted into
+ * `adnn-bench --dtype=D --layout=L PROBLEM`. That syntax has no field for a
+ * conv2d's bias and activation or for non-packed strides; those are not
+ * printed, and the layout field says "strided" when the strides are neither
+ * packed NCHW nor packed NHWC.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/verbose.h"
+
+atomic_int adnn__verbose_cached = -1;
+static atomic_int header_printed;
+
+int adnn__verbose_read(void) {
+  const char *v = adnn__env_get(ADNN_ENV_VERBOSE);
+  int level = 0;
+  if (v != NULL) {
+    if (strcmp(v, "0") == 0) level = 0;
+    else if (strcmp(v, "1") == 0) level = 1;
+    else if (strcmp(v, "2") == 0) level = 2;
+    else adnn__env_warn_ignored(ADNN_ENV_VERBOSE, v, NULL);
+  }
+  int expected = -1;
+  atomic_compare_exchange_strong(&adnn__verbose_cached, &expected, level);
+  return atomic_load(&adnn__verbose_cached);
+}
+
+double adnn__verbose_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fields                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct line_buf {
+  char buf[2048];
+  size_t used;
+} line_buf;
+
+static void put(line_buf *l, const char *fmt, ...) ADNN_PRINTF(2, 3);
+static void put(line_buf *l, const char *fmt, ...) {
+  if (l->used >= sizeof l->buf) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(l->buf + l->used, sizeof l->buf - l->used, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  l->used += (size_t)n;
+  if (l->used >= sizeof l->buf) l->used = sizeof l->buf - 1;
+}
+
+/* A CSV field: quoted (with "" for ") when it holds a comma, quote or
+ * newline, as RFC 4180 reads. */
+static void put_field(line_buf *l, const char *s) {
+  put(l, ",");
+  if (s == NULL) s = "";
+  if (strpbrk(s, ",\"\n\r") == NULL) {
+    put(l, "%s", s);
+    return;
+  }
+  put(l, "\"");
+  for (; *s; s++) {
+    if (*s == '"') put(l, "\"\"");
+    else if (*s == '\n' || *s == '\r') put(l, " ");
+    else put(l, "%c", *s);
+  }
+  put(l, "\"");
+}
+
+static void put_dims(line_buf *l, const adnn_tensor_desc *t) {
+  for (int i = 0; i < t->rank; i++) put(l, "%s%lld", i ? "x" : "", (long long)t->dims[i]);
+}
+
+static int packed(const adnn_tensor_desc *t, const int *order) {
+  int64_t expect = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    int d = order ? order[i] : i;
+    if (t->dims[d] != 1 && t->strides[d] != expect) return 0;
+    expect *= t->dims[d];
+  }
+  return 1;
+}
+
+/* nchw, nhwc or strided, from the strides of the 4-d tensor x. */
+static const char *image_layout(const adnn_tensor_desc *x) {
+  static const int nhwc[4] = {0, 2, 3, 1};
+  if (x->rank != 4 || packed(x, NULL)) return "nchw";
+  return packed(x, nhwc) ? "nhwc" : "strided";
+}
+
+static const char *pool_word(adnn_pool_kind k) {
+  return k == ADNN_POOL_MAX ? "max" : k == ADNN_POOL_AVG_EXCLUDE_PAD ? "avg_exclude" : "avg";
+}
+
+/* Image geometry in adnn-bench's (benchdnn's) order; dilation there counts
+ * the extra dilation (0 = none). */
+static void put_conv(line_buf *l, const adnn_plugin_conv2d *c) {
+  if (c->groups != 1) put(l, "g%lld", (long long)c->groups);
+  put(l, "mb%lldic%lldih%lldiw%lldoc%lldoh%lldow%lldkh%lldkw%lldsh%lldsw%lldph%lldpw%lld",
+      (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->K,
+      (long long)c->P, (long long)c->Q, (long long)c->R, (long long)c->S,
+      (long long)c->stride_h, (long long)c->stride_w, (long long)c->pad_top,
+      (long long)c->pad_left);
+  if (c->dilation_h != 1 || c->dilation_w != 1)
+    put(l, "dh%llddw%lld", (long long)(c->dilation_h - 1), (long long)(c->dilation_w - 1));
+}
+
+/* The problem in adnn-bench syntax and its layout. */
+static void put_problem(line_buf *l, const adnn_plugin_op *op, const char **layout) {
+  line_buf p = {.used = 0};
+  p.buf[0] = '\0';
+  *layout = "nchw";
+  switch (op->kind) {
+    case ADNN_PLUGIN_OP_CONV2D: {
+      const adnn_plugin_conv2d *c = op->problem;
+      put_conv(&p, c);
+      *layout = image_layout(&c->x);
+      break;
+    }
+    case ADNN_PLUGIN_OP_POOL2D: {
+      const adnn_plugin_pool2d *q = op->problem;
+      put(&p, "pool:%s:mb%lldic%lldih%lldiw%lldkh%lldkw%lldsh%lldsw%lldph%lldpw%lld%s",
+          pool_word(q->kind), (long long)q->N, (long long)q->C, (long long)q->H,
+          (long long)q->W, (long long)q->kernel_h, (long long)q->kernel_w,
+          (long long)q->stride_h, (long long)q->stride_w, (long long)q->pad_top,
+          (long long)q->pad_left, q->ceil_mode ? ":ceil" : "");
+      *layout = image_layout(&q->x);
+      break;
+    }
+    case ADNN_PLUGIN_OP_ACTIVATION: {
+      const adnn_plugin_activation *a = op->problem;
+      put(&p, "act:%s:", adnn_activation_name(a->activation.kind));
+      if (a->activation.alpha != 0) put(&p, "a%.17g:", a->activation.alpha);
+      if (a->activation.beta != 0) put(&p, "b%.17g:", a->activation.beta);
+      put_dims(&p, &a->x);
+      break;
+    }
+    case ADNN_PLUGIN_OP_SOFTMAX: {
+      const adnn_plugin_softmax *s = op->problem;
+      put(&p, "softmax:axis%d:%s", (int)s->axis, s->log ? "log:" : "");
+      put_dims(&p, &s->x);
+      break;
+    }
+    case ADNN_PLUGIN_OP_NORM: {
+      const adnn_plugin_norm *n = op->problem;
+      int rms = n->kind == ADNN_NORM_RMS;
+      put(&p, "%s:", rms ? "rmsnorm" : "lnorm");
+      put_dims(&p, &n->x);
+      put(&p, ":nd%d%s%s:eps%.17g", (int)n->norm_dims, n->has_gain ? "" : ":nogain",
+          rms ? (n->has_bias ? ":bias" : "") : (n->has_bias ? "" : ":nobias"), n->epsilon);
+      break;
+    }
+    case ADNN_PLUGIN_OP_BATCHNORM: {
+      const adnn_plugin_batchnorm *b = op->problem;
+      put(&p, "bnorm:mb%lldic%lld", (long long)b->x.dims[0], (long long)b->C);
+      if (b->x.rank == 4)
+        put(&p, "ih%lldiw%lld", (long long)b->x.dims[2], (long long)b->x.dims[3]);
+      if (b->activation.kind != ADNN_ACTIVATION_IDENTITY)
+        put(&p, ":%s", adnn_activation_name(b->activation.kind));
+      if (b->x.rank == 4) *layout = image_layout(&b->x);
+      break;
+    }
+    case ADNN_PLUGIN_OP_BINARY: {
+      const adnn_plugin_binary *b = op->problem;
+      put(&p, "binary:%s:", adnn_binary_op_name(b->op));
+      put_dims(&p, &b->a);
+      put(&p, "+");
+      put_dims(&p, &b->b);
+      break;
+    }
+    case ADNN_PLUGIN_OP_REDUCE: {
+      const adnn_plugin_reduce *r = op->problem;
+      put(&p, "reduce:%s:", adnn_reduce_kind_name(r->kind));
+      put_dims(&p, &r->x);
+      put(&p, ":axes");
+      for (int i = 0, first = 1; i < r->x.rank; i++)
+        if ((r->axes >> i) & 1u) {
+          put(&p, "%s%d", first ? "" : ",", i);
+          first = 0;
+        }
+      if (r->keep_dims) put(&p, ":keep");
+      break;
+    }
+    default:
+      put(&p, "%s", "unknown");
+      break;
+  }
+  put_field(l, p.buf);
+}
+
+static const char *op_name(adnn_plugin_op_kind kind) {
+  switch (kind) {
+#define VERBOSE_OP_NAME_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
+  case ADNN_PLUGIN_OP_##NAME:                                                        \
+    return #name;
+    ADNN_OP_LIST(VERBOSE_OP_NAME_)
+#undef VERBOSE_OP_NAME_
+    default: break;
+  }
+  return "unknown";
+}
+
+static void put_backend(line_buf *l, const adnn_context *ctx) {
+  char b[64];
+  if (ctx->device == 0) snprintf(b, sizeof b, "%s", ctx->table->name);
+  else snprintf(b, sizeof b, "%s:%d", ctx->table->name, ctx->device);
+  put_field(l, b);
+}
+
+/* Writes the line, after the header the first time. */
+static void emit(line_buf *l) {
+  if (atomic_exchange(&header_printed, 1) == 0)
+    fprintf(stderr, "adnn_verbose,event,op,problem,dtype,layout,backend,algorithm,reason,ms\n");
+  fprintf(stderr, "%s\n", l->buf);
+}
+
+static void op_line(const char *event, const adnn_context *ctx, const adnn_plugin_op *op,
+                    const char *algorithm, const char *reason, double ms) {
+  line_buf l = {.used = 0};
+  const char *layout;
+  put(&l, "adnn_verbose,%s,%s", event, op_name(op->kind));
+  put_problem(&l, op, &layout);
+  put_field(&l, adnn_plugin_dtype_name(op->dtype));
+  put_field(&l, layout);
+  put_backend(&l, ctx);
+  put_field(&l, algorithm);
+  put_field(&l, reason);
+  put(&l, ",%.4f", ms);
+  emit(&l);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hooks                                                                     */
+/* ------------------------------------------------------------------------ */
+
+void adnn__verbose_plan_created(const adnn_context *ctx, const adnn_plugin_op *op,
+                                const char *algorithm, const char *reason, double ms) {
+  op_line("create", ctx, op, algorithm, reason, ms);
+}
+
+adnn_status adnn__verbose_execute(adnn_context *ctx, const adnn_plugin_op *op,
+                                  const char *algorithm, adnn_plugin_plan *plan,
+                                  const void *const *inputs, void *const *outputs) {
+  double t0 = adnn__verbose_now_ms();
+  adnn_status st = ctx->table->plan_execute(plan, inputs, outputs);
+  if (st == ADNN_STATUS_SUCCESS) st = ctx->table->synchronize(ctx->pctx);
+  double ms = adnn__verbose_now_ms() - t0;
+  op_line("exec", ctx, op, algorithm, st == ADNN_STATUS_SUCCESS ? "" : adnn_status_name(st), ms);
+  return st;
+}
+
+adnn_status adnn__verbose_gemm(adnn_context *ctx, const adnn_plugin_gemm_args *a) {
+  double t0 = adnn__verbose_now_ms();
+  adnn_status st = ctx->table->gemm(ctx->pctx, a);
+  if (st == ADNN_STATUS_SUCCESS) st = ctx->table->synchronize(ctx->pctx);
+  double ms = adnn__verbose_now_ms() - t0;
+  line_buf l = {.used = 0};
+  char problem[128];
+  snprintf(problem, sizeof problem, "gemm:m%lldn%lldk%lld%s%s", (long long)a->m, (long long)a->n,
+           (long long)a->k, a->ta ? ":ta" : "", a->tb ? ":tb" : "");
+  put(&l, "adnn_verbose,exec,%s", a->batch > 1 ? "gemm_batched" : "gemm");
+  put_field(&l, problem);
+  put_field(&l, adnn_plugin_dtype_name(a->dtype));
+  put_field(&l, "row_major");
+  put_backend(&l, ctx);
+  put_field(&l, "gemm");
+  if (st != ADNN_STATUS_SUCCESS) put_field(&l, adnn_status_name(st));
+  else if (a->batch > 1) {
+    char b[48];
+    snprintf(b, sizeof b, "batch %lld", (long long)a->batch);
+    put_field(&l, b);
+  } else put_field(&l, "");
+  put(&l, ",%.4f", ms);
+  emit(&l);
+  return st;
+}
+
+static void tune_line(const adnn_context *ctx, const adnn_plugin_op *op, double start_ms,
+                      int measured, size_t candidates, int done) {
+  double ms = adnn__verbose_now_ms() - start_ms;
+  char what[128];
+  snprintf(what, sizeof what, "%s: measured %d of %zu candidate%s", done ? "done" : "tuning",
+           measured, candidates, candidates == 1 ? "" : "s");
+  adnn__log(ADNN_LOG_INFO, "core", "tuner: %s %s after %.0f ms", op_name(op->kind), what, ms);
+  if (adnn__verbose_level() >= 1) op_line("tune", ctx, op, "", what, ms);
+}
+
+void adnn__verbose_tune_progress(const adnn_context *ctx, const adnn_plugin_op *op,
+                                 double start_ms, int measured, size_t candidates, int *shown) {
+  if (*shown || adnn__verbose_now_ms() - start_ms <= 1000.0) return;
+  *shown = 1;
+  tune_line(ctx, op, start_ms, measured, candidates, 0);
+}
+
+void adnn__verbose_tune_done(const adnn_context *ctx, const adnn_plugin_op *op, double start_ms,
+                             int measured, size_t candidates, int shown) {
+  if (shown) tune_line(ctx, op, start_ms, measured, candidates, 1);
+}
