@@ -1288,10 +1288,7 @@ void adnn__perfdb_store(const char *key, const adnn__perfdb_entry *entry) {
            "non-negative); kept in memory");
   } else {
     table add = {0};
-    if (table_put(&add, key, &e)) {
-      load_user_locked(0, 0);
-      store_to_file_locked(&add);
-    }
+    if (table_put(&add, key, &e)) store_to_file_locked(&add);
     table_free(&add);
   }
   db_unlock();

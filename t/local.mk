@@ -219,3 +219,11 @@ doc_examples_gemm_LDADD = libadnn.la
 doc_examples_plans_LDADD = libadnn.la
 doc_examples_backends_LDADD = libadnn.la
 doc_examples_tuning_LDADD = libadnn.la
+
+# t/perfdb-timing times a lookup and a store on a performance database of 1e6
+# entries (doc/performance.md); built by `make`, not a test: run it by hand.
+noinst_PROGRAMS += t/perfdb-timing
+t_perfdb_timing_SOURCES = t/perfdb-timing.c t/tmpdir.h core/perfdb.c core/perfdb.h \
+	core/log.c core/log_api.c core/error.c core/internal.h
+t_perfdb_timing_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY -DADNN_SYSTEM_PERFDB='""'
+t_perfdb_timing_LDADD = -lpthread -lm
