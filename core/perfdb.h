@@ -28,4 +28,17 @@ int adnn__perfdb_lookup(const char *key, adnn__perfdb_entry *out, const char **s
  * written atomically; later writers never lose earlier entries). */
 void adnn__perfdb_store(const char *key, const adnn__perfdb_entry *entry);
 
+/* Parses the text of a database file held in memory (`len` bytes, not
+ * necessarily NUL-terminated), exactly as a file is read, without touching
+ * any file or this process's entries: for the fuzz harness and tests.
+ * Warnings about bad lines or a foreign text go to the log like a file
+ * read's, naming `name` (NULL: "(memory)"). Returns 0 when the text is a
+ * database of this format version (an empty text is one), with the number
+ * of distinct valid keys in *entries and of skipped lines in *bad_lines
+ * (both may be NULL); -1 when it is ignored as a whole (another format
+ * version, no version line, larger than the size limit, or text NULL with a
+ * non-zero len). */
+int adnn__perfdb_parse(const char *text, size_t len, const char *name, size_t *entries,
+                       size_t *bad_lines);
+
 #endif

@@ -238,3 +238,11 @@ t_core_loader_secure_LDADD = libadnn.la
 EXTRA_t_core_loader_secure_DEPENDENCIES = t/plugins/adnn-unavail.la backends/cpu/adnn-cpu.la
 t_verbose_run_SOURCES = t/verbose-run.c t/rng.h
 t_verbose_run_LDADD = libadnn.la
+
+# t/perfdb-timing times a lookup and a store on a performance database of 1e6
+# entries (doc/performance.md); built by `make`, not a test: run it by hand.
+noinst_PROGRAMS += t/perfdb-timing
+t_perfdb_timing_SOURCES = t/perfdb-timing.c t/tmpdir.h core/perfdb.c core/perfdb.h \
+	core/log.c core/log_api.c core/error.c core/env.c core/env.h core/internal.h
+t_perfdb_timing_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY -DADNN_SYSTEM_PERFDB='""'
+t_perfdb_timing_LDADD = -lpthread -lm

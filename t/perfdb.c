@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/perfdb.h"
@@ -761,6 +764,444 @@ static void test_export_import(void) {
             "import of another format version");
 }
 
+/* ---- hostile files: FIFOs, devices, symlinked lock files, huge files ------ */
+
+/* Checks a scenario where the user file is unusable: lookups miss, stores stay
+ * in memory, one warning that contains `why`. Runs under an alarm: a read
+ * that blocks (a FIFO) or never ends (/dev/zero) fails the test instead of
+ * hanging it. */
+static void check_refused_user_file(const char *what, const char *dir, const char *why) {
+  fresh_state(dir, NULL);
+  alarm(20);
+  adnn__perfdb_entry got, e = make_entry("direct", 1.5, 0);
+  const char *src = NULL;
+  ok(!adnn__perfdb_lookup("k", &got, NULL), "%s: a lookup misses (and returns)", what);
+  adnn__perfdb_store("k", &e);
+  ok(adnn__perfdb_lookup("k", &got, &src) && same_entry(&got, &e), "%s: a store works", what);
+  is_str(src, "memory", "%s: in memory", what);
+  alarm(0);
+  is_int(warnings, 1, "%s: one warning", what);
+  contains(last_warning, why, "%s: it says why", what);
+  diag("%s: %s", what, last_warning);
+}
+
+static void test_fifo(void) {
+  char dir[4096], db[4096], fifo[4096], sys[4096];
+  path_in(dir, sizeof dir, "fifo");
+  mkdir(dir, 0700);
+  pathf(db, sizeof db, "%s/perfdb.txt", dir);
+  if (mkfifo(db, 0600) != 0) tap_bail("mkfifo");
+  check_refused_user_file("a FIFO as the user file", dir, "not a regular file (it is a FIFO)");
+  struct stat sb;
+  ok(lstat(db, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO is left as it is");
+
+  path_in(dir, sizeof dir, "fifo-link");
+  mkdir(dir, 0700);
+  path_in(fifo, sizeof fifo, "a-fifo");
+  if (mkfifo(fifo, 0600) != 0) tap_bail("mkfifo");
+  pathf(db, sizeof db, "%s/perfdb.txt", dir);
+  if (symlink(fifo, db) != 0) tap_bail("symlink");
+  check_refused_user_file("a symlink to a FIFO as the user file", dir, "it is a FIFO");
+  ok(lstat(db, &sb) == 0 && S_ISLNK(sb.st_mode), "the symlink is left as it is");
+
+  /* The system file and an imported file go through the same open. */
+  path_in(dir, sizeof dir, "fifo-sys");
+  fresh_state(dir, fifo);
+  alarm(20);
+  adnn__perfdb_entry got;
+  ok(!adnn__perfdb_lookup("k", &got, NULL), "a FIFO as the system file: a lookup misses");
+  size_t n = 9;
+  is_status(adnn_perfdb_import(fifo, &n), ADNN_STATUS_EXECUTION_FAILED, "importing a FIFO fails");
+  alarm(0);
+  contains(adnn_last_error(), "not a regular file", "the message says why");
+  is_int(n, 0, "nothing imported");
+  is_int(warnings, 1, "one warning about the system file");
+  contains(last_warning, "system performance database", "naming the system file");
+  (void)sys;
+}
+
+static void test_devices_and_size(void) {
+  char dir[4096], db[4096];
+  struct stat sb;
+  if (stat("/dev/zero", &sb) == 0 && S_ISCHR(sb.st_mode)) {
+    path_in(dir, sizeof dir, "zero-sys");
+    fresh_state(dir, "/dev/zero");
+    alarm(20);
+    adnn__perfdb_entry got;
+    ok(!adnn__perfdb_lookup("k", &got, NULL), "/dev/zero as the system file: a lookup returns");
+    alarm(0);
+    is_int(warnings, 1, "one warning");
+    contains(last_warning, "it is a character device", "it says why");
+
+    path_in(dir, sizeof dir, "zero-link");
+    mkdir(dir, 0700);
+    pathf(db, sizeof db, "%s/perfdb.txt", dir);
+    if (symlink("/dev/zero", db) != 0) tap_bail("symlink");
+    check_refused_user_file("a symlink to /dev/zero as the user file", dir, "character device");
+    alarm(20);
+    size_t n = 9;
+    is_status(adnn_perfdb_import("/dev/zero", &n), ADNN_STATUS_EXECUTION_FAILED,
+              "importing /dev/zero fails");
+    alarm(0);
+    contains(adnn_last_error(), "not a regular file", "the message says why");
+  } else {
+    tap_skip("no /dev/zero character device");
+  }
+
+  /* A file over the size limit is not read at all (a sparse one costs
+   * nothing to make) and never overwritten. */
+  path_in(dir, sizeof dir, "huge");
+  mkdir(dir, 0700);
+  pathf(db, sizeof db, "%s/perfdb.txt", dir);
+  int fd = open(db, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const long long big = (1ll << 30) + 1;
+  if (fd < 0 || write(fd, "adnn-perfdb 1\n", 14) != 14 || ftruncate(fd, (off_t)big) != 0)
+    tap_bail("cannot make a sparse file");
+  close(fd);
+  fresh_state(dir, NULL);
+  alarm(20);
+  adnn__perfdb_entry got, e = make_entry("direct", 1.0, 0);
+  ok(!adnn__perfdb_lookup("k", &got, NULL), "a file over 1 GiB: a lookup misses");
+  contains(last_warning, "is larger than", "with a warning that says why");
+  adnn__perfdb_store("k", &e);
+  alarm(0);
+  ok(stat(db, &sb) == 0 && (long long)sb.st_size == big, "and the file is not rewritten");
+  unlink(db);
+
+  /* An endless line (here 3 MB) is skipped without keeping it. */
+  size_t longlen = 3u << 20;
+  char *text = malloc(longlen + 64);
+  strcpy(text, "adnn-perfdb 1\n");
+  memset(text + 14, 'x', longlen);
+  strcpy(text + 14 + longlen, "\nafter\tdirect\t2\t0\n");
+  must_write(db, text);
+  free(text);
+  fresh_state(dir, NULL);
+  ok(adnn__perfdb_lookup("after", &got, NULL) && got.time_ms == 2.0,
+     "the entry after a 3 MB line is read");
+  is_int(warnings, 1, "one warning");
+  contains(last_warning, "longer than 8192 bytes", "naming the long line");
+}
+
+static void test_lock_file(void) {
+  char dir[4096], lockp[4096], outside[4096], db[4096];
+  path_in(dir, sizeof dir, "lock-link");
+  mkdir(dir, 0700);
+  path_in(outside, sizeof outside, "outside-the-cache-dir");
+  pathf(lockp, sizeof lockp, "%s/perfdb.lock", dir);
+  pathf(db, sizeof db, "%s/perfdb.txt", dir);
+  if (symlink(outside, lockp) != 0) tap_bail("symlink");
+  check_refused_user_file("a dangling symlink as the lock file", dir, "symbolic link");
+  struct stat sb;
+  ok(lstat(outside, &sb) != 0 && errno == ENOENT, "nothing was created where the symlink points");
+  ok(lstat(db, &sb) != 0, "and the database was not written");
+  ok(lstat(lockp, &sb) == 0 && S_ISLNK(sb.st_mode), "the symlink is left as it is");
+
+  path_in(dir, sizeof dir, "lock-fifo");
+  mkdir(dir, 0700);
+  pathf(lockp, sizeof lockp, "%s/perfdb.lock", dir);
+  if (mkfifo(lockp, 0600) != 0) tap_bail("mkfifo");
+  check_refused_user_file("a FIFO as the lock file", dir, "not a regular file (it is a FIFO)");
+}
+
+/* Ages a file (not following a symlink) by `seconds`. */
+static void age(const char *path, int seconds) {
+  struct timespec t[2];
+  clock_gettime(CLOCK_REALTIME, &t[0]);
+  t[0].tv_sec -= seconds;
+  t[1] = t[0];
+  if (utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW) != 0) tap_bail("utimensat");
+}
+
+static void test_stale_temps(void) {
+  char dir[4096], p[4096];
+  path_in(dir, sizeof dir, "stale");
+  mkdir(dir, 0700);
+  const char *stale = "perfdb.txt.tmp.Ab3xY9", *fresh = "perfdb.txt.tmp.Qr7Zk2";
+  const char *kept_old[] = {"perfdb.txt.tmp.abc", "perfdb.txt.tmp.Ab3xY9x", "other.txt.tmp.Ab3xY9",
+                            "perfdb.txt.tmp.Ab-xY9"};
+  pathf(p, sizeof p, "%s/%s", dir, stale);
+  must_write(p, "adnn-perfdb 1\nhalf\tdir");
+  age(p, 3600);
+  pathf(p, sizeof p, "%s/%s", dir, fresh);
+  must_write(p, "adnn-perfdb 1\n");
+  for (size_t i = 0; i < sizeof kept_old / sizeof *kept_old; i++) {
+    pathf(p, sizeof p, "%s/%s", dir, kept_old[i]);
+    must_write(p, "x\n");
+    age(p, 3600);
+  }
+  char link[4096];
+  pathf(link, sizeof link, "%s/perfdb.txt.tmp.LnK456", dir);
+  if (symlink("perfdb.txt.tmp.Qr7Zk2", link) != 0) tap_bail("symlink");
+  age(link, 3600);
+  fresh_state(dir, NULL);
+  adnn__perfdb_entry e = make_entry("direct", 1.0, 0);
+  adnn__perfdb_store("k", &e);
+  struct stat sb;
+  pathf(p, sizeof p, "%s/%s", dir, stale);
+  ok(lstat(p, &sb) != 0, "a stale temporary file (an hour old) is removed by a store");
+  pathf(p, sizeof p, "%s/%s", dir, fresh);
+  ok(lstat(p, &sb) == 0, "a fresh one (perhaps a writer at work) is kept");
+  int others = 0;
+  for (size_t i = 0; i < sizeof kept_old / sizeof *kept_old; i++) {
+    pathf(p, sizeof p, "%s/%s", dir, kept_old[i]);
+    others += lstat(p, &sb) == 0;
+  }
+  is_int(others, 4, "old files that do not match the temporary-name pattern are kept");
+  ok(lstat(link, &sb) == 0, "an old symlink with a matching name is kept (not a regular file)");
+  is_int(warnings, 0, "without warnings");
+}
+
+/* ---- numbers: every finite non-negative double survives a write and read --- */
+
+static void test_time_round_trip(void) {
+  static const double times[] = {0.0,     DBL_TRUE_MIN, 1e-310, DBL_MIN - DBL_TRUE_MIN,
+                                 DBL_MIN, 1e-300,       0.1,    1.0 / 3.0,
+                                 0.5,     123.456789,   1e300,  DBL_MAX};
+  const size_t n = sizeof times / sizeof *times;
+  char dir[4096], file[4096], ex1[4096], ex2[4096], key[64];
+  path_in(dir, sizeof dir, "times/a");
+  pathf(file, sizeof file, "%s/perfdb.txt", dir);
+  fresh_state(dir, NULL);
+  for (size_t i = 0; i < n; i++) {
+    pathf(key, sizeof key, "time %zu", i);
+    adnn__perfdb_entry e = make_entry("direct", times[i], i);
+    adnn__perfdb_store(key, &e);
+  }
+  adnn__perfdb_entry neg0 = make_entry("direct", -0.0, 0);
+  adnn__perfdb_store("negative zero", &neg0);
+  adnn__perfdb_reset();
+  int exact = 0;
+  for (size_t i = 0; i < n; i++) {
+    pathf(key, sizeof key, "time %zu", i);
+    adnn__perfdb_entry got;
+    const char *src = NULL;
+    if (adnn__perfdb_lookup(key, &got, &src) && strcmp(src, "user") == 0 &&
+        got.time_ms == times[i] && !signbit(got.time_ms))
+      exact++;
+    else
+      diag("  time %a came back as %a", times[i], got.time_ms);
+  }
+  is_int(exact, n, "every time (subnormals, 1e-300, DBL_MAX) is read back exactly");
+  adnn__perfdb_entry got;
+  ok(adnn__perfdb_lookup("negative zero", &got, NULL) && got.time_ms == 0 && !signbit(got.time_ms),
+     "-0 is stored as 0");
+  is_int(warnings, 0, "without warnings");
+  char *text = read_all(file);
+  contains(text, "\tdirect\t0.1\t", "0.1 is written as \"0.1\" (the shortest exact form)");
+  contains(text, "\tdirect\t1.7976931348623157e+308\t", "DBL_MAX with 17 digits");
+  free(text);
+
+  /* Import accepts what load accepts: the same rule for both. */
+  char imp[4096];
+  path_in(imp, sizeof imp, "times/import.txt");
+  must_write(imp, "adnn-perfdb 1\n"
+                  "hex\tdirect\t0x1p-1070\t0\n"
+                  "subnormal\tdirect\t1e-310\t0\n"
+                  "underflow\tdirect\t1e-400\t0\n"
+                  "negzero\tdirect\t-0\t0\n"
+                  "overflow\tdirect\t1e400\t0\n"
+                  "infinite\tdirect\tinf\t0\n"
+                  "negative\tdirect\t-1e-310\t0\n");
+  path_in(dir, sizeof dir, "times/b");
+  fresh_state(dir, NULL);
+  size_t count = 0;
+  is_status(adnn_perfdb_import(imp, &count), ADNN_STATUS_SUCCESS, "import of odd times");
+  is_int(count, 4, "the 4 finite non-negative times are imported");
+  is_int(warnings, 1, "one warning for the 3 bad ones");
+  contains(last_warning, "skipped 3 corrupt lines", "overflow, inf and a negative are rejected");
+  adnn__perfdb_reset();
+  ok(adnn__perfdb_lookup("hex", &got, NULL) && got.time_ms == 0x1p-1070,
+     "an imported subnormal is read back from the user file exactly");
+  ok(adnn__perfdb_lookup("subnormal", &got, NULL) && got.time_ms == 1e-310,
+     "1e-310 (strtod says ERANGE) is accepted");
+  ok(adnn__perfdb_lookup("underflow", &got, NULL) && got.time_ms == 0.0,
+     "1e-400 rounds to 0");
+  path_in(ex1, sizeof ex1, "times/export1.txt");
+  path_in(ex2, sizeof ex2, "times/export2.txt");
+  is_status(adnn_perfdb_export(ex1), ADNN_STATUS_SUCCESS, "export");
+  path_in(dir, sizeof dir, "times/c");
+  fresh_state(dir, NULL);
+  is_status(adnn_perfdb_import(ex1, &count), ADNN_STATUS_SUCCESS, "re-import the export");
+  is_status(adnn_perfdb_export(ex2), ADNN_STATUS_SUCCESS, "export again");
+  char *t1 = read_all(ex1), *t2 = read_all(ex2);
+  is_str(t2, t1, "export -> import -> export of subnormals is byte-identical");
+  free(t1);
+  free(t2);
+  is_int(warnings, 0, "without warnings");
+}
+
+/* ---- the journal: a store appends one line; compaction is rare ---------- */
+
+static int starts_with(const char *s, const char *prefix) {
+  return s && prefix && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void test_journal(void) {
+  char dir[4096], file[4096];
+  path_in(dir, sizeof dir, "journal");
+  pathf(file, sizeof file, "%s/perfdb.txt", dir);
+  fresh_state(dir, NULL);
+  adnn__perfdb_entry a = make_entry("direct", 1.0, 0), b = make_entry("winograd", 2.5, 64), got;
+  adnn__perfdb_store("k-a", &a);
+  struct stat s1, s2;
+  char *t1 = read_all(file);
+  contains(t1, "\nk-a\tdirect\t1\t0\n# journal", "the first store writes the file and the journal line");
+  if (stat(file, &s1) != 0) tap_bail("stat");
+  adnn__perfdb_store("k-b", &b);
+  char *t2 = read_all(file);
+  if (stat(file, &s2) != 0) tap_bail("stat");
+  ok(s1.st_ino == s2.st_ino, "a second store does not replace the file (same inode)");
+  ok(starts_with(t2, t1), "it only appends: the old contents are a prefix of the new");
+  is_str(t2 ? t2 + strlen(t1) : NULL, "k-b\twinograd\t2.5\t64\n", "exactly one line is appended");
+  free(t1);
+  free(t2);
+
+  /* An overwrite is appended too, and the last line wins. */
+  adnn__perfdb_entry a2 = make_entry("im2col", 0.75, 8);
+  adnn__perfdb_store("k-a", &a2);
+  if (stat(file, &s2) != 0) tap_bail("stat");
+  ok(s1.st_ino == s2.st_ino, "an overwrite appends as well");
+  adnn__perfdb_reset();
+  ok(adnn__perfdb_lookup("k-a", &got, NULL) && same_entry(&got, &a2),
+     "a new process reads the appended line, which wins over the older one");
+  size_t un = 0;
+  adnn_perfdb_info(NULL, &un, NULL, NULL);
+  is_int(un, 2, "two distinct keys");
+
+  /* Another process's append is read incrementally by a live process. */
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    adnn__perfdb_reset();
+    adnn__perfdb_entry c = make_entry("direct", 3.0, 0);
+    adnn__perfdb_store("k-c", &c);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const char *src = NULL;
+  ok(adnn__perfdb_lookup("k-c", &got, &src) && strcmp(src, "user") == 0,
+     "another process's appended entry is found");
+  if (stat(file, &s2) != 0) tap_bail("stat");
+  ok(s1.st_ino == s2.st_ino, "and was appended");
+  is_int(warnings, 0, "without warnings");
+
+  /* A file written by an older adnn (no journal line) is compacted once. */
+  must_write(file, "adnn-perfdb 1\nold-1\tdirect\t1\t0\nold-2\tdirect\t2\t0\n");
+  fresh_state(dir, NULL);
+  stat(file, &s1);
+  adnn__perfdb_store("new-1", &a);
+  stat(file, &s2);
+  ok(s1.st_ino != s2.st_ino, "a file without the journal line is rewritten on the first store");
+  char *t = read_all(file);
+  contains(t, "old-1\tdirect\t1\t0\nold-2\tdirect\t2\t0\n# journal", "keeping its entries, sorted");
+  free(t);
+  adnn__perfdb_store("new-2", &a);
+  stat(file, &s1);
+  ok(s1.st_ino == s2.st_ino, "after which stores append");
+
+  /* A journal past a quarter of the file (and 64 KiB) is compacted. */
+  size_t cap = 1 << 20, len = 0;
+  char *big = malloc(cap);
+  len += (size_t)snprintf(big + len, cap - len, "adnn-perfdb 1\n");
+  for (int i = 0; i < 10; i++)
+    len += (size_t)snprintf(big + len, cap - len, "base %d\tdirect\t1\t0\n", i);
+  len += (size_t)snprintf(big + len, cap - len, "# journal\n");
+  for (int i = 0; i < 3000; i++)
+    len += (size_t)snprintf(big + len, cap - len, "journal %d\tdirect\t%d\t0\n", i % 1000, i);
+  must_write(file, big);
+  free(big);
+  fresh_state(dir, NULL);
+  stat(file, &s1);
+  adnn__perfdb_store("after compaction", &a);
+  stat(file, &s2);
+  ok(s1.st_ino != s2.st_ino, "a store compacts a long journal (the file is replaced)");
+  t = read_all(file);
+  is_int(count_lines(t, 1), 10 + 1000 + 1, "one line per key after compaction");
+  contains(t, "\njournal 999\tdirect\t2999\t0\n", "the last line of a key won");
+  ok(t && strstr(t, "# journal") != NULL && strstr(t, "# journal") > strstr(t, "journal 999"),
+     "the journal line follows the sorted entries");
+  free(t);
+  adnn__perfdb_reset();
+  adnn_perfdb_info(NULL, &un, NULL, NULL);
+  is_int(un, 1011, "all entries are there");
+  is_int(warnings, 0, "without warnings");
+  DIR *d = opendir(dir);
+  int leftovers = 0;
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL)
+    if (strstr(de->d_name, ".tmp.")) leftovers++;
+  if (d) closedir(d);
+  is_int(leftovers, 0, "no temporary file left");
+
+  /* A writer that died mid-append left half a line: it is skipped with a
+   * warning, and the next store compacts it away (never appends after it). */
+  must_write(file, "adnn-perfdb 1\nwhole\tdirect\t1\t0\n# journal\nhalf\tdir");
+  fresh_state(dir, NULL);
+  ok(adnn__perfdb_lookup("whole", &got, NULL), "the complete line is read");
+  ok(!adnn__perfdb_lookup("half", &got, NULL), "the half line is not taken");
+  is_int(warnings, 1, "one warning");
+  contains(last_warning, "truncated", "saying it is truncated");
+  adnn__perfdb_store("next", &a);
+  t = read_all(file);
+  ok(t && !strstr(t, "half") && strstr(t, "\nnext\tdirect\t1\t0\n") && t[strlen(t) - 1] == '\n',
+     "the next store drops the half line and keeps the new entry intact");
+  free(t);
+}
+
+/* A reader that meets an append in progress waits for it instead of warning
+ * about a truncated line: here the test plays the appending writer. */
+static void test_reader_waits_for_append(void) {
+  char dir[4096], file[4096], lockp[4096];
+  path_in(dir, sizeof dir, "inflight");
+  mkdir(dir, 0700);
+  pathf(file, sizeof file, "%s/perfdb.txt", dir);
+  pathf(lockp, sizeof lockp, "%s/perfdb.lock", dir);
+  must_write(file, "adnn-perfdb 1\n# journal\nin flight\tdirect\t4.");
+  int lfd = open(lockp, O_RDWR | O_CREAT, 0600);
+  if (lfd < 0 || flock(lfd, LOCK_EX) != 0) tap_bail("cannot take the lock");
+  fresh_state(dir, NULL);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);
+    adnn__perfdb_reset();
+    adnn__perfdb_entry g;
+    int hit = adnn__perfdb_lookup("in flight", &g, NULL);
+    _exit(hit && g.time_ms == 4.25 && warnings == 0 ? 0 : 1);
+  }
+  usleep(200 * 1000);
+  int status = 0;
+  ok(waitpid(pid, &status, WNOHANG) == 0, "a reader that sees an unfinished last line waits");
+  int fd = open(file, O_WRONLY | O_APPEND);
+  if (fd < 0 || write(fd, "25\t0\n", 5) != 5) tap_bail("append");
+  close(fd);
+  flock(lfd, LOCK_UN);
+  close(lfd);
+  waitpid(pid, &status, 0);
+  ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+     "and then reads the whole line, without a warning");
+}
+
+static void test_parse_memory(void) {
+  reset_warnings();
+  size_t n = 9, bad = 9;
+  const char *text = "# c\nadnn-perfdb 1\na\tdirect\t1\t0\nb\tx\t0x1p-1074\t0\nbad\nc\tx\t1\t";
+  is_int(adnn__perfdb_parse(text, strlen(text), "buf", &n, &bad), 0, "a text parses");
+  is_int(n, 2, "two entries");
+  is_int(bad, 2, "two bad lines (no fields, truncated)");
+  is_int(warnings, 1, "one warning");
+  contains(last_warning, "buf: skipped 2 corrupt lines (first: line 5", "naming the text");
+  is_int(adnn__perfdb_parse("adnn-perfdb 2\n", 14, NULL, &n, NULL), -1, "another version: -1");
+  is_int(adnn__perfdb_parse("", 0, NULL, &n, &bad), 0, "an empty text is an empty database");
+  is_int(n + bad, 0, "with nothing in it");
+  is_int(adnn__perfdb_parse(NULL, 5, NULL, NULL, NULL), -1, "NULL text: -1");
+  char nul[] = "adnn-perfdb 1\na\0b\tx\t1\t0\n";
+  is_int(adnn__perfdb_parse(nul, sizeof nul - 1, NULL, &n, &bad), 0, "a text with a NUL byte");
+  is_int(bad, 1, "the NUL line is bad");
+}
+
 static int run_capture(const char *cmd, char *out, size_t size) {
   FILE *p = popen(cmd, "r");
   if (p == NULL) return -1;
@@ -835,6 +1276,14 @@ int main(void) {
   test_lock_honored();
   test_threads();
   test_export_import();
+  test_fifo();
+  test_devices_and_size();
+  test_lock_file();
+  test_stale_temps();
+  test_time_round_trip();
+  test_journal();
+  test_reader_waits_for_append();
+  test_parse_memory();
   test_adnn_info();
   tmpdir_remove(root);
   return tap_done();
