@@ -219,3 +219,15 @@ doc_examples_gemm_LDADD = libadnn.la
 doc_examples_plans_LDADD = libadnn.la
 doc_examples_backends_LDADD = libadnn.la
 doc_examples_tuning_LDADD = libadnn.la
+
+# ---- adnn-bench's problem parser -------------------------------------------------
+# t/bench-roundtrip compiles tools/bench_problem.c itself (it needs adnn's
+# headers, none of its code): random problems of every kind print and parse
+# back exactly, malformed descriptors are refused with a message.
+# t/bench-batch.sh: adnn-bench --batch with bad lines, under valgrind when present.
+check_PROGRAMS += t/bench-roundtrip
+TESTS += t/bench-roundtrip t/bench-batch.sh
+EXTRA_DIST += t/bench-batch.sh
+t_bench_roundtrip_SOURCES = t/bench-roundtrip.c t/tap.h t/rng.h tools/bench_problem.c \
+	tools/bench_problem.h
+t_bench_roundtrip_LDADD = -lm
