@@ -8,7 +8,7 @@
  *
  *   convolution, oneDNN benchdnn's grammar:
  *     [conv:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>[oh<P>][ow<Q>][kh<R>][kw<S>]
- *     [sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>][_n<name>]
+ *     [sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>][pb<..>][pr<..>][_n<name>]
  *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none)
  *   other ops, colon-separated fields after the op name:
  *     pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
