@@ -246,3 +246,15 @@ t_perfdb_timing_SOURCES = t/perfdb-timing.c t/tmpdir.h core/perfdb.c core/perfdb
 	core/log.c core/log_api.c core/error.c core/env.c core/env.h core/internal.h
 t_perfdb_timing_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY -DADNN_SYSTEM_PERFDB='""'
 t_perfdb_timing_LDADD = -lpthread -lm
+
+# ---- adnn-bench's problem parser -------------------------------------------------
+# t/bench-roundtrip compiles tools/bench_problem.c itself (it needs adnn's
+# headers, none of its code): random problems of every kind print and parse
+# back exactly, malformed descriptors are refused with a message.
+# t/bench-batch.sh: adnn-bench --batch with bad lines, under valgrind when present.
+check_PROGRAMS += t/bench-roundtrip
+TESTS += t/bench-roundtrip t/bench-batch.sh
+EXTRA_DIST += t/bench-batch.sh
+t_bench_roundtrip_SOURCES = t/bench-roundtrip.c t/tap.h t/rng.h tools/bench_problem.c \
+	tools/bench_problem.h
+t_bench_roundtrip_LDADD = -lm

@@ -32,6 +32,9 @@
 #include "tools/bench_case.h"
 #include "tools/bench_problem.h"
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
 enum { EXIT_OK = 0, EXIT_MISMATCH = 1, EXIT_USAGE = 2, EXIT_UNSUPPORTED = 3 };
 enum { MODE_CORR, MODE_PERF };
 enum { FMT_TEXT, FMT_CSV, FMT_JSON };
@@ -72,7 +75,7 @@ static int cmp_double(const void *a, const void *b) {
 
 typedef struct result {
   const char *backend;
-  char problem[512];
+  char problem[BENCH_TEXT_MAX];
   const char *status; /* ok, mismatch, unsupported, error */
   char message[800];
   char algorithm[128];
@@ -83,7 +86,7 @@ typedef struct result {
   double gflops, gbs;
   double rel_l2, max_abs, tol_rel_l2, tol_max_abs;
   int have_corr;
-  char repro[1024];
+  char repro[BENCH_TEXT_MAX + 256];
 } result;
 
 static int json_first = 1;
@@ -260,8 +263,10 @@ static double *expected(const bench_problem *p, harness_case *c, harness_toleran
     snprintf(why, why_len, "out of host memory for the oracle");
     return NULL;
   }
-  const int64_t per_row = p->n * p->k;
-  const int64_t step = per_row * p->m <= ((int64_t)1 << 27) ? 1 : (p->m * per_row >> 26) + 1;
+  /* m * n * k may pass int64_t (the parser bounds each matrix, not the
+   * product): count the multiply-adds in double. */
+  const double madds = (double)p->m * (double)p->n * (double)p->k;
+  const int64_t step = madds <= 0x1p27 ? 1 : (int64_t)(madds / 0x1p26) + 1;
   for (int64_t i = 0; i < p->m; i++)
     if (i % step) memset(c->out.member + i * p->n, 0, (size_t)p->n);
   harness_gemm_oracle(p->ta, p->tb, p->m, p->n, p->k, c->in[0].v, c->in[1].v, y, step);
@@ -512,28 +517,79 @@ static int add_problem(problem_list *l, const char *text, const char *where) {
   return 0;
 }
 
+/* The longest line of a --batch file: longer lines are refused rather than
+ * split (fgets would read the rest as another problem). */
+#define BATCH_LINE_MAX 4095
+
+/* Reads one line of f into line (at most BATCH_LINE_MAX characters, without
+ * the newline). Returns 1 for a line, 0 at the end of the file, -1 for a line
+ * that is too long or holds a NUL byte (a binary file, /dev/zero: refused at
+ * once, without reading on), -2 for a read error. */
+static int batch_line(FILE *f, char *line, const char **why) {
+  size_t len = 0;
+  int c;
+  while ((c = getc(f)) != EOF && c != '\n') {
+    if (c == 0) {
+      *why = "holds a NUL byte (not a text file?)";
+      return -1;
+    }
+    if (len == BATCH_LINE_MAX) {
+      *why = "is longer than " STRINGIFY(BATCH_LINE_MAX) " characters";
+      return -1;
+    }
+    line[len++] = (char)c;
+  }
+  line[len] = 0;
+  if (c == EOF && ferror(f)) return -2;
+  return c == EOF && len == 0 ? 0 : 1;
+}
+
 static int read_batch(problem_list *l, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) return usage_error("--batch=%s: %s", path, strerror(errno));
-  char line[4096], where[4200];
-  int lineno = 0, rc = 0;
-  while (fgets(line, sizeof line, f)) {
+  char line[BATCH_LINE_MAX + 1], where[4200];
+  const char *why = "";
+  int lineno = 0, rc = 0, got;
+  while (rc == 0 && (errno = 0, got = batch_line(f, line, &why)) != 0) {
     lineno++;
+    if (got == -2) {
+      rc = usage_error("--batch=%s: line %d: %s", path, lineno,
+                       errno ? strerror(errno) : "read error");
+      break;
+    }
+    if (got == -1) {
+      rc = usage_error("--batch=%s: line %d %s", path, lineno, why);
+      break;
+    }
     char *hash = strchr(line, '#');
     if (hash) *hash = 0;
     char *s = line;
     while (*s == ' ' || *s == '\t') s++;
     char *e = s + strlen(s);
-    while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) *--e = 0;
+    while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) *--e = 0;
     if (!*s) continue;
     snprintf(where, sizeof where, "%s:%d", path, lineno);
-    if ((rc = add_problem(l, s, where))) break;
+    rc = add_problem(l, s, where);
   }
   fclose(f);
   return rc;
 }
 
-int main(int argc, char **argv) {
+/* Applies --mb to every problem, then formats and parses each again: a
+ * minibatch may take a tensor past the parser's limits. */
+static int apply_mb(problem_list *l, int64_t mb) {
+  for (size_t i = 0; i < l->n; i++) {
+    char text[BENCH_TEXT_MAX], err[512];
+    bench_problem_set_mb(&l->v[i], mb);
+    bench_problem_format(&l->v[i], text, sizeof text);
+    if (bench_problem_parse(text, &l->v[i], err, sizeof err))
+      return usage_error("--mb=%lld: %s", (long long)mb, err);
+  }
+  return 0;
+}
+
+/* Everything but freeing the problem list, which main does on every path. */
+static int bench_main(int argc, char **argv, problem_list *problems) {
   options o;
   memset(&o, 0, sizeof o);
   o.backend = "auto";
@@ -545,7 +601,6 @@ int main(int argc, char **argv) {
   o.mb = 0;
   o.time_ms = 500;
   o.warmup = 1;
-  problem_list list = {0};
   int rc;
   char where[64];
 
@@ -611,7 +666,7 @@ int main(int argc, char **argv) {
       if (parse_int(v, 0, 100000, &n)) return usage_error("bad token '%s': --warmup is an integer >= 0", v);
       o.warmup = (int)n;
     } else if ((v = opt_value(a, "--batch"))) {
-      if ((rc = read_batch(&list, v))) return rc;
+      if ((rc = read_batch(problems, v))) return rc;
     } else if (!strcmp(a, "--csv")) {
       o.format = FMT_CSV;
     } else if (!strcmp(a, "--json")) {
@@ -631,11 +686,12 @@ int main(int argc, char **argv) {
       return usage_error("bad token '%s': unknown option", a);
     } else {
       snprintf(where, sizeof where, "argument %d", i);
-      if ((rc = add_problem(&list, a, where))) return rc;
+      if ((rc = add_problem(problems, a, where))) return rc;
     }
   }
-  if (list.n == 0 && !o.perfdb_import && !o.perfdb_export)
+  if (problems->n == 0 && !o.perfdb_import && !o.perfdb_export)
     return usage_error("no problem given (a descriptor or --batch=FILE)");
+  if (o.mb > 0 && (rc = apply_mb(problems, o.mb))) return rc;
 
   if (o.perfdb_import) {
     size_t imported = 0;
@@ -694,10 +750,8 @@ int main(int argc, char **argv) {
       snprintf(full, sizeof full, "%s", bname);
     else
       snprintf(full, sizeof full, "%s:%d", bname, dev);
-    for (size_t i = 0; i < list.n; i++) {
-      bench_problem p = list.v[i];
-      if (o.mb > 0) bench_problem_set_mb(&p, o.mb);
-      int r = run_problem(ctx, full, &p, &o);
+    for (size_t i = 0; i < problems->n; i++) {
+      int r = run_problem(ctx, full, &problems->v[i], &o);
       if (r == EXIT_MISMATCH) worst_mismatch = 1;
       if (r == EXIT_UNSUPPORTED) any_unsupported = 1;
     }
@@ -708,8 +762,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: %s\n", progname, adnn_last_error());
     worst_mismatch = 1;
   }
-  free(list.v);
   if (worst_mismatch) return EXIT_MISMATCH;
   if (any_unsupported) return EXIT_UNSUPPORTED;
   return EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+  problem_list problems = {0};
+  const int rc = bench_main(argc, argv, &problems);
+  free(problems.v);
+  return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,32 +64,77 @@ static int fail(char *err, size_t len, const char *fmt, ...) {
   return -1;
 }
 
-/* A non-negative integer value of a token; -1 when malformed or absurd. */
-static int64_t parse_count(const char *s, size_t n) {
-  if (n == 0 || n > 12) return -1;
+/* The results of read_count. */
+enum { COUNT_OK = 0, COUNT_MALFORMED = -1, COUNT_TOO_LARGE = -2 };
+
+/* The decimal digits s[0..n) as a number in *out. COUNT_MALFORMED when there
+ * are none or something else is there, COUNT_TOO_LARGE above
+ * BENCH_NUMBER_MAX (any number of digits is read without overflowing: the
+ * value stops growing once it passes the limit). */
+static int read_count(const char *s, size_t n, int64_t *out) {
+  if (n == 0) return COUNT_MALFORMED;
   int64_t v = 0;
   for (size_t i = 0; i < n; i++) {
-    if (!isdigit((unsigned char)s[i])) return -1;
-    v = v * 10 + (s[i] - '0');
+    if (!isdigit((unsigned char)s[i])) return COUNT_MALFORMED;
+    if (v <= BENCH_NUMBER_MAX) v = v * 10 + (s[i] - '0');
   }
-  return v;
+  if (v > BENCH_NUMBER_MAX) return COUNT_TOO_LARGE;
+  *out = v;
+  return COUNT_OK;
 }
 
-/* "D0xD1x..." into dims; returns the rank, or -1. */
-static int parse_dims(const char *s, size_t n, int64_t *dims) {
+/* a * b, or -1 when it would pass BENCH_ELEMENTS_MAX (a, b >= 0). */
+static int64_t elements_mul(int64_t a, int64_t b) {
+  if (a < 0 || b < 0) return -1;
+  if (a != 0 && b > BENCH_ELEMENTS_MAX / a) return -1;
+  return a * b;
+}
+
+/* The element count of a tensor, or -1 above BENCH_ELEMENTS_MAX. */
+static int64_t elements_of(int rank, const int64_t *d) {
+  int64_t c = 1;
+  for (int i = 0; i < rank && c >= 0; i++) c = elements_mul(c, d[i]);
+  return c;
+}
+
+/* Refuses a tensor of more than BENCH_ELEMENTS_MAX elements (the harness and
+ * the byte counts multiply them in int64_t). */
+static int check_elements(const char *what, int rank, const int64_t *d, char *err,
+                          size_t errlen) {
+  if (elements_of(rank, d) >= 0) return 0;
+  return fail(err, errlen, "%s has more than %lld elements, the limit of a tensor", what,
+              (long long)BENCH_ELEMENTS_MAX);
+}
+
+/* "D0xD1x..." into dims; returns the rank, or -1 with a message in err that
+ * names the token `tok` (of an `op` descriptor). */
+static int parse_dims(const char *s, size_t n, int64_t *dims, const char *tok, size_t tok_n,
+                      const char *op, char *err, size_t errlen) {
   int rank = 0;
   size_t i = 0;
-  while (i < n) {
+  for (;;) {
     size_t j = i;
     while (j < n && s[j] != 'x') j++;
-    if (rank == BENCH_MAX_RANK) return -1;
-    int64_t v = parse_count(s + i, j - i);
-    if (v < 1) return -1;
+    if (rank == BENCH_MAX_RANK)
+      return fail(err, errlen, "bad token '%.*s' in %s descriptor: more than %d dims",
+                  (int)tok_n, tok, op, BENCH_MAX_RANK);
+    int64_t v = 0;
+    const int r = read_count(s + i, j - i, &v);
+    if (r == COUNT_TOO_LARGE)
+      return fail(err, errlen, "bad token '%.*s' in %s descriptor: a size is at most %lld",
+                  (int)tok_n, tok, op, (long long)BENCH_NUMBER_MAX);
+    if (r != COUNT_OK || v < 1)
+      return fail(err, errlen,
+                  "bad token '%.*s' in %s descriptor: dims are D0xD1x... (1 to %d sizes, "
+                  "each at least 1)",
+                  (int)tok_n, tok, op, BENCH_MAX_RANK);
     dims[rank++] = v;
     if (j == n) break;
-    i = j + 1;
-    if (i == n) return -1; /* trailing x */
+    i = j + 1; /* past the x: a trailing x is an empty size, refused above */
   }
+  if (elements_of(rank, dims) < 0)
+    return fail(err, errlen, "bad token '%.*s' in %s descriptor: more than %lld elements",
+                (int)tok_n, tok, op, (long long)BENCH_ELEMENTS_MAX);
   return rank;
 }
 
@@ -96,10 +142,13 @@ static int parse_dims(const char *s, size_t n, int64_t *dims) {
 /* Image geometry: conv (benchdnn grammar), pool, bnorm                     */
 /* ---------------------------------------------------------------------- */
 
+/* pb and pr (the bottom and right padding) are adnn's: benchdnn implies them
+ * from oh and ow, which cannot say every padding (several give one oh when
+ * the stride is above 1). */
 enum { K_G, K_MB, K_IC, K_IH, K_IW, K_OC, K_OH, K_OW, K_KH, K_KW, K_SH, K_SW, K_PH, K_PW,
-       K_DH, K_DW, K_COUNT };
-static const char *const keys[K_COUNT] = {"g",  "mb", "ic", "ih", "iw", "oc", "oh", "ow",
-                                          "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw"};
+       K_DH, K_DW, K_PB, K_PR, K_COUNT };
+static const char *const keys[K_COUNT] = {"g",  "mb", "ic", "ih", "iw", "oc", "oh", "ow", "kh",
+                                          "kw", "sh", "sw", "ph", "pw", "dh", "dw", "pb", "pr"};
 
 /* Reads letter+number tokens of s[0..n) into v (-1 = not given). `allowed` is a
  * bit mask of keys. A name (n...) ends the descriptor. */
@@ -117,7 +166,8 @@ static int parse_geometry(const char *s, size_t n, unsigned allowed, int64_t *v,
       if (e > b && *b == '"') b++;
       if (e > b && e[-1] == '"') e--;
       if ((size_t)(e - b) >= BENCH_NAME_MAX)
-        return fail(err, errlen, "name '%.*s' is too long", (int)(e - b), b);
+        return fail(err, errlen, "name '%.*s' is too long (at most %d characters)", (int)(e - b),
+                    b, BENCH_NAME_MAX - 1);
       memcpy(name, b, (size_t)(e - b));
       name[e - b] = 0;
       return 0;
@@ -146,9 +196,10 @@ static int parse_geometry(const char *s, size_t n, unsigned allowed, int64_t *v,
     if (d == i)
       return fail(err, errlen, "bad token '%.*s': '%s' needs a number", (int)(i - a), s + a,
                   keys[k]);
-    int64_t val = parse_count(s + d, i - d);
-    if (val < 0)
-      return fail(err, errlen, "bad token '%.*s': number out of range", (int)(i - a), s + a);
+    int64_t val = 0;
+    if (read_count(s + d, i - d, &val) != COUNT_OK)
+      return fail(err, errlen, "bad token '%.*s': %s is at most %lld", (int)(i - a), s + a,
+                  keys[k], (long long)BENCH_NUMBER_MAX);
     if (v[k] >= 0)
       return fail(err, errlen, "bad token '%.*s': '%s' given twice", (int)(i - a), s + a,
                   keys[k]);
@@ -165,16 +216,50 @@ static int64_t out_size(int64_t i, int64_t k, int64_t s, int64_t p, int64_t d) {
   return num / s + 1;
 }
 
+/* Refuses a derived size (an output size, a deduced padding) above
+ * BENCH_NUMBER_MAX: the canonical form prints it, and the parser would refuse
+ * it there. */
+static int check_derived(const char *what, const char *axis, int64_t v, char *err,
+                         size_t errlen) {
+  if (v <= BENCH_NUMBER_MAX) return 0;
+  return fail(err, errlen, "the %s%s comes out as %lld, above the limit %lld", what, axis,
+              (long long)v, (long long)BENCH_NUMBER_MAX);
+}
+
 /* One spatial dimension of a conv: deduces o, pad_begin, pad_end from i, k, s,
- * p (-1 = omitted), o (-1 = omitted), d (extra dilation). */
-static int conv_dim(const char *axis, int64_t i, int64_t k, int64_t s, int64_t p, int64_t o,
-                    int64_t d, int64_t *out_o, int64_t *pb, int64_t *pe, char *err,
+ * p (begin padding), e (end padding) and o (each -1 = omitted), and d (extra
+ * dilation). Every input is at most BENCH_NUMBER_MAX, so with the extent
+ * checked no product below overflows. */
+static int conv_dim(const char *axis, int64_t i, int64_t k, int64_t s, int64_t p, int64_t e,
+                    int64_t o, int64_t d, int64_t *out_o, int64_t *pb, int64_t *pe, char *err,
                     size_t errlen) {
   if (s < 1) return fail(err, errlen, "bad token 's%s0': strides are at least 1", axis);
   if (k < 1) return fail(err, errlen, "bad token 'k%s0': kernel sizes are at least 1", axis);
   if (i < 1) return fail(err, errlen, "bad token 'i%s0': input sizes are at least 1", axis);
-  int64_t ext = (k - 1) * (d + 1) + 1;
-  if (o < 0) {
+  if (o == 0) return fail(err, errlen, "bad token 'o%s0': output sizes are at least 1", axis);
+  const int64_t ext = (k - 1) * (d + 1) + 1;
+  if (ext > BENCH_NUMBER_MAX)
+    return fail(err, errlen,
+                "the dilated kernel (k%s%lld, d%s%lld) spans %lld elements, above the limit %lld",
+                axis, (long long)k, axis, (long long)d, (long long)ext,
+                (long long)BENCH_NUMBER_MAX);
+  if (e >= 0) { /* the end padding given: nothing to deduce */
+    if (p < 0) p = 0;
+    const int64_t num = i + p + e - ext;
+    if (num < 0)
+      return fail(err, errlen,
+                  "the kernel (k%s%lld with dilation) is larger than the padded input (i%s%lld, "
+                  "p%s%lld, p%s%lld at the end)",
+                  axis, (long long)k, axis, (long long)i, axis, (long long)p, axis, (long long)e);
+    const int64_t want = num / s + 1;
+    if (o >= 0 && o != want)
+      return fail(err, errlen,
+                  "bad token 'o%s%lld': does not match i%s%lld k%s%lld s%s%lld and the padding "
+                  "(o%s%lld expected)",
+                  axis, (long long)o, axis, (long long)i, axis, (long long)k, axis, (long long)s,
+                  axis, (long long)want);
+    o = want;
+  } else if (o < 0) {
     if (p < 0) p = 0;
     o = out_size(i, k, s, p, d);
     if (o < 1)
@@ -182,36 +267,38 @@ static int conv_dim(const char *axis, int64_t i, int64_t k, int64_t s, int64_t p
                   "the kernel (k%s%lld with dilation) is larger than the padded input (i%s%lld, "
                   "p%s%lld)",
                   axis, (long long)k, axis, (long long)i, axis, (long long)p);
-    *out_o = o;
-    *pb = *pe = p;
-    return 0;
-  }
-  if (o < 1) return fail(err, errlen, "bad token 'o%s0': output sizes are at least 1", axis);
-  if (p < 0) { /* deduce the padding from the output size, as benchdnn does */
-    p = 0;
-    if (out_size(i, k, s, 0, d) != o) {
-      p = ((o - 1) * s - i + ext) / 2;
-      if (p < 0) p = 0;
+    e = p;
+  } else {
+    if (p < 0) { /* deduce the padding from the output size, as benchdnn does */
+      p = 0;
+      if (out_size(i, k, s, 0, d) != o) {
+        p = ((o - 1) * s - i + ext) / 2;
+        if (p < 0) p = 0;
+      }
+    }
+    if (out_size(i, k, s, p, d) == o) {
+      e = p;
+    } else {
+      /* benchdnn: the end padding is implied by the output size. */
+      const int64_t r = (o - 1) * s + ext - i - p;
+      if (r < 0 || r >= ext)
+        return fail(err, errlen,
+                    "bad token 'o%s%lld': does not match i%s%lld k%s%lld s%s%lld p%s%lld "
+                    "(o%s%lld expected)",
+                    axis, (long long)o, axis, (long long)i, axis, (long long)k, axis,
+                    (long long)s, axis, (long long)p, axis,
+                    (long long)out_size(i, k, s, p, d));
+      e = r;
     }
   }
-  if (out_size(i, k, s, p, d) == o) {
-    *out_o = o;
-    *pb = *pe = p;
-    return 0;
-  }
-  /* benchdnn: the end padding is implied by the output size. */
-  int64_t r = (o - 1) * s + ext - i - p;
-  if (r >= 0 && r < ext) {
-    *out_o = o;
-    *pb = p;
-    *pe = r;
-    return 0;
-  }
-  return fail(err, errlen,
-              "bad token 'o%s%lld': does not match i%s%lld k%s%lld s%s%lld p%s%lld (o%s%lld "
-              "expected)",
-              axis, (long long)o, axis, (long long)i, axis, (long long)k, axis, (long long)s,
-              axis, (long long)p, axis, (long long)out_size(i, k, s, p, d));
+  if (check_derived("output size o", axis, o, err, errlen) ||
+      check_derived("padding p", axis, p, err, errlen) ||
+      check_derived("end padding p", axis, e, err, errlen))
+    return -1;
+  *out_o = o;
+  *pb = p;
+  *pe = e;
+  return 0;
 }
 
 /* Copies h <-> w when one of them is omitted. */
@@ -253,10 +340,16 @@ static int parse_conv(const char *s, size_t n, bench_problem *p, char *err, size
   int64_t dh = v[K_DH] < 0 ? 0 : v[K_DH], dw = v[K_DW] < 0 ? 0 : v[K_DW];
   p->dh = dh + 1;
   p->dw = dw + 1;
-  if (conv_dim("h", p->ih, p->kh, p->sh, v[K_PH], v[K_OH], dh, &p->oh, &p->pt, &p->pb, err,
-               errlen) ||
-      conv_dim("w", p->iw, p->kw, p->sw, v[K_PW], v[K_OW], dw, &p->ow, &p->pl, &p->pr, err,
-               errlen))
+  if (conv_dim("h", p->ih, p->kh, p->sh, v[K_PH], v[K_PB], v[K_OH], dh, &p->oh, &p->pt, &p->pb,
+               err, errlen) ||
+      conv_dim("w", p->iw, p->kw, p->sw, v[K_PW], v[K_PR], v[K_OW], dw, &p->ow, &p->pl, &p->pr,
+               err, errlen))
+    return -1;
+  const int64_t x[4] = {p->mb, p->ic, p->ih, p->iw}, w[4] = {p->oc, p->ic / p->g, p->kh, p->kw},
+                y[4] = {p->mb, p->oc, p->oh, p->ow};
+  if (check_elements("the input x", 4, x, err, errlen) ||
+      check_elements("the filter w", 4, w, err, errlen) ||
+      check_elements("the output y", 4, y, err, errlen))
     return -1;
   return 0;
 }
@@ -308,6 +401,13 @@ static int finish_pool(bench_problem *p, int64_t oh, int64_t ow, char *err, size
   p->ow = pool_out(p->iw, p->kw, p->sw, p->pl, p->ceil_mode);
   if (p->oh < 1 || p->ow < 1)
     return fail(err, errlen, "the pool window is larger than the padded input");
+  if (check_derived("output size o", "h", p->oh, err, errlen) ||
+      check_derived("output size o", "w", p->ow, err, errlen))
+    return -1;
+  const int64_t x[4] = {p->mb, p->ic, p->ih, p->iw}, y[4] = {p->mb, p->ic, p->oh, p->ow};
+  if (check_elements("the input x", 4, x, err, errlen) ||
+      check_elements("the output y", 4, y, err, errlen))
+    return -1;
   if ((oh >= 0 && oh != p->oh) || (ow >= 0 && ow != p->ow))
     return fail(err, errlen, "bad token 'oh%lld': the output is %lldx%lld", (long long)oh,
                 (long long)p->oh, (long long)p->ow);
@@ -348,22 +448,75 @@ static int find_pool_word(const field *f) {
 
 static int is_dims(const field *f) { return f->n > 0 && isdigit((unsigned char)f->s[0]); }
 
+/* A finite double after `skip` characters of f (strtod's syntax, nothing
+ * after it). Subnormal values are accepted (strtod flags them with ERANGE,
+ * but they read back exactly); overflow and underflow to zero are not. */
 static int parse_number(const field *f, size_t skip, double *out) {
   char buf[64];
   if (f->n <= skip || f->n - skip >= sizeof buf) return -1;
   memcpy(buf, f->s + skip, f->n - skip);
   buf[f->n - skip] = 0;
+  if (isspace((unsigned char)buf[0])) return -1;
   char *end;
   errno = 0;
   double v = strtod(buf, &end);
-  if (*end || errno || !isfinite(v)) return -1;
+  if (end == buf || *end || !isfinite(v)) return -1;
+  if (errno == ERANGE && !(v != 0 && fabs(v) < DBL_MIN)) return -1;
   *out = v;
+  return 0;
+}
+
+/* A small integer after `skip` characters of f: an optional '-' (when
+ * negative_ok), then digits; within [lo, hi]. */
+static int parse_small_int(const field *f, size_t skip, int negative_ok, int lo, int hi,
+                           int *out) {
+  if (f->n <= skip) return -1;
+  const char *s = f->s + skip;
+  size_t n = f->n - skip;
+  int neg = 0;
+  if (negative_ok && n > 1 && s[0] == '-') neg = 1, s++, n--;
+  int64_t v = 0;
+  if (read_count(s, n, &v) != COUNT_OK) return -1;
+  if (neg) v = -v;
+  if (v < lo || v > hi) return -1;
+  *out = (int)v;
   return 0;
 }
 
 static int bad_field(const field *f, const char *op, const char *hint, char *err, size_t errlen) {
   return fail(err, errlen, "bad token '%.*s' in %s descriptor: %s", (int)f->n, f->s, op, hint);
 }
+
+/* Fields of a compact form, each allowed once (a second one is refused, so
+ * that a descriptor says one problem). */
+enum { F_DIMS = 1u << 0, F_ALPHA = 1u << 1, F_BETA = 1u << 2, F_AXIS = 1u << 3,
+       F_LOG = 1u << 4, F_ND = 1u << 5, F_GAIN = 1u << 6, F_BIAS = 1u << 7, F_EPS = 1u << 8,
+       F_KEEP = 1u << 9, F_AXES = 1u << 10, F_ACT = 1u << 11, F_CEIL = 1u << 12,
+       F_TA = 1u << 13, F_TB = 1u << 14 };
+
+static int once(unsigned *seen, unsigned bit, const field *f, const char *op, char *err,
+                size_t errlen) {
+  if (*seen & bit) return bad_field(f, op, "given twice (or with its opposite)", err, errlen);
+  *seen |= bit;
+  return 0;
+}
+
+static int read_dims(const field *f, int64_t *dims, int *rank, const char *op, char *err,
+                     size_t errlen) {
+  const int r = parse_dims(f->s, f->n, dims, f->s, f->n, op, err, errlen);
+  if (r < 0) return -1;
+  *rank = r;
+  return 0;
+}
+
+/* The default alpha and beta of an activation in the grammar: leaky_relu
+ * a0.01, elu a1, clamp a0 b6 (relu6); 0 otherwise. */
+static void activation_defaults(adnn_activation_kind kind, double *alpha, double *beta) {
+  *alpha = kind == ADNN_ACTIVATION_LEAKY_RELU ? 0.01 : kind == ADNN_ACTIVATION_ELU ? 1.0 : 0.0;
+  *beta = kind == ADNN_ACTIVATION_CLAMP ? 6.0 : 0.0;
+}
+
+#define DEFAULT_EPS 1e-5
 
 static int parse_compact(const char *text, size_t n, bench_problem *p, char *err, size_t errlen) {
   field f[16];
@@ -381,25 +534,28 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
     i = j + 1;
   }
   const char *op = bench_op_name(p->op);
-  int have_dims = 0;
+  unsigned seen = 0;
+#define ONCE(bit, k)                                            \
+  do {                                                          \
+    if (once(&seen, (bit), &f[k], op, err, errlen)) return -1;  \
+  } while (0)
   switch (p->op) {
     case BENCH_OP_POOL: {
       if (nf < 3) return fail(err, errlen, "pool descriptor needs pool:<kind>:<geometry>");
       int kind = find_pool_word(&f[1]);
       if (kind < 0) return bad_field(&f[1], op, "kind is max, avg or avg_exclude", err, errlen);
       p->pool_kind = pool_words[kind].kind;
+      for (int k = 3; k < nf; k++) {
+        if (!field_is(&f[k], "ceil")) return bad_field(&f[k], op, "expected ceil", err, errlen);
+        ONCE(F_CEIL, k);
+        p->ceil_mode = 1;
+      }
       if (parse_pool_geometry(f[2].s, f[2].n, p, err, errlen)) return -1;
-      /* oh/ow given? re-read them for the check */
+      /* oh/ow given? re-read them for the check (the geometry parsed above) */
       int64_t v[K_COUNT];
       unsigned all = (1u << K_COUNT) - 1;
       parse_geometry(f[2].s, f[2].n, all, v, NULL, "pool", err, errlen);
       mirror(v, K_OH, K_OW);
-      for (int k = 3; k < nf; k++) {
-        if (field_is(&f[k], "ceil"))
-          p->ceil_mode = 1;
-        else
-          return bad_field(&f[k], op, "expected ceil", err, errlen);
-      }
       return finish_pool(p, v[K_OH], v[K_OW], err, errlen);
     }
     case BENCH_OP_ACT: {
@@ -407,40 +563,38 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       int kind = find_activation(&f[1]);
       if (kind < 0) return bad_field(&f[1], op, "unknown activation kind", err, errlen);
       p->act_kind = activation_kinds[kind];
-      /* the grammar's defaults: leaky_relu a0.01, elu a1, clamp a0 b6 (relu6) */
-      p->alpha = p->act_kind == ADNN_ACTIVATION_LEAKY_RELU ? 0.01
-                 : p->act_kind == ADNN_ACTIVATION_ELU      ? 1.0
-                                                           : 0.0;
-      p->beta = p->act_kind == ADNN_ACTIVATION_CLAMP ? 6.0 : 0.0;
+      activation_defaults(p->act_kind, &p->alpha, &p->beta);
       for (int k = 2; k < nf; k++) {
-        if (is_dims(&f[k]) && !have_dims) {
-          if ((p->rank = parse_dims(f[k].s, f[k].n, p->dims)) < 1)
-            return bad_field(&f[k], op, "dims are D0xD1x... (1 to 8 positive sizes)", err, errlen);
-          have_dims = 1;
+        if (is_dims(&f[k])) {
+          ONCE(F_DIMS, k);
+          if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
         } else if (f[k].s[0] == 'a' && parse_number(&f[k], 1, &p->alpha) == 0) {
+          ONCE(F_ALPHA, k);
         } else if (f[k].s[0] == 'b' && parse_number(&f[k], 1, &p->beta) == 0) {
+          ONCE(F_BETA, k);
         } else
-          return bad_field(&f[k], op, "expected a<alpha>, b<beta> or dims", err, errlen);
+          return bad_field(&f[k], op, "expected a<alpha>, b<beta> (finite numbers) or dims",
+                           err, errlen);
       }
       break;
     }
     case BENCH_OP_SOFTMAX: {
       p->axis = -1;
       for (int k = 1; k < nf; k++) {
-        double a;
-        if (is_dims(&f[k]) && !have_dims) {
-          if ((p->rank = parse_dims(f[k].s, f[k].n, p->dims)) < 1)
-            return bad_field(&f[k], op, "dims are D0xD1x... (1 to 8 positive sizes)", err, errlen);
-          have_dims = 1;
+        if (is_dims(&f[k])) {
+          ONCE(F_DIMS, k);
+          if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
         } else if (field_is(&f[k], "log")) {
+          ONCE(F_LOG, k);
           p->log_softmax = 1;
         } else if (f[k].n > 4 && strncmp(f[k].s, "axis", 4) == 0 &&
-                   parse_number(&f[k], 4, &a) == 0 && a == floor(a) && fabs(a) <= 8) {
-          p->axis = (int)a;
+                   parse_small_int(&f[k], 4, 1, -BENCH_MAX_RANK, BENCH_MAX_RANK - 1,
+                                   &p->axis) == 0) {
+          ONCE(F_AXIS, k);
         } else
-          return bad_field(&f[k], op, "expected axis<A>, log or dims", err, errlen);
+          return bad_field(&f[k], op, "expected axis<A> (-8 to 7), log or dims", err, errlen);
       }
-      if (have_dims && (p->axis >= p->rank || p->axis < -p->rank))
+      if ((seen & F_DIMS) && (p->axis >= p->rank || p->axis < -p->rank))
         return fail(err, errlen, "bad token 'axis%d': the tensor has rank %d", p->axis, p->rank);
       break;
     }
@@ -449,29 +603,32 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       p->norm_dims = 1;
       p->has_gain = 1;
       p->has_bias = p->op == BENCH_OP_LNORM;
-      p->eps = 1e-5;
+      p->eps = DEFAULT_EPS;
       for (int k = 1; k < nf; k++) {
-        double a;
-        if (is_dims(&f[k]) && !have_dims) {
-          if ((p->rank = parse_dims(f[k].s, f[k].n, p->dims)) < 1)
-            return bad_field(&f[k], op, "dims are D0xD1x... (1 to 8 positive sizes)", err, errlen);
-          have_dims = 1;
+        if (is_dims(&f[k])) {
+          ONCE(F_DIMS, k);
+          if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
         } else if (field_is(&f[k], "nogain")) {
+          ONCE(F_GAIN, k);
           p->has_gain = 0;
         } else if (field_is(&f[k], "nobias")) {
+          ONCE(F_BIAS, k);
           p->has_bias = 0;
         } else if (field_is(&f[k], "bias")) {
+          ONCE(F_BIAS, k);
           p->has_bias = 1;
-        } else if (f[k].n > 2 && strncmp(f[k].s, "nd", 2) == 0 && parse_number(&f[k], 2, &a) == 0 &&
-                   a == floor(a) && a >= 1 && a <= 8) {
-          p->norm_dims = (int)a;
+        } else if (f[k].n > 2 && strncmp(f[k].s, "nd", 2) == 0 &&
+                   parse_small_int(&f[k], 2, 0, 1, BENCH_MAX_RANK, &p->norm_dims) == 0) {
+          ONCE(F_ND, k);
         } else if (f[k].n > 3 && strncmp(f[k].s, "eps", 3) == 0 &&
                    parse_number(&f[k], 3, &p->eps) == 0 && p->eps > 0) {
+          ONCE(F_EPS, k);
         } else
-          return bad_field(&f[k], op, "expected dims, nd<D>, nogain, nobias, bias or eps<E>", err,
-                           errlen);
+          return bad_field(&f[k], op,
+                           "expected dims, nd<D> (1 to 8), nogain, nobias, bias or eps<E> (E > 0)",
+                           err, errlen);
       }
-      if (have_dims && p->norm_dims > p->rank)
+      if ((seen & F_DIMS) && p->norm_dims > p->rank)
         return fail(err, errlen, "bad token 'nd%d': the tensor has rank %d", p->norm_dims, p->rank);
       break;
     }
@@ -488,14 +645,16 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       p->iw = v[K_IW] < 0 ? 0 : v[K_IW];
       if (p->mb < 1 || (v[K_IH] >= 0 && p->ih < 1) || (v[K_IW] >= 0 && p->iw < 1))
         return bad_field(&f[1], op, "sizes must be at least 1", err, errlen);
-      p->eps = 1e-5;
+      const int64_t x[4] = {p->mb, p->ic, p->ih ? p->ih : 1, p->iw ? p->iw : 1};
+      if (check_elements("the input x", 4, x, err, errlen)) return -1;
+      p->eps = DEFAULT_EPS;
       for (int k = 2; k < nf; k++) {
         int kind = find_activation(&f[k]);
-        if (kind >= 0 && activation_params[kind] == 0)
-          p->act_kind = activation_kinds[kind];
-        else
+        if (kind < 0 || activation_params[kind] != 0)
           return bad_field(&f[k], op, "expected a parameterless activation kind (relu, ...)",
                            err, errlen);
+        ONCE(F_ACT, k);
+        p->act_kind = activation_kinds[kind];
       }
       return 0;
     }
@@ -507,17 +666,22 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       const char *plus = memchr(f[2].s, '+', f[2].n);
       if (!plus) return bad_field(&f[2], op, "expected <dims>+<dims>", err, errlen);
       size_t na = (size_t)(plus - f[2].s);
-      if ((p->rank = parse_dims(f[2].s, na, p->dims)) < 1 ||
-          (p->rank_b = parse_dims(plus + 1, f[2].n - na - 1, p->dims_b)) < 1)
-        return bad_field(&f[2], op, "dims are D0xD1x... (1 to 8 positive sizes)", err, errlen);
+      if ((p->rank = parse_dims(f[2].s, na, p->dims, f[2].s, f[2].n, op, err, errlen)) < 1 ||
+          (p->rank_b = parse_dims(plus + 1, f[2].n - na - 1, p->dims_b, f[2].s, f[2].n, op, err,
+                                  errlen)) < 1)
+        return -1;
       /* NumPy broadcasting: aligned from the right, equal or 1. */
       int r = p->rank > p->rank_b ? p->rank : p->rank_b;
+      int64_t y[BENCH_MAX_RANK];
       for (int k = 0; k < r; k++) {
         int64_t a = k < p->rank ? p->dims[p->rank - 1 - k] : 1;
         int64_t b = k < p->rank_b ? p->dims_b[p->rank_b - 1 - k] : 1;
         if (a != b && a != 1 && b != 1)
           return bad_field(&f[2], op, "shapes do not broadcast", err, errlen);
+        y[k] = a > b ? a : b;
       }
+      if (elements_of(r, y) < 0)
+        return bad_field(&f[2], op, "the broadcast output has too many elements", err, errlen);
       return 0;
     }
     case BENCH_OP_REDUCE: {
@@ -529,29 +693,33 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       if (kind < 0) return bad_field(&f[1], op, "kind is sum, mean, max or min", err, errlen);
       p->reduce_kind = (adnn_reduce_kind)kind;
       for (int k = 2; k < nf; k++) {
-        if (is_dims(&f[k]) && !have_dims) {
-          if ((p->rank = parse_dims(f[k].s, f[k].n, p->dims)) < 1)
-            return bad_field(&f[k], op, "dims are D0xD1x... (1 to 8 positive sizes)", err, errlen);
-          have_dims = 1;
+        if (is_dims(&f[k])) {
+          ONCE(F_DIMS, k);
+          if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
         } else if (field_is(&f[k], "keep")) {
+          ONCE(F_KEEP, k);
           p->keep_dims = 1;
         } else if (f[k].n > 4 && strncmp(f[k].s, "axes", 4) == 0) {
-          /* a comma-separated list of dim indices, each 0..7, no repeats */
+          ONCE(F_AXES, k);
+          /* a comma-separated list of dim indices, each 0..7, no repeats, no
+           * empty item (so no trailing comma) */
           size_t q = 4;
-          while (q < f[k].n) {
+          for (;;) {
             const char *comma = memchr(f[k].s + q, ',', f[k].n - q);
             const size_t end = comma ? (size_t)(comma - f[k].s) : f[k].n;
-            const int64_t a = parse_count(f[k].s + q, end - q);
-            if (a < 0 || a > 7 || (p->reduce_axes >> a) & 1u)
+            int64_t a = -1;
+            if (read_count(f[k].s + q, end - q, &a) != COUNT_OK || a > 7 ||
+                (p->reduce_axes >> a) & 1u)
               return bad_field(&f[k], op, "axes are distinct dims 0..7, comma-separated", err,
                                errlen);
             p->reduce_axes |= ADNN_REDUCE_AXIS(a);
+            if (!comma) break;
             q = end + 1;
           }
         } else
           return bad_field(&f[k], op, "expected dims, axes<A>[,<A>...] or keep", err, errlen);
       }
-      if (!have_dims || p->reduce_axes == 0)
+      if (!(seen & F_DIMS) || p->reduce_axes == 0)
         return fail(err, errlen, "reduce descriptor needs dims and axes");
       if (p->reduce_axes >> p->rank)
         return fail(err, errlen, "reduce: an axis is beyond the tensor's rank %d", p->rank);
@@ -570,9 +738,13 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
         if (!kk || !s[a] || d == q)
           return fail(err, errlen, "bad token '%.*s' in gemm descriptor: expected m<M>n<N>k<K>",
                       (int)(q - a), s + a);
-        int64_t val = parse_count(s + d, q - d);
+        int64_t val = 0;
+        if (read_count(s + d, q - d, &val) != COUNT_OK)
+          return fail(err, errlen, "bad token '%.*s' in gemm descriptor: %c is at most %lld",
+                      (int)(q - a), s + a, s[a], (long long)BENCH_NUMBER_MAX);
         if (val < 1 || mnk[kk - "mnk"] >= 0)
-          return fail(err, errlen, "bad token '%.*s' in gemm descriptor", (int)(q - a), s + a);
+          return fail(err, errlen, "bad token '%.*s' in gemm descriptor: %s", (int)(q - a), s + a,
+                      val < 1 ? "sizes are at least 1" : "given twice");
         mnk[kk - "mnk"] = val;
       }
       if (mnk[0] < 0 || mnk[1] < 0 || mnk[2] < 0)
@@ -580,18 +752,25 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       p->m = mnk[0];
       p->n = mnk[1];
       p->k = mnk[2];
+      if (elements_mul(p->m, p->k) < 0 || elements_mul(p->k, p->n) < 0 ||
+          elements_mul(p->m, p->n) < 0)
+        return bad_field(&f[1], op, "a matrix has too many elements", err, errlen);
       for (int k = 2; k < nf; k++) {
-        if (field_is(&f[k], "ta"))
+        if (field_is(&f[k], "ta")) {
+          ONCE(F_TA, k);
           p->ta = 1;
-        else if (field_is(&f[k], "tb"))
+        } else if (field_is(&f[k], "tb")) {
+          ONCE(F_TB, k);
           p->tb = 1;
-        else
+        } else
           return bad_field(&f[k], op, "expected ta or tb", err, errlen);
       }
       return 0;
     }
   }
-  if (!have_dims) return fail(err, errlen, "%s descriptor '%.*s' has no dims", op, (int)n, text);
+#undef ONCE
+  if (!(seen & F_DIMS))
+    return fail(err, errlen, "%s descriptor '%.*s' has no dims", op, (int)n, text);
   return 0;
 }
 
@@ -602,6 +781,9 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   while (n && isspace((unsigned char)text[n - 1])) n--;
   while (n && isspace((unsigned char)*text)) text++, n--;
   if (n == 0) return fail(err, errlen, "empty problem descriptor");
+  if (n > BENCH_INPUT_MAX)
+    return fail(err, errlen, "problem descriptor '%.40s...' is %zu characters long, above the "
+                "limit %d", text, n, BENCH_INPUT_MAX);
   for (size_t i = 0; i < n; i++)
     if (isspace((unsigned char)text[i]) || !isprint((unsigned char)text[i]))
       return fail(err, errlen, "bad token '%.*s': spaces are not allowed in a descriptor",
@@ -611,7 +793,10 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   int op = -1;
   for (int i = 0; i <= BENCH_OP_GEMM; i++)
     if (strlen(op_names[i]) == head && strncmp(op_names[i], text, head) == 0) op = i;
-  if (op == BENCH_OP_CONV) { /* optional "conv:" prefix */
+  if (op >= 0 && !colon) /* a kind name alone, "conv" included */
+    return fail(err, errlen, "bad token '%.*s': %s descriptor has no fields (%s:...)", (int)n,
+                text, op_names[op], op_names[op]);
+  if (op == BENCH_OP_CONV) { /* optional "conv:" prefix; the colon is there */
     text += head + 1;
     n -= head + 1;
     return parse_conv(text, n, p, err, errlen);
@@ -636,7 +821,9 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
     const char *b = nm + 2;
     if (len && *b == '"') b++, len--;
     if (len && b[len - 1] == '"') len--;
-    if (len >= BENCH_NAME_MAX) return fail(err, errlen, "name '%.*s' is too long", (int)len, b);
+    if (len >= BENCH_NAME_MAX)
+      return fail(err, errlen, "name '%.*s' is too long (at most %d characters)", (int)len, b,
+                  BENCH_NAME_MAX - 1);
     memcpy(p->name, b, len);
     p->name[len] = 0;
     n = (size_t)(nm - text);
@@ -673,6 +860,29 @@ static void put_dims(sbuf *s, int rank, const int64_t *d) {
   for (int i = 0; i < rank; i++) put(s, i ? "x%lld" : "%lld", (long long)d[i]);
 }
 
+/* Whether a and b are the same double, bit for bit (-0 is not 0). */
+static int same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* key, then v in the fewest significant digits that strtod reads back as
+ * exactly v (at most 17 for a double). */
+static void put_double(sbuf *s, const char *key, double v) {
+  char text[40];
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    if (same_double(strtod(text, NULL), v)) break;
+  }
+  put(s, "%s%s", key, text);
+}
+
+/* Whether the parser, given i, k, s, d, the printed begin padding p_arg (-1:
+ * not printed) and o, deduces exactly the paddings pb and pe. */
+static int end_padding_implied(int64_t i, int64_t k, int64_t s, int64_t d, int64_t p_arg,
+                               int64_t o, int64_t pb, int64_t pe) {
+  int64_t got_o, got_b, got_e;
+  if (conv_dim("h", i, k, s, p_arg, -1, o, d, &got_o, &got_b, &got_e, NULL, 0)) return 0;
+  return got_o == o && got_b == pb && got_e == pe;
+}
+
 void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
   sbuf s = {buf, len, 0};
   if (len) buf[0] = 0;
@@ -691,6 +901,15 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (p->pl != p->pt) put(&s, "pw%lld", (long long)p->pl);
       if (p->dh != 1 || p->dw != 1) put(&s, "dh%lld", (long long)(p->dh - 1));
       if (p->dw != p->dh) put(&s, "dw%lld", (long long)(p->dw - 1));
+      /* The end padding only when the parser would not deduce it from what
+       * is printed (benchdnn's rule, from oh: it cannot say every padding
+       * when the stride is above 1). */
+      if (!end_padding_implied(p->ih, p->kh, p->sh, p->dh - 1, (p->pt || p->pl) ? p->pt : -1,
+                               p->oh, p->pt, p->pb))
+        put(&s, "pb%lld", (long long)p->pb);
+      if (!end_padding_implied(p->iw, p->kw, p->sw, p->dw - 1, (p->pt || p->pl) ? p->pl : -1,
+                               p->ow, p->pl, p->pr))
+        put(&s, "pr%lld", (long long)p->pr);
       break;
     case BENCH_OP_POOL:
       put(&s, "pool:%s:mb%lldic%lldih%lld", pool_word(p->pool_kind), (long long)p->mb,
@@ -704,12 +923,21 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (p->pl != p->pt) put(&s, "pw%lld", (long long)p->pl);
       if (p->ceil_mode) put(&s, ":ceil");
       break;
-    case BENCH_OP_ACT:
+    case BENCH_OP_ACT: {
+      double alpha, beta;
+      activation_defaults(p->act_kind, &alpha, &beta);
       put(&s, "act:%s:", adnn_activation_name(p->act_kind));
-      if (p->alpha != 0) put(&s, "a%g:", p->alpha);
-      if (p->beta != 0) put(&s, "b%g:", p->beta);
+      if (!same_double(p->alpha, alpha)) {
+        put_double(&s, "a", p->alpha);
+        put(&s, ":");
+      }
+      if (!same_double(p->beta, beta)) {
+        put_double(&s, "b", p->beta);
+        put(&s, ":");
+      }
       put_dims(&s, p->rank, p->dims);
       break;
+    }
     case BENCH_OP_SOFTMAX:
       put(&s, "softmax:axis%d:%s", p->axis, p->log_softmax ? "log:" : "");
       put_dims(&s, p->rank, p->dims);
@@ -722,7 +950,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (!p->has_gain) put(&s, ":nogain");
       if (p->op == BENCH_OP_LNORM && !p->has_bias) put(&s, ":nobias");
       if (p->op == BENCH_OP_RMSNORM && p->has_bias) put(&s, ":bias");
-      if (p->eps != 1e-5) put(&s, ":eps%g", p->eps);
+      if (!same_double(p->eps, DEFAULT_EPS)) put_double(&s, ":eps", p->eps);
       break;
     case BENCH_OP_BNORM:
       put(&s, "bnorm:mb%lldic%lld", (long long)p->mb, (long long)p->ic);
@@ -752,7 +980,13 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
           p->ta ? ":ta" : "", p->tb ? ":tb" : "");
       break;
   }
-  if (p->name[0]) put(&s, "_n%s", p->name);
+  /* The parser removes one quote at each end of a name: quote a name that
+   * has one there itself. */
+  const size_t nl = strlen(p->name);
+  if (nl && (p->name[0] == '"' || p->name[nl - 1] == '"'))
+    put(&s, "_n\"%s\"", p->name);
+  else if (nl)
+    put(&s, "_n%s", p->name);
 }
 
 static double count_of(int rank, const int64_t *d) {

@@ -8,7 +8,7 @@
  *
  *   convolution, oneDNN benchdnn's grammar:
  *     [conv:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>[oh<P>][ow<Q>][kh<R>][kw<S>]
- *     [sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>][_n<name>]
+ *     [sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>][pb<..>][pr<..>][_n<name>]
  *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none)
  *   other ops, colon-separated fields after the op name:
  *     pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
@@ -21,6 +21,14 @@
  *     reduce:<sum|mean|max|min>:<dims>:axes<A>[,<A>...][:keep]
  *     gemm:m<M>n<N>k<K>[:ta][:tb]
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
+ *   pb<..>/pr<..> (convolution) give the bottom/right padding explicitly.
+ *
+ * Limits, checked by the parser so that no later computation on a problem
+ * overflows: every number is at most BENCH_NUMBER_MAX, and so are the derived
+ * output sizes and dilated kernel extents; every tensor of a problem has at
+ * most BENCH_ELEMENTS_MAX elements; a descriptor is at most BENCH_INPUT_MAX
+ * characters long. The canonical form of any problem the parser accepts fits
+ * in BENCH_TEXT_MAX bytes.
  */
 #ifndef ADNN_BENCH_PROBLEM_H
 #define ADNN_BENCH_PROBLEM_H
@@ -45,6 +53,10 @@ enum bench_op {
 
 #define BENCH_MAX_RANK 8
 #define BENCH_NAME_MAX 96
+#define BENCH_NUMBER_MAX INT64_C(2147483647)
+#define BENCH_ELEMENTS_MAX (INT64_C(1) << 48)
+#define BENCH_INPUT_MAX 1024
+#define BENCH_TEXT_MAX 512
 
 typedef struct bench_problem {
   int op;                     /* enum bench_op */
@@ -74,14 +86,22 @@ typedef struct bench_problem {
   int ta, tb;
 } bench_problem;
 
-/* Parses one descriptor. Returns 0, or -1 with a message naming the bad token
- * in err. */
+/* Parses one descriptor (a NUL-terminated string; surrounding white space is
+ * ignored). Returns 0, or -1 with a message naming the bad token (and, for a
+ * number out of range, the field and its limit) in err; p is then
+ * unspecified. Never reads outside text. */
 int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t errlen);
 
-/* Replaces the minibatch of conv, pool and bnorm problems (others unchanged). */
+/* Replaces the minibatch of conv, pool and bnorm problems (others unchanged).
+ * The result may exceed the limits above: format and parse it again to check
+ * (adnn-bench does). */
 void bench_problem_set_mb(bench_problem *p, int64_t mb);
 
-/* The canonical descriptor (parses back to the same problem). */
+/* The canonical descriptor: every field that differs from its default
+ * (doubles in the shortest form that reads back bit-exactly), so that
+ * bench_problem_parse gives back exactly p, field by field, and formatting
+ * that again gives the same text. BENCH_TEXT_MAX bytes always suffice; with
+ * less the text is truncated (and still NUL-terminated when len > 0). */
 void bench_problem_format(const bench_problem *p, char *buf, size_t len);
 
 /* Floating-point operations of one run (multiply-add = 2) for conv and gemm,
