@@ -219,3 +219,8 @@ doc_examples_gemm_LDADD = libadnn.la
 doc_examples_plans_LDADD = libadnn.la
 doc_examples_backends_LDADD = libadnn.la
 doc_examples_tuning_LDADD = libadnn.la
+
+# ---- examples ------------------------------------------------------------------
+# gemm-demo's command line and cnn-forward's notice (t/examples.sh).
+TESTS += t/examples.sh
+EXTRA_DIST += t/examples.sh
