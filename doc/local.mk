@@ -7,3 +7,11 @@ dist_doc_DATA += README.md doc/api.md doc/plugins.md doc/cpu.md doc/cuda.md doc/
 EXTRA_DIST += doc/gpu-check.md
 # ADNN_VERBOSE (core/verbose.c).
 dist_doc_DATA += doc/verbose.md
+
+
+# The complete programs the section 3 man pages cite (as doc/examples/NAME.c),
+# installed as $(docdir)/examples/NAME.c so that an installed system has them.
+docexamplesdir = $(docdir)/examples
+dist_docexamples_DATA = doc/examples/errors.c doc/examples/context.c doc/examples/memory.c \
+	doc/examples/tensors.c doc/examples/gemm.c doc/examples/plans.c doc/examples/backends.c \
+	doc/examples/tuning.c

@@ -1,9 +1,14 @@
 /*
  * cnn-forward: a small convolutional network's forward pass written only
- * against the public API, with deterministic weights. It prints the backend,
- * the median time of several passes, a checksum of the class probabilities and
- * the predicted class of each image, so runs on different machines (CPU or GPU)
- * can be compared at a glance.
+ * against the public API. It prints the backend, the median time of several
+ * passes, a checksum of the class probabilities and the predicted class of each
+ * image, so runs on different machines (CPU or GPU) can be compared at a glance.
+ *
+ * The network is NOT trained: its weights and its input images are
+ * pseudo-random numbers from a fixed seed, the same on every machine. The
+ * "classes" it prints are therefore meaningless as predictions (with untrained
+ * weights every image tends to land on the same class with p near 0.2); they
+ * only show that the ops ran and that two backends agree. The output says so.
  *
  * Network (NCHW, batch 4, 3x64x64 input):
  *   conv 3x3 3->16 (pad 1) + batch norm + relu  -> max pool 2x2/2
@@ -209,6 +214,8 @@ int main(int argc, char **argv) {
   printf("adnn %s: cnn-forward on backend %s: batch %d, median %.3f ms per pass, checksum %.6f\n",
          adnn_version_string(), adnn_context_get_backend(ctx), BATCH, times[1 + RUNS / 2] * 1e3,
          checksum);
+  printf("  weights and images are pseudo-random (fixed seed, untrained network): the classes\n"
+         "  below are not predictions, they only let runs on different machines be compared\n");
   printf("  conv algorithms: %s, %s, %s, %s\n", adnn_plan_get_algorithm(conv1),
          adnn_plan_get_algorithm(conv2), adnn_plan_get_algorithm(conv3), adnn_plan_get_algorithm(conv4));
   int bad = 0;

@@ -4,8 +4,10 @@
  * a plain loop, and prints the backend and the achieved GFLOP/s (median of
  * several runs).
  *
- * usage: gemm-demo [N] [backend]      (defaults: 1024, auto)
+ * usage: gemm-demo [N] [backend]      (defaults: 1024, auto); --help prints it,
+ * and any bad argument prints it on stderr with exit status 2.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,13 +36,38 @@ static int compare_doubles(const void *a, const void *b) {
     }                                                                                 \
   } while (0)
 
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: gemm-demo [N] [BACKEND]\n"
+          "Multiplies two random N x N single-precision matrices (1 <= N <= 16384, default\n"
+          "1024) on BACKEND (default \"auto\"; e.g. cpu, cuda, cuda:1), checks one row of\n"
+          "the result and prints the backend that ran and its GFLOP/s (median of 7 runs).\n");
+}
+
 int main(int argc, char **argv) {
-  long n = argc > 1 ? strtol(argv[1], NULL, 10) : 1024;
-  const char *backend = argc > 2 ? argv[2] : "auto";
-  if (n < 1 || n > 16384) {
-    fprintf(stderr, "gemm-demo: N must be in 1..16384\n");
+  if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    usage(stdout);
+    return 0;
+  }
+  /* Anything that is not a plain decimal N in range (an option, trailing junk, a third
+   * argument) is a usage error: say how to call the program instead of guessing. */
+  char *end = NULL;
+  long n = 1024;
+  if (argc > 1) {
+    errno = 0;
+    n = strtol(argv[1], &end, 10);
+    if (end == argv[1] || *end != '\0' || errno != 0 || n < 1 || n > 16384) {
+      fprintf(stderr, "gemm-demo: N must be a number in 1..16384, not '%s'\n", argv[1]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (argc > 3) {
+    fprintf(stderr, "gemm-demo: too many arguments\n");
+    usage(stderr);
     return 2;
   }
+  const char *backend = argc > 2 ? argv[2] : "auto";
   size_t elems = (size_t)n * (size_t)n, bytes = elems * sizeof(float);
   float *ha = malloc(bytes), *hb = malloc(bytes), *hc = malloc(bytes);
   if (!ha || !hb || !hc) {

@@ -258,3 +258,19 @@ EXTRA_DIST += t/bench-batch.sh
 t_bench_roundtrip_SOURCES = t/bench-roundtrip.c t/tap.h t/rng.h tools/bench_problem.c \
 	tools/bench_problem.h
 t_bench_roundtrip_LDADD = -lm
+
+# ---- examples ------------------------------------------------------------------
+# gemm-demo's command line and cnn-forward's notice (t/examples.sh).
+TESTS += t/examples.sh
+EXTRA_DIST += t/examples.sh
+
+# ---- packaging split -----------------------------------------------------------
+# Every installed file belongs to exactly one package of doc/packaging.md's split
+# (t/packaging-split.sh), which needs the remaining installation directories.
+TESTS += t/packaging-split.sh
+EXTRA_DIST += t/packaging-split.sh
+AM_TESTS_ENVIRONMENT += \
+	ADNN_TEST_INCLUDEDIR='$(includedir)'; export ADNN_TEST_INCLUDEDIR; \
+	ADNN_TEST_MANDIR='$(mandir)'; export ADNN_TEST_MANDIR; \
+	ADNN_TEST_DOCDIR='$(docdir)'; export ADNN_TEST_DOCDIR; \
+	ADNN_TEST_PKGDATADIR='$(pkgdatadir)'; export ADNN_TEST_PKGDATADIR;

@@ -34,6 +34,14 @@ root=$stage/root
 test -f "$root$libdir/libadnn.so.1"; ok $? "libadnn.so.1 is in \$(libdir)"
 test -f "$root$pkglibdir/adnn-cpu.so"; ok $? "adnn-cpu.so is in \$(pkglibdir)"
 test -f "$root$bindir/adnn-info"; ok $? "adnn-info is in \$(bindir)"
+# The example programs the man pages cite (doc/examples/NAME.c) are installed
+# in $(docdir)/examples, every one of them.
+docdir=${ADNN_TEST_DOCDIR:?}
+missing=""
+for src in "$srcdir"/doc/examples/*.c; do
+  test -f "$root$docdir/examples/${src##*/}" || missing="$missing ${src##*/}"
+done
+test -z "$missing"; ok $? "every doc/examples/*.c is installed in \$(docdir)/examples${missing:+; missing:$missing}"
 # Nothing outside the prefix: every installed path lies under the stage's prefix.
 prefix_dir=${ADNN_TEST_PREFIX:?}
 outside=$(cd "$root" && find . -type f | sed 's|^\.||' | grep -v "^$prefix_dir/" | head -n 5)

@@ -86,5 +86,81 @@ rc=$?
 ok $rc "and says auto has nothing"
 [ $rc = 0 ] || diag "$(cat "$tmp/o2")"
 
+# From the build tree with ADNN_PLUGIN_PATH unset, adnn-info finds this tree's
+# plugins by itself (tools/uninstalled.h).
+(unset ADNN_PLUGIN_PATH; "$tool" >"$tmp/bt" 2>&1)
+rc=$?
+ok $rc "with ADNN_PLUGIN_PATH unset, the uninstalled adnn-info exits 0 (got $rc)"
+grep -Eq '^ +cpu +ready' "$tmp/bt" && grep -q "this build tree's plugins" "$tmp/bt"
+rc=$?
+ok $rc "and lists this build tree's cpu plugin as ready, saying where it came from"
+[ $rc = 0 ] || diag "$(cat "$tmp/bt")"
+# A copy of the executable outside the build tree (as an installed one is) must
+# not do that: it uses the compiled-in directory.
+real=$build/tools/.libs/adnn-info
+[ -x "$real" ] || real=$tool
+if head -c 4 "$real" | grep -q 'ELF'; then
+  cp "$real" "$tmp/adnn-info-copy"
+  (unset ADNN_PLUGIN_PATH; LD_LIBRARY_PATH="$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$tmp/adnn-info-copy" >"$tmp/copy" 2>&1)
+  if grep -q '^adnn [0-9]' "$tmp/copy"; then
+    ! grep -q "build tree" "$tmp/copy" && grep -q 'compiled-in; ADNN_PLUGIN_PATH unset' "$tmp/copy"
+    rc=$?
+    ok $rc "a copy outside the build tree searches only the compiled-in directory"
+    [ $rc = 0 ] || diag "$(cat "$tmp/copy")"
+  else
+    skip "the copied executable did not run: $(head -n 2 "$tmp/copy")"
+  fi
+else
+  skip "$real is not an ELF executable"
+fi
+
+# --backend=NAME: only that backend, and a context on it.
+"$tool" --backend=cpu >"$tmp/b1" 2>&1
+rc=$?
+ok $rc "--backend=cpu exits 0 (got $rc)"
+grep -Eq '^ +cpu +ready' "$tmp/b1" && ! grep -Eq '^ +cuda ' "$tmp/b1"
+rc=$?
+ok $rc "--backend=cpu lists cpu and no other plugin"
+grep -q '^context "cpu": created on cpu, device 0' "$tmp/b1"
+rc=$?
+ok $rc "--backend=cpu reports the context it created"
+[ $rc = 0 ] || diag "$(cat "$tmp/b1")"
+"$tool" --backend nosuch >"$tmp/b2" 2>&1
+rc=$?
+[ $rc = 1 ]; ok $? "--backend nosuch exits 1 (got $rc)"
+grep -q "no plugin named 'nosuch'" "$tmp/b2" && grep -q '^context "nosuch": cannot be created: ' "$tmp/b2"
+rc=$?
+ok $rc "and says there is no such plugin and no context"
+[ $rc = 0 ] || diag "$(cat "$tmp/b2")"
+"$tool" --backend= >"$tmp/b3" 2>&1
+rc=$?
+[ $rc = 2 ]; ok $? "--backend= (no name) is a usage error, exit 2 (got $rc)"
+
+# ADNN_BACKEND naming a backend that gives no context: auto "chooses" it, but
+# adnn-info must not call that a success.
+ADNN_BACKEND=nosuch "$tool" >"$tmp/e1" 2>&1
+rc=$?
+[ $rc = 1 ]; ok $? "ADNN_BACKEND=nosuch: exit 1 (got $rc)"
+grep -q '^context "auto": cannot be created: ' "$tmp/e1"
+rc=$?
+ok $rc "ADNN_BACKEND=nosuch: says the auto context cannot be created"
+[ $rc = 0 ] || diag "$(cat "$tmp/e1")"
+if grep -Eq '^ +cuda +ready' "$tmp/out"; then
+  skip "cuda is ready here: ADNN_BACKEND=cuda gives a context"
+else
+  ADNN_BACKEND=cuda "$tool" >"$tmp/e2" 2>&1
+  rc=$?
+  [ $rc = 1 ] && grep -q '^context "auto": cannot be created: ' "$tmp/e2"
+  ok $? "ADNN_BACKEND=cuda without a ready cuda plugin: exit 1 and says why (got $rc)"
+  [ $rc = 1 ] || diag "$(cat "$tmp/e2")"
+  ADNN_BACKEND=cuda "$tool" --json >"$tmp/e3" 2>&1
+  rc=$?
+  [ $rc = 1 ] && grep -q '"context": {"request": "auto", "created": false' "$tmp/e3"
+  ok $? "and --json says created: false (exit $rc)"
+fi
+grep -q '"context": {"request": "auto", "created": true, "status": "SUCCESS", "backend": "' "$tmp/json"
+ok $? "--json reports the auto context as created"
+
 echo "1..$n"
 exit $failed
