@@ -241,15 +241,9 @@ adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t
     if (inputs[i] == NULL)
       return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: inputs[%zu] is NULL", func, i);
   if (output == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: output is NULL", func);
-  for (size_t i = 0; i < want; i++) {
-    if (!overlaps(inputs[i], plan->io.input_bytes[i], output, plan->io.output_bytes[0])) continue;
-    if (inputs[i] == output && (plan->io.inplace_inputs & (1u << i))) continue;
-    return adnn__fail(ADNN_STATUS_BAD_PARAM,
-                      "%s: the output overlaps inputs[%zu]; this op runs in place only when the "
-                      "output is exactly that input with the same layout", func, i);
-  }
   /* Every pointer must lie in memory of the plan's context, with the tensor's
-   * whole span from there (the spans were computed at plan creation). */
+   * whole span from there (the spans were computed at plan creation). Checked before the
+   * overlap test, which assumes that each span is the buffer's. */
   for (size_t i = 0; i < want; i++) {
     char name[32];
     snprintf(name, sizeof name, "inputs[%zu]", i);
@@ -258,6 +252,13 @@ adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t
   }
   st = adnn__check_device_range(func, ctx, "output", output, plan->io.output_bytes[0]);
   if (st != ADNN_STATUS_SUCCESS) return st;
+  for (size_t i = 0; i < want; i++) {
+    if (!overlaps(inputs[i], plan->io.input_bytes[i], output, plan->io.output_bytes[0])) continue;
+    if (inputs[i] == output && (plan->io.inplace_inputs & (1u << i))) continue;
+    return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                      "%s: the output overlaps inputs[%zu]; this op runs in place only when the "
+                      "output is exactly that input with the same layout", func, i);
+  }
   void *const outputs[1] = {output};
   return plan->table->plan_execute(plan->pplan, inputs, outputs);
 }

@@ -219,3 +219,14 @@ doc_examples_gemm_LDADD = libadnn.la
 doc_examples_plans_LDADD = libadnn.la
 doc_examples_backends_LDADD = libadnn.la
 doc_examples_tuning_LDADD = libadnn.la
+
+# ---- safety: handle checks, pointer checks, external memory registration ----
+safety_tests = t/core-handles t/core-buffers t/core-register
+check_PROGRAMS += $(safety_tests)
+TESTS += $(safety_tests)
+t_core_handles_SOURCES = t/core-handles.c t/tap.h t/rng.h
+t_core_handles_LDADD = libadnn.la
+t_core_buffers_SOURCES = t/core-buffers.c t/tap.h t/rng.h
+t_core_buffers_LDADD = libadnn.la
+t_core_register_SOURCES = t/core-register.c t/tap.h t/rng.h
+t_core_register_LDADD = libadnn.la
