@@ -49,21 +49,29 @@ adnn_status adnn__check_host_range(const char *func, adnn_context *ctx, const ch
                                    const void *p, size_t bytes) {
   if (bytes == 0 || (ctx->flags & ADNN_CONTEXT_UNCHECKED_POINTERS)) return ADNN_STATUS_SUCCESS;
   const uintptr_t at = (uintptr_t)p;
+  /* Host memory is memory the context does not know or a region registered as
+   * host memory, in any mix: a copy from a NumPy array of which only a view
+   * was registered is fine. Only device memory inside [p, p+bytes) is wrong.
+   * The regions are sorted and disjoint, so the overlapping ones follow the
+   * lowest one. */
   pthread_rwlock_rdlock(&ctx->alloc_lock);
-  const adnn__region *found = adnn__alloc_map_overlap(&ctx->allocs, at, bytes);
-  adnn__region r = {0, 0, ADNN__REGION_MALLOC};
-  if (found != NULL) r = *found;
+  const adnn__region *first = adnn__alloc_map_overlap(&ctx->allocs, at, bytes);
+  const adnn__region *end = ctx->allocs.regions + ctx->allocs.count;
+  adnn__region bad = {0, 0, ADNN__REGION_MALLOC};
+  int is_bad = 0;
+  for (const adnn__region *r = first; r != NULL && r < end; r++) {
+    if (r != first && r->base - at >= bytes) break;
+    if (r->kind != ADNN__REGION_REGISTERED_HOST) {
+      bad = *r;
+      is_bad = 1;
+      break;
+    }
+  }
   pthread_rwlock_unlock(&ctx->alloc_lock);
-  if (found == NULL) return ADNN_STATUS_SUCCESS; /* memory the context does not know */
-  if (r.kind != ADNN__REGION_REGISTERED_HOST)
+  if (is_bad)
     return adnn__fail(ADNN_STATUS_BAD_PARAM_MEMORY,
-                      "%s: %s (%p, %zu bytes) is device memory of this context (its %s of %zu "
-                      "bytes at %p), but the copy's kind says it is host memory", func, name, p,
-                      bytes, region_noun(r.kind), r.size, (void *)r.base);
-  /* Host memory the application registered: the copy must stay inside it. */
-  if (at < r.base || bytes > r.size - (size_t)(at - r.base))
-    return adnn__fail(ADNN_STATUS_BAD_PARAM_MEMORY,
-                      "%s: %s needs %zu bytes from %p, but the host region registered at %p "
-                      "holds %zu bytes", func, name, bytes, p, (void *)r.base, r.size);
+                      "%s: %s (%p, %zu bytes) is device memory of this context (it overlaps its "
+                      "%s of %zu bytes at %p), but the copy's kind says it is host memory", func,
+                      name, p, bytes, region_noun(bad.kind), bad.size, (void *)bad.base);
   return ADNN_STATUS_SUCCESS;
 }

@@ -40,6 +40,13 @@ int adnn__handle_add_context(adnn_context *ctx) {
 int adnn__handle_add_plan(struct adnn_plan *plan, adnn_context *ctx) {
   adnn__plan_link *link = (adnn__plan_link *)plan;
   pthread_rwlock_wrlock(&registry_lock);
+  /* The context was checked when plan creation began; a destroy on another
+   * thread since then (a misuse, but one lookup catches it) must not leave
+   * the plan linked into a freed context. */
+  if (!is_live(&live_contexts, ctx)) {
+    pthread_rwlock_unlock(&registry_lock);
+    return -1;
+  }
   int ok = adnn__alloc_map_insert(&live_plans, (uintptr_t)plan, 1, ADNN__REGION_MALLOC, NULL);
   if (ok == 1) {
     link->ctx = ctx;
@@ -49,7 +56,7 @@ int adnn__handle_add_plan(struct adnn_plan *plan, adnn_context *ctx) {
     ctx->plans = plan;
   }
   pthread_rwlock_unlock(&registry_lock);
-  return ok == 1;
+  return ok == 1 ? 1 : 0;
 }
 
 static adnn_status dead_context(const char *func, const adnn_context *ctx) {

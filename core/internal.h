@@ -110,7 +110,8 @@ typedef struct adnn__plan_link {
 } adnn__plan_link;
 
 /* Records a new context / plan as live (the plan is linked into its
- * context's list). 0 on out of memory. */
+ * context's list). 1 on success, 0 on out of memory; adding a plan returns -1
+ * when its context is no longer live. */
 int adnn__handle_add_context(adnn_context *ctx);
 int adnn__handle_add_plan(struct adnn_plan *plan, adnn_context *ctx);
 

@@ -255,7 +255,16 @@ static adnn__plugin_record *load_plugin(const char *path) {
 
   /* dlopen reports an unreadable file as if the file needed itself ("cannot
    * open shared object file"); open it first to report the real errno. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO put in place of the file since the directory was
+   * listed must not block plugin loading (dlopen would block on it too). */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat file_stat;
+  if (fd >= 0 && (fstat(fd, &file_stat) != 0 || !S_ISREG(file_stat.st_mode))) {
+    close(fd);
+    info->name = name_from_file(path);
+    info->reason = dup_printf("cannot load %s: it is not a regular file", path);
+    return rec;
+  }
   if (fd < 0) {
     int err = errno;
     info->name = name_from_file(path);

@@ -158,10 +158,16 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
     if (strncmp(msg, func, strlen(func)) == 0) return adnn__fail(st, "%s", msg);
     return adnn__fail(st, "%s: backend %s: %s", func, t->name, msg);
   }
-  if (!adnn__handle_add_plan(p, ctx)) {
-    t->plan_destroy(p->pplan);
+  const int added = adnn__handle_add_plan(p, ctx);
+  if (added != 1) {
+    /* A context destroyed meanwhile took its plugin state with it: the
+     * plugin plan is left alone rather than destroyed against freed state. */
+    if (added == 0) t->plan_destroy(p->pplan);
     adnn__tune_record_free(&p->tune);
     free(p);
+    if (added < 0)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM_HANDLE, "%s: ctx %p was destroyed while the plan "
+                        "was being created", func, (void *)ctx);
     return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory for the handle registry",
                       func);
   }

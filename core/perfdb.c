@@ -755,6 +755,61 @@ static long long user_seen;        /* offset up to which it was read (its end th
 static long long user_journal_at;  /* offset where the journal starts; -1: no marker */
 static size_t user_lines;          /* lines read, for line numbers in later warnings */
 static int user_dirty;             /* a bad or truncated line was read: compact it away */
+/* What this process last read or wrote of the user file, to tell appends
+ * (which change neither) from a rewrite in place that kept the inode and did
+ * not shrink the file (an editor or another tool): the bytes just before
+ * user_consumed and a hash of the file's first USER_HEAD_BYTES. When either
+ * differs, the file is read again in full. Two small reads per refresh; an
+ * edit that changes only the middle of a large file still goes unseen. */
+#define USER_TAIL_BYTES 64
+#define USER_HEAD_BYTES 4096
+static unsigned char user_tail[USER_TAIL_BYTES];
+static size_t user_tail_len;
+static uint64_t user_head_hash;
+
+/* Reads the `want` bytes of fd from `from` into buf; returns how many, or -1
+ * on a read error or a short file. */
+static long read_span(int fd, long long from, size_t want, unsigned char *buf) {
+  size_t got = 0;
+  while (got < want) {
+    ssize_t n = pread(fd, buf + got, want - got, (off_t)(from + (long long)got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    got += (size_t)n;
+  }
+  return (long)got;
+}
+
+/* The up to USER_TAIL_BYTES bytes that end at `end`. */
+static long read_tail(int fd, long long end, unsigned char *buf) {
+  long long from = end > USER_TAIL_BYTES ? end - USER_TAIL_BYTES : 0;
+  return read_span(fd, from, (size_t)(end - from), buf);
+}
+
+/* FNV-1a over the first min(USER_HEAD_BYTES, end) bytes; 0 on a read error. */
+static uint64_t head_hash(int fd, long long end) {
+  unsigned char buf[USER_HEAD_BYTES];
+  size_t want = end < USER_HEAD_BYTES ? (size_t)end : USER_HEAD_BYTES;
+  if (read_span(fd, 0, want, buf) < 0) return 0;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < want; i++) h = (h ^ buf[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static void remember_tail(void) {
+  long n = user_fd >= 0 ? read_tail(user_fd, user_consumed, user_tail) : -1;
+  user_tail_len = n > 0 ? (size_t)n : 0;
+  user_head_hash = user_fd >= 0 ? head_hash(user_fd, user_consumed) : 0;
+}
+
+/* Whether the head and the bytes before user_consumed are still the ones
+ * remembered. */
+static int tail_unchanged(void) {
+  unsigned char now[USER_TAIL_BYTES];
+  long n = read_tail(user_fd, user_consumed, now);
+  return n >= 0 && (size_t)n == user_tail_len && memcmp(now, user_tail, user_tail_len) == 0 &&
+         head_hash(user_fd, user_consumed) == user_head_hash;
+}
 
 static char *dup_printf(const char *fmt, ...) ADNN_PRINTF(1, 2);
 static char *dup_printf(const char *fmt, ...) {
@@ -942,6 +997,7 @@ static int read_user(int fd, long long from, table *out, int have_lock, int *for
     user_journal_at = p->journal_at;
     user_lines = p->lineno;
     user_seen = end;
+    remember_tail();
   }
   free(p);
   return err;
@@ -970,7 +1026,8 @@ static void load_user_locked(int refresh, int have_lock) {
     if (sb.st_size == user_seen && sb.st_mtim.tv_sec == user_stat.st_mtim.tv_sec &&
         sb.st_mtim.tv_nsec == user_stat.st_mtim.tv_nsec)
       goto out; /* unchanged */
-    if (!user_foreign && sb.st_size >= user_seen && sb.st_size <= MAX_FILE_BYTES) {
+    if (!user_foreign && sb.st_size >= user_seen && sb.st_size <= MAX_FILE_BYTES &&
+        tail_unchanged()) {
       /* Grown by appends: read the new lines only. */
       struct stat now;
       if (fstat(user_fd, &now) == 0) user_stat = now;
@@ -1130,6 +1187,7 @@ static int append_locked(const table *add) {
     user_consumed = user_seen = sb.st_size + (long long)len;
     struct stat now;
     if (fstat(user_fd, &now) == 0) user_stat = now;
+    remember_tail();
   }
   close(fd);
   free(lines);
@@ -1159,6 +1217,7 @@ static int compact_locked(const table *add, const char **what) {
     user_consumed = user_seen = sb.st_size;
     user_journal_at = journal_at;
     user_lines = 4 + keep.count;
+    remember_tail();
   } else {
     user_loaded = 0; /* read it again on the next lookup */
   }

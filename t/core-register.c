@@ -117,8 +117,26 @@ int main(void) {
   contains(adnn_last_error(), "registered as host memory", "  saying why");
   is_status(adnn_memcpy(ctx, d, c, 256, ADNN_MEMCPY_HOST_TO_DEVICE), ADNN_STATUS_SUCCESS,
             "H2D from the host region");
-  is_status(adnn_memcpy(ctx, d, (char *)c + 16, 256, ADNN_MEMCPY_HOST_TO_DEVICE),
-            ADNN_STATUS_BAD_PARAM_MEMORY, "H2D running past the host region's end");
+  /* Host memory is unknown memory or host regions in any mix: a copy from an
+   * array of which only a view was registered as host memory is fine, and
+   * only device memory inside the host side is refused. */
+  unsigned char *big = malloc(512);
+  memset(big, 7, 512);
+  is_status(adnn_memory_register(ctx, big + 64, 64, ADNN_MEMORY_HOST, 0), ADNN_STATUS_SUCCESS,
+            "register a view inside a larger host array as host memory");
+  is_status(adnn_memcpy(ctx, d, big, 256, ADNN_MEMCPY_HOST_TO_DEVICE), ADNN_STATUS_SUCCESS,
+            "H2D from the enclosing array (starts before the host region, ends after it)");
+  is_status(adnn_memcpy(ctx, d, big + 96, 256, ADNN_MEMCPY_HOST_TO_DEVICE), ADNN_STATUS_SUCCESS,
+            "H2D starting inside the host region and running past its end");
+  is_status(adnn_memcpy(ctx, big, d, 256, ADNN_MEMCPY_DEVICE_TO_HOST), ADNN_STATUS_SUCCESS,
+            "D2H into the enclosing array");
+  void *d2 = NULL;
+  adnn_malloc(ctx, 256, &d2);
+  is_status(adnn_memcpy(ctx, d2, d, 64, ADNN_MEMCPY_HOST_TO_DEVICE),
+            ADNN_STATUS_BAD_PARAM_MEMORY, "H2D whose host side is device memory is still refused");
+  adnn_free(ctx, d2);
+  is_status(adnn_memory_unregister(ctx, big + 64), ADNN_STATUS_SUCCESS, "unregister the view");
+  free(big);
   is_status(adnn_memcpy(ctx, c, d, 256, ADNN_MEMCPY_DEVICE_TO_HOST), ADNN_STATUS_SUCCESS,
             "D2H into the host region");
 

@@ -1184,6 +1184,39 @@ static void test_reader_waits_for_append(void) {
      "and then reads the whole line, without a warning");
 }
 
+/* A tool that rewrites the file in place (same inode, not shorter) must not
+ * be mistaken for appends: the live process reads the whole file again. */
+static void test_rewrite_in_place(void) {
+  char dir[4096], file[4096];
+  const char *src = NULL;
+  path_in(dir, sizeof dir, "inplace");
+  pathf(file, sizeof file, "%s/perfdb.txt", dir);
+  fresh_state(dir, NULL);
+  adnn__perfdb_entry a = make_entry("direct", 1.0, 0), got;
+  adnn__perfdb_store("k0", &a);
+  ok(adnn__perfdb_lookup("k0", &got, NULL), "the stored key is found");
+  struct stat s1, s2;
+  if (stat(file, &s1) != 0) tap_bail("stat");
+  FILE *f = fopen(file, "r+");
+  if (f == NULL) tap_bail("fopen r+");
+  fprintf(f, "adnn-perfdb 1\nnew-a\tgemm_1x1\t1\t0\nnew-b\tgemm_1x1\t2\t0\n"
+             "new-c\tgemm_1x1\t3\t0\nnew-d\tgemm_1x1\t4\t0\n");
+  fclose(f);
+  if (stat(file, &s2) != 0) tap_bail("stat");
+  ok(s1.st_ino == s2.st_ino && s2.st_size >= s1.st_size,
+     "the edit kept the inode and did not shrink the file");
+  adnn__perfdb_entry b = make_entry("winograd", 2.0, 0);
+  adnn__perfdb_store("k1", &b); /* catches up with the file first */
+  ok(adnn__perfdb_lookup("new-a", &got, NULL) && strcmp(got.algorithm, "gemm_1x1") == 0,
+     "the first rewritten line is read (not parsed from the middle)");
+  ok(adnn__perfdb_lookup("new-d", &got, NULL), "and the last one");
+  ok(adnn__perfdb_lookup("k0", &got, &src) && strcmp(src, "memory") == 0,
+     "the key the edit overwrote stays in this process's own memory only");
+  adnn__perfdb_reset();
+  ok(adnn__perfdb_lookup("k1", &got, NULL) && adnn__perfdb_lookup("new-a", &got, NULL),
+     "a new process finds the edit's first line and the new store");
+}
+
 static void test_parse_memory(void) {
   reset_warnings();
   size_t n = 9, bad = 9;
@@ -1283,6 +1316,7 @@ int main(void) {
   test_time_round_trip();
   test_journal();
   test_reader_waits_for_append();
+  test_rewrite_in_place();
   test_parse_memory();
   test_adnn_info();
   tmpdir_remove(root);
