@@ -315,3 +315,15 @@ else
 fuzz fuzz-smoke:
 	@echo "$@: the fuzz targets need clang with libFuzzer (-fsanitize=fuzzer), which configure did not find; on Debian 12: apt-get install clang, then re-run configure (or set FUZZ_CC)"; exit 1
 endif
+
+# ---- allocation-failure injection (t/alloc-fail.c; doc/testing.md) -----------------
+# The k-th allocation of each public entry point's path fails, for every k, in
+# a child process per k. The program defines malloc & co. itself (forwarding
+# through dlsym RTLD_NEXT), so -export-dynamic keeps them visible to the
+# dlopen'd plugins.
+check_PROGRAMS += t/alloc-fail
+TESTS += t/alloc-fail
+t_alloc_fail_SOURCES = t/alloc-fail.c t/tap.h t/tmpdir.h
+t_alloc_fail_LDADD = libadnn.la -ldl
+t_alloc_fail_LDFLAGS = -export-dynamic
+EXTRA_t_alloc_fail_DEPENDENCIES = backends/cpu/adnn-cpu.la
