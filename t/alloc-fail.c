@@ -64,25 +64,30 @@ static free_fn real_free;
 static posix_memalign_fn real_posix_memalign;
 static aligned_alloc_fn real_aligned_alloc;
 
-/* dlsym may allocate before the real functions are known: a small static
- * arena serves those requests, and free ignores its blocks. */
-static _Alignas(64) unsigned char boot_arena[16384];
+/* Until main() starts, and while dlsym looks the real functions up, a static
+ * arena serves every request and free ignores its blocks: before main the
+ * dynamic loader and the sanitizer runtimes are still starting (ASan's
+ * shadow memory does not exist yet, so nothing here may be instrumented:
+ * EARLY below). */
+#define EARLY __attribute__((no_sanitize("address", "undefined")))
+static _Alignas(64) unsigned char boot_arena[1 << 20];
 static size_t boot_used;
 static int resolving;
+static int main_started;
 
-static int in_boot_arena(const void *p) {
+EARLY static int in_boot_arena(const void *p) {
   return (const unsigned char *)p >= boot_arena &&
          (const unsigned char *)p < boot_arena + sizeof boot_arena;
 }
 
-static void *boot_alloc(size_t n) {
+EARLY static void *boot_alloc(size_t n) {
   size_t start = (boot_used + 63) & ~(size_t)63;
   if (start + n > sizeof boot_arena) return NULL;
   boot_used = start + n;
   return boot_arena + start;
 }
 
-static void resolve(void) {
+EARLY static void resolve(void) {
   if (real_free != NULL) return;
   resolving = 1;
   real_malloc = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
@@ -101,11 +106,15 @@ static long fail_at;     /* the k-th counted allocation fails; 0: none */
 static long counted;     /* counted allocations so far */
 static int failure_hit;  /* the k-th allocation was reached */
 
-/* Live blocks allocated while armed: an open-addressing set (no allocation of
- * its own), guarded by a spin lock since other threads free too. */
-#define LIVE_SLOTS 65536
+/* Every live block allocated since main() started (but OpenBLAS's and the
+ * dynamic loader's): an open-addressing set (no allocation of its own),
+ * guarded by a spin lock since other threads allocate and free too. Blocks
+ * allocated while armed are marked `during`; live_count counts those. All
+ * of them are scanned for pointers by the leak check. */
+#define LIVE_SLOTS (1 << 18)
 static void *live_set[LIVE_SLOTS];
 static const void *live_caller[LIVE_SLOTS]; /* where each was allocated */
+static unsigned char live_during[LIVE_SLOTS];
 static size_t live_count;
 static volatile int live_lock;
 #define TOMBSTONE ((void *)1)
@@ -118,13 +127,14 @@ static void unlock_live(void) { __sync_lock_release(&live_lock); }
 
 static size_t slot_of(const void *p) { return ((uintptr_t)p >> 4) * 2654435761u % LIVE_SLOTS; }
 
-static void live_add(void *p, const void *caller) {
+static void live_add(void *p, const void *caller, int during) {
   lock_live();
   for (size_t i = slot_of(p), n = 0; n < LIVE_SLOTS; i = (i + 1) % LIVE_SLOTS, n++) {
     if (live_set[i] == NULL || live_set[i] == TOMBSTONE) {
       live_set[i] = p;
       live_caller[i] = caller;
-      live_count++;
+      live_during[i] = (unsigned char)during;
+      live_count += (size_t)during;
       break;
     }
   }
@@ -137,7 +147,8 @@ static void live_remove(void *p) {
        i = (i + 1) % LIVE_SLOTS, n++) {
     if (live_set[i] == p) {
       live_set[i] = TOMBSTONE;
-      live_count--;
+      live_count -= live_during[i];
+      live_during[i] = 0;
       break;
     }
   }
@@ -155,8 +166,9 @@ static int caller_kind(const void *ret) {
   return 0;
 }
 
-/* Decides for one allocation made at `ret`: 1 = fail it. *track says whether
- * to record the block for the leak check: not the dynamic loader's, which it
+/* Decides for one allocation made at `ret`: 1 = fail it. *track says how to
+ * record the block: 0 not at all, 1 as an earlier block, 2 as one made during
+ * the path. Not the dynamic loader's, which it
  * keeps in places no scan of ours reaches (thread-local storage of loaded
  * objects hangs off the thread control block) and frees at dlclose; its
  * failures are still injected, since dlopen must fail cleanly. */
@@ -164,7 +176,13 @@ static _Thread_local int in_shim; /* backtrace and dladdr may allocate */
 
 static int inject(const void *ret, int *track) {
   *track = 0;
-  if (!armed || in_shim) return 0;
+  if (in_shim) return 0;
+  if (!armed) {
+    in_shim = 1;
+    *track = caller_kind(ret) == 0;
+    in_shim = 0;
+    return 0;
+  }
   in_shim = 1;
   int kind = caller_kind(ret);
   /* Also OpenBLAS further up the stack: its constructor creates threads
@@ -175,7 +193,7 @@ static int inject(const void *ret, int *track) {
     if (caller_kind(frames[i]) == 1) kind = 1;
   in_shim = 0;
   if (kind == 1) return 0;
-  *track = kind == 0;
+  *track = kind == 0 ? 2 : 0;
   counted++;
   if (fail_at > 0 && counted == fail_at) {
     failure_hit = 1;
@@ -186,50 +204,52 @@ static int inject(const void *ret, int *track) {
 
 #define CALLER __builtin_return_address(0)
 /* The build compiles with -fvisibility=hidden; the shim must be visible. */
-#define SHIM __attribute__((visibility("default")))
+#define SHIM __attribute__((visibility("default"))) EARLY
 
-static void *do_malloc(size_t n, const void *caller) {
-  if (real_malloc == NULL) {
-    if (resolving) return boot_alloc(n);
-    resolve();
-  }
+EARLY static void *do_malloc(size_t n, const void *caller) {
+  if (!main_started || resolving) return boot_alloc(n);
+  if (real_malloc == NULL) resolve();
   int track;
   if (inject(caller, &track)) {
     errno = ENOMEM;
     return NULL;
   }
   void *p = real_malloc(n);
-  if (p != NULL && track) live_add(p, caller);
+  if (p != NULL && track) live_add(p, caller, track == 2);
   return p;
 }
 
 SHIM void *malloc(size_t n) { return do_malloc(n, CALLER); }
 
 SHIM void *calloc(size_t n, size_t size) {
-  if (real_calloc == NULL) {
-    if (resolving) {
-      if (size != 0 && n > SIZE_MAX / size) return NULL;
-      return boot_alloc(n * size); /* static storage is zeroed */
-    }
-    resolve();
+  if (!main_started || resolving) {
+    if (size != 0 && n > SIZE_MAX / size) return NULL;
+    return boot_alloc(n * size); /* static storage is zeroed, never reused */
   }
+  if (real_calloc == NULL) resolve();
   int track;
   if (inject(CALLER, &track)) {
     errno = ENOMEM;
     return NULL;
   }
   void *p = real_calloc(n, size);
-  if (p != NULL && track) live_add(p, CALLER);
+  if (p != NULL && track) live_add(p, CALLER, track == 2);
   return p;
 }
 
 SHIM void *realloc(void *old, size_t n) {
-  if (real_realloc == NULL) resolve();
-  if (in_boot_arena(old)) {
-    void *p = malloc(n);
-    if (p != NULL) memcpy(p, old, n); /* the arena is large enough to read n from */
+  if (in_boot_arena(old) || !main_started || resolving) {
+    void *p = do_malloc(n, CALLER);
+    if (p != NULL && old != NULL) {
+      /* The old size is unknown: copy what the arena holds past old. */
+      size_t avail = in_boot_arena(old) ? (size_t)(boot_arena + sizeof boot_arena -
+                                                   (const unsigned char *)old)
+                                        : n;
+      memcpy(p, old, n < avail ? n : avail);
+    }
     return p;
   }
+  if (real_realloc == NULL) resolve();
   int track;
   if (inject(CALLER, &track)) {
     errno = ENOMEM;
@@ -237,29 +257,34 @@ SHIM void *realloc(void *old, size_t n) {
   }
   void *p = real_realloc(old, n);
   if (p != NULL || n == 0) {
-    if (old != NULL) live_remove(old);
-    if (p != NULL && track) live_add(p, CALLER);
+    if (old != NULL) live_remove(old); /* a moved earlier block counts as new */
+    if (p != NULL && track) live_add(p, CALLER, track == 2);
   }
   return p;
 }
 
 SHIM void free(void *p) {
   if (p == NULL || in_boot_arena(p)) return;
-  if (real_free == NULL) resolve();
+  if (real_free == NULL) resolve(); /* a block from before the shim knew it */
   live_remove(p);
   real_free(p);
 }
 
 SHIM int posix_memalign(void **out, size_t align, size_t n) {
+  if (!main_started || resolving) {
+    *out = boot_alloc(n); /* the arena's blocks are 64-byte aligned */
+    return *out != NULL && align <= 64 ? 0 : ENOMEM;
+  }
   if (real_posix_memalign == NULL) resolve();
   int track;
   if (inject(CALLER, &track)) return ENOMEM;
   int rc = real_posix_memalign(out, align, n);
-  if (rc == 0 && track) live_add(*out, CALLER);
+  if (rc == 0 && track) live_add(*out, CALLER, track == 2);
   return rc;
 }
 
 SHIM void *aligned_alloc(size_t align, size_t n) {
+  if (!main_started || resolving) return align <= 64 ? boot_alloc(n) : NULL;
   if (real_aligned_alloc == NULL) resolve();
   int track;
   if (inject(CALLER, &track)) {
@@ -267,7 +292,7 @@ SHIM void *aligned_alloc(size_t align, size_t n) {
     return NULL;
   }
   void *p = real_aligned_alloc(align, n);
-  if (p != NULL && track) live_add(p, CALLER);
+  if (p != NULL && track) live_add(p, CALLER, track == 2);
   return p;
 }
 
@@ -298,7 +323,7 @@ static void arm(long k) {
   counted = 0;
   failure_hit = 0;
   lock_live();
-  memset(live_set, 0, sizeof live_set);
+  memset(live_during, 0, sizeof live_during);
   live_count = 0;
   unlock_live();
   armed = 1;
@@ -312,12 +337,13 @@ static void disarm(void) { armed = 0; }
 /* Like LeakSanitizer: a block allocated during the path and still live at its
  * end is a leak unless a pointer to it (or into it) is found in the writable
  * data of a loaded object other than this program (the library's globals: the
- * loader's table, the database's entries), directly or through other
- * reachable blocks, or in this thread's thread-local variables of those
- * objects. The stack is not scanned: the path has returned. */
+ * loader's table, the database's entries) or in this thread's thread-local
+ * variables of those objects, directly or through other reachable blocks
+ * (of any age). The stack is not scanned: the path has returned. */
 typedef struct block {
   uintptr_t lo, hi;
   const void *caller;
+  int during;
   int marked;
 } block;
 
@@ -372,28 +398,34 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *first) {
   return 0;
 }
 
-/* The number of tracked blocks that nothing reachable points to. */
-static size_t unreachable_blocks(void) {
+/* The number of blocks made during the path that nothing reachable points
+ * to; `held` (may be NULL) is what the test itself still holds (its context,
+ * plan and buffers), a root like the globals. */
+static size_t unreachable_blocks(const void *held, size_t held_bytes) {
   n_blocks = 0;
   lock_live();
   for (size_t i = 0; i < LIVE_SLOTS; i++)
     if (live_set[i] != NULL && live_set[i] != TOMBSTONE) {
       uintptr_t p = (uintptr_t)live_set[i];
       size_t n = malloc_usable_size(live_set[i]);
-      blocks[n_blocks++] = (block){p, p + (n ? n : 1), live_caller[i], 0};
+      blocks[n_blocks++] = (block){p, p + (n ? n : 1), live_caller[i], live_during[i], 0};
     }
   unlock_live();
   qsort(blocks, n_blocks, sizeof blocks[0], cmp_block);
   n_work = 0;
   int first = 1;
   dl_iterate_phdr(scan_object, &first);
+  /* What the C library and the loader allocated before main() lives in the
+   * arena (this program's memory, but not its data). */
+  scan_range((uintptr_t)boot_arena, (uintptr_t)(boot_arena + boot_used));
+  if (held != NULL) scan_range((uintptr_t)held, (uintptr_t)held + held_bytes);
   while (n_work > 0) {
     block *b = work[--n_work];
     scan_range(b->lo, b->hi);
   }
   size_t leaked = 0;
   for (size_t i = 0; i < n_blocks; i++) {
-    if (blocks[i].marked) continue;
+    if (blocks[i].marked || !blocks[i].during) continue;
     leaked++;
     /* Where it was allocated, on stderr (in the test's log). */
     Dl_info info;
@@ -689,7 +721,7 @@ static void child(const scenario *s, long k, int fd) {
     r.hit = failure_hit;
     r.counted = counted;
     r.live = live_count;
-    r.leaked = unreachable_blocks();
+    r.leaked = unreachable_blocks(&u, sizeof u);
     r.status = o.status;
     snprintf(r.message, sizeof r.message, "%s", o.message);
   }
@@ -803,6 +835,8 @@ static void check_scenario(const scenario *s) {
 }
 
 int main(void) {
+  main_started = 1;
+  resolve();
   /* One thread per context keeps the children quick to start. */
   setenv("ADNN_NUM_THREADS", "1", 1);
   /* backtrace loads its unwinder on first use: do that now, unarmed. */
@@ -820,7 +854,7 @@ int main(void) {
   p = strdup("x");
   disarm();
   ok(p != NULL && live_count == 1, "the shim tracks a live block (%zu)", live_count);
-  ok(unreachable_blocks() == 1, "a block only this program points to counts as leaked");
+  ok(unreachable_blocks(NULL, 0) == 1, "a block only this program points to counts as leaked");
   free(p);
   ok(live_count == 0, "and forgets it when freed (%zu)", live_count);
 
