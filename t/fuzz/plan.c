@@ -168,11 +168,17 @@ typedef struct exec_args {
   size_t n_inputs;
   size_t in_bytes[MAX_INPUTS];
   size_t out_bytes;
+  int64_t elements; /* the most elements of any tensor (zero strides: > bytes) */
 } exec_args;
 
 static adnn_context *ctx;
 
+static int64_t max_elements;
+
 static size_t span(const adnn_tensor_desc *t) {
+  int64_t count = 0;
+  if (adnn_tensor_desc_element_count(t, &count) != ADNN_STATUS_SUCCESS) count = INT64_MAX;
+  if (count > max_elements) max_elements = count;
   size_t bytes = 0;
   if (adnn_tensor_desc_span_bytes(t, &bytes) != ADNN_STATUS_SUCCESS) return SIZE_MAX;
   return bytes;
@@ -391,6 +397,9 @@ static void fill(void *p, size_t bytes, uint8_t pattern) {
 }
 
 static void execute(adnn_plan *plan, const exec_args *e, uint8_t pattern) {
+  /* Zero strides make a tensor of many elements out of few bytes: bound the
+   * work too. */
+  if (e->elements > (int64_t)(MAX_EXEC_BYTES / 4)) return;
   size_t total = e->out_bytes;
   for (size_t i = 0; i < e->n_inputs; i++) {
     if (e->in_bytes[i] > MAX_EXEC_BYTES) return;
@@ -443,7 +452,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   exec_args e;
   memset(&e, 0, sizeof e);
   adnn_plan *plan = NULL;
+  max_elements = 0;
   adnn_status st = fuzz_ops[op](&r, &plan, &e);
+  e.elements = max_elements;
   if (st == ADNN_STATUS_SUCCESS) {
     if (plan == NULL) {
       fprintf(stderr, "fuzz-plan: op %zu: SUCCESS without a plan\n", op);
