@@ -16,6 +16,7 @@
 #include <adnn/tuning.h>
 
 #include "core/perfdb.h"
+#include "t/tmpdir.h"
 
 void adnn__perfdb_reset(void); /* core/perfdb.c, for tests */
 
@@ -23,18 +24,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char db_path[4096];
+static char db_dir[] = "/tmp/adnn-fuzz-perfdb.XXXXXX";
+
+static void remove_dir(void) { tmpdir_remove(db_dir); }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  static char dir[] = "/tmp/adnn-fuzz-perfdb.XXXXXX";
-  if (mkdtemp(dir) == NULL) {
+  if (mkdtemp(db_dir) == NULL) {
     perror("fuzz-perfdb: mkdtemp");
     abort();
   }
-  setenv("ADNN_CACHE_DIR", dir, 1);
+  atexit(remove_dir);
+  setenv("ADNN_CACHE_DIR", db_dir, 1);
   setenv("ADNN_SYSTEM_PERFDB", "", 1);
-  snprintf(db_path, sizeof db_path, "%s/perfdb.txt", dir);
+  snprintf(db_path, sizeof db_path, "%s/perfdb.txt", db_dir);
   adnn_log_set_level(ADNN_LOG_ERROR);
   return 0;
 }

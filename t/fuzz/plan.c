@@ -24,6 +24,8 @@
 
 #include <adnn.h>
 
+#include "t/tmpdir.h"
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -424,6 +426,10 @@ static void execute(adnn_plan *plan, const exec_args *e, uint8_t pattern) {
   if (out != NULL) (void)adnn_free(ctx, out);
 }
 
+static char cache_dir[] = "/tmp/adnn-fuzz-cache.XXXXXX";
+
+static void remove_cache(void) { tmpdir_remove(cache_dir); }
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
@@ -431,10 +437,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
    * chose; and a cache directory of our own, so that tuning never writes to
    * $HOME. */
   setenv("ADNN_PLUGIN_PATH", ADNN_FUZZ_PLUGIN_DIR, 0);
-  if (getenv("ADNN_CACHE_DIR") == NULL) {
-    static char dir[] = "/tmp/adnn-fuzz-cache.XXXXXX";
-    const char *tmp = mkdtemp(dir);
-    if (tmp != NULL) setenv("ADNN_CACHE_DIR", tmp, 1);
+  if (getenv("ADNN_CACHE_DIR") == NULL && mkdtemp(cache_dir) != NULL) {
+    setenv("ADNN_CACHE_DIR", cache_dir, 1);
+    atexit(remove_cache);
   }
   adnn_status st = adnn_context_create("cpu", &ctx);
   if (st != ADNN_STATUS_SUCCESS) {
