@@ -1,7 +1,9 @@
 /*
  * libFuzzer target: adnn-bench's problem parser (tools/bench_problem.c).
  * Bytes are one problem string; when it parses, its canonical form must parse
- * too, to a problem whose canonical form is the same string (the canonical
+ * too, to the same problem (field by field: the parser zeroes the struct
+ * first, so padding compares equal) whose canonical form is the same string
+ * (the canonical
  * string is what "repro" lines and ADNN_VERBOSE print, so a form that does not
  * parse back would describe a problem nobody can rerun). The work counts are
  * computed as well, because they multiply the parsed sizes.
@@ -31,6 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bench_problem_format(&p, canon, sizeof canon);
     if (bench_problem_parse(canon, &q, err, sizeof err) != 0) {
       fprintf(stderr, "canonical form of \"%s\" does not parse: \"%s\": %s\n", text, canon, err);
+      abort();
+    }
+    if (memcmp(&p, &q, sizeof p) != 0) {
+      fprintf(stderr, "canonical form \"%s\" of \"%s\" describes a different problem\n", canon,
+              text);
       abort();
     }
     bench_problem_format(&q, again, sizeof again);
