@@ -285,3 +285,111 @@ t_core_buffers_SOURCES = t/core-buffers.c t/tap.h t/rng.h
 t_core_buffers_LDADD = libadnn.la
 t_core_register_SOURCES = t/core-register.c t/tap.h t/rng.h
 t_core_register_LDADD = libadnn.la
+
+# ---- sanitizers (./configure --enable-sanitizers) ---------------------------------
+# Every program is built with ASan + UBSan (configure adds the flags to CFLAGS
+# and LDFLAGS). allocator_may_return_null=1 lets adnn_malloc's 2^60-byte request
+# (t/core-memory) reach the library's OUT_OF_MEMORY path, as it does without
+# ASan, instead of ASan aborting. Leaks are detected (LeakSanitizer) at the
+# exit of every test program; t/lsan.supp lists what is suppressed and why.
+# t/staged-install.sh builds its program with ADNN_TEST_SANITIZER_CFLAGS, since
+# the staged libadnn needs the ASan runtime loaded first.
+EXTRA_DIST += t/lsan.supp
+if ADNN_SANITIZERS
+AM_TESTS_ENVIRONMENT += \
+	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:detect_stack_use_after_return=1; \
+	export ASAN_OPTIONS; \
+	LSAN_OPTIONS=suppressions='$(abs_top_srcdir)/t/lsan.supp':print_suppressions=0; export LSAN_OPTIONS; \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export UBSAN_OPTIONS; \
+	ADNN_TEST_SANITIZER_CFLAGS='$(ADNN_SANITIZER_FLAGS)'; export ADNN_TEST_SANITIZER_CFLAGS;
+endif
+
+# ---- libFuzzer targets (t/fuzz/; doc/testing.md) -----------------------------------
+# Built by `make fuzz` (and `make fuzz-smoke`) with clang's -fsanitize=fuzzer
+# plus ASan and UBSan, when configure found such a clang (FUZZ_CC). Each target
+# compiles the sources it tests itself, instrumented for coverage, instead of
+# linking the gcc-built library: fuzz-bench-problem the problem parser,
+# fuzz-perfdb the performance database with the core's logging, fuzz-plan the
+# whole core, and it loads t/fuzz/plugins/adnn-cpu.so, a clang-built,
+# instrumented copy of the CPU plugin (the installed one is never touched).
+# `make fuzz-smoke` runs each target FUZZ_SMOKE_SECONDS over its seed corpus
+# (t/fuzz/corpus/<target>/, read-only: new inputs go to a temporary directory)
+# and fails on any crash, leak, sanitizer report or timeout; a crashing input
+# is kept as t/fuzz/crash-<target>-* in the build tree.
+fuzz_names = bench-problem perfdb plan
+EXTRA_DIST += t/fuzz/bench-problem.c t/fuzz/perfdb.c t/fuzz/plan.c t/fuzz/corpus
+FUZZ_SMOKE_SECONDS = 8
+FUZZ_CPPFLAGS = $(DEFS) -I$(top_srcdir)/include -I$(top_builddir)/include -I$(top_srcdir) \
+	-I$(top_builddir)
+fuzz_core_sources = $(filter %.c,$(libadnn_la_SOURCES))
+fuzz_cpu_plugin_sources = $(filter %.c,$(backends_cpu_adnn_cpu_la_SOURCES) \
+	$(kernels_cpu_libadnn_cpu_kernels_la_SOURCES) $(kernels_ref_libadnn_ref_la_SOURCES))
+fuzz_library_defines = -DADNN_BUILDING_LIBRARY -DADNN_PLUGIN_DIR='"/nonexistent/adnn-fuzz"' \
+	-DADNN_SYSTEM_PERFDB='"/nonexistent/adnn-fuzz/perfdb.txt"'
+CLEANFILES += $(fuzz_names:%=t/fuzz/fuzz-%) t/fuzz/plugins/adnn-cpu.so
+clean-local: clean-fuzz
+clean-fuzz:
+	rm -f t/fuzz/crash-* t/fuzz/leak-* t/fuzz/timeout-* t/fuzz/oom-*
+	-rmdir t/fuzz/plugins 2>/dev/null
+.PHONY: clean-fuzz fuzz fuzz-smoke
+if HAVE_FUZZ
+fuzz: $(fuzz_names:%=t/fuzz/fuzz-%) t/fuzz/plugins/adnn-cpu.so
+t/fuzz/fuzz-bench-problem: $(top_srcdir)/t/fuzz/bench-problem.c $(top_srcdir)/tools/bench_problem.c \
+		$(top_srcdir)/tools/bench_problem.h
+	@$(MKDIR_P) t/fuzz
+	$(AM_V_CCLD)$(FUZZ_CC) $(ADNN_FUZZ_FLAGS) $(FUZZ_CPPFLAGS) -o $@ \
+		$(top_srcdir)/t/fuzz/bench-problem.c $(top_srcdir)/tools/bench_problem.c -lm
+t/fuzz/fuzz-perfdb: $(top_srcdir)/t/fuzz/perfdb.c $(top_srcdir)/core/perfdb.c \
+		$(top_srcdir)/core/perfdb.h $(top_srcdir)/core/log.c $(top_srcdir)/core/log_api.c \
+		$(top_srcdir)/core/error.c
+	@$(MKDIR_P) t/fuzz
+	$(AM_V_CCLD)$(FUZZ_CC) $(ADNN_FUZZ_FLAGS) $(FUZZ_CPPFLAGS) $(fuzz_library_defines) -o $@ \
+		$(top_srcdir)/t/fuzz/perfdb.c $(top_srcdir)/core/perfdb.c $(top_srcdir)/core/log.c \
+		$(top_srcdir)/core/log_api.c $(top_srcdir)/core/error.c -lpthread -lm
+t/fuzz/fuzz-plan: $(top_srcdir)/t/fuzz/plan.c $(addprefix $(top_srcdir)/,$(libadnn_la_SOURCES))
+	@$(MKDIR_P) t/fuzz
+	$(AM_V_CCLD)$(FUZZ_CC) $(ADNN_FUZZ_FLAGS) $(FUZZ_CPPFLAGS) $(fuzz_library_defines) \
+		-DADNN_FUZZ_PLUGIN_DIR='"$(abs_top_builddir)/t/fuzz/plugins"' -o $@ \
+		$(top_srcdir)/t/fuzz/plan.c $(addprefix $(top_srcdir)/,$(fuzz_core_sources)) \
+		-ldl -lpthread -lm
+# A shared object built with -fsanitize=address takes the sanitizer runtime
+# from the program that loads it (clang links the runtime into executables
+# only), hence no -z defs here.
+t/fuzz/plugins/adnn-cpu.so: $(addprefix $(top_srcdir)/,$(backends_cpu_adnn_cpu_la_SOURCES) \
+		$(kernels_cpu_libadnn_cpu_kernels_la_SOURCES) $(kernels_ref_libadnn_ref_la_SOURCES))
+	@$(MKDIR_P) t/fuzz/plugins
+	$(AM_V_CCLD)$(FUZZ_CC) $(subst -fsanitize=fuzzer,-fsanitize=fuzzer-no-link,$(ADNN_FUZZ_FLAGS)) \
+		-fPIC -shared $(FUZZ_CPPFLAGS) $(OPENBLAS_CFLAGS) -o $@ \
+		$(addprefix $(top_srcdir)/,$(fuzz_cpu_plugin_sources)) $(OPENBLAS_LIBS) -lpthread -lm
+fuzz-smoke: fuzz
+	@failed=""; \
+	for name in $(fuzz_names); do \
+	  work=`mktemp -d "$${TMPDIR:-/tmp}/adnn-fuzz-$$name.XXXXXX"` || exit 1; \
+	  echo "fuzz-smoke: $$name for $(FUZZ_SMOKE_SECONDS) s over $(top_srcdir)/t/fuzz/corpus/$$name"; \
+	  if ./t/fuzz/fuzz-$$name -max_total_time=$(FUZZ_SMOKE_SECONDS) -runs=2000000 -timeout=10 \
+	       -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=t/fuzz/crash-$$name- \
+	       "$$work" $(top_srcdir)/t/fuzz/corpus/$$name >"$$work.log" 2>&1; then \
+	    grep -E '^stat::number_of_executed_units|^Done' "$$work.log" | sed "s/^/  $$name: /"; \
+	  else \
+	    tail -n 60 "$$work.log"; failed="$$failed $$name"; \
+	  fi; \
+	  rm -rf "$$work" "$$work.log"; \
+	done; \
+	if test -n "$$failed"; then echo "fuzz-smoke: FAILED:$$failed (inputs kept as t/fuzz/crash-*)"; exit 1; fi; \
+	echo "fuzz-smoke: every target ran clean"
+else
+fuzz fuzz-smoke:
+	@echo "$@: the fuzz targets need clang with libFuzzer (-fsanitize=fuzzer), which configure did not find; on Debian 12: apt-get install clang, then re-run configure (or set FUZZ_CC)"; exit 1
+endif
+
+# ---- allocation-failure injection (t/alloc-fail.c; doc/testing.md) -----------------
+# The k-th allocation of each public entry point's path fails, for every k, in
+# a child process per k. The program defines malloc & co. itself (forwarding
+# through dlsym RTLD_NEXT), so -export-dynamic keeps them visible to the
+# dlopen'd plugins.
+check_PROGRAMS += t/alloc-fail
+TESTS += t/alloc-fail
+t_alloc_fail_SOURCES = t/alloc-fail.c t/tap.h t/tmpdir.h
+t_alloc_fail_LDADD = libadnn.la -ldl
+t_alloc_fail_LDFLAGS = -export-dynamic
+EXTRA_t_alloc_fail_DEPENDENCIES = backends/cpu/adnn-cpu.la

@@ -8,6 +8,10 @@ builddir=${ADNN_TEST_BUILDDIR:?run through make check}
 srcdir=${ADNN_TEST_SRCDIR:?run through make check}
 make_cmd=${ADNN_TEST_MAKE:-make}
 cc=${ADNN_TEST_CC:-cc}
+# Under ./configure --enable-sanitizers the staged libadnn is instrumented: the
+# program must be built with the same sanitizer flags, so that the ASan
+# runtime is loaded first (as a user of an instrumented build would do).
+sanitizer_cflags=${ADNN_TEST_SANITIZER_CFLAGS:-}
 libdir=${ADNN_TEST_LIBDIR:?}
 pkglibdir=${ADNN_TEST_PKGLIBDIR:?}
 bindir=${ADNN_TEST_BINDIR:?}
@@ -53,9 +57,9 @@ ok $? "pkg-config --cflags adnn"
 libs=$(PKG_CONFIG_PATH="$pcdir" PKG_CONFIG_SYSROOT_DIR="$root" pkg-config --libs adnn)
 ok $? "pkg-config --libs adnn"
 # shellcheck disable=SC2086
-$cc $cflags -o "$stage/gemm-demo" "$srcdir/examples/gemm-demo.c" $libs >"$stage/cc.log" 2>&1
+$cc $sanitizer_cflags $cflags -o "$stage/gemm-demo" "$srcdir/examples/gemm-demo.c" $libs >"$stage/cc.log" 2>&1
 rc=$?
-ok $rc "a program builds with only pkg-config flags ($cflags $libs)"
+ok $rc "a program builds with only pkg-config flags ($cflags $libs)${sanitizer_cflags:+ and the sanitizer flags}"
 [ $rc -eq 0 ] || sed 's/^/# /' "$stage/cc.log"
 
 run_demo() {

@@ -339,7 +339,9 @@ static void sm_reshape(const void *problem, const adnn_cpu_env *env, void *state
     s->lanes = s->L >= SM_WIDE_MIN_L && s->inner > lanes ? SM_WIDE : lanes;
     s->blocks = (s->inner + s->lanes - 1) / s->lanes;
     s->tasks = s->outer * s->blocks;
-    grain = ADNN_CPU_GRAIN / (s->L * s->lanes);
+    /* L * lanes can exceed int64 for a huge axis of a zero-stride
+     * (broadcast) x: such a slice is more than a grain on its own. */
+    grain = s->L > ADNN_CPU_GRAIN / s->lanes ? 1 : ADNN_CPU_GRAIN / (s->L * s->lanes);
   } else {
     s->tasks = s->path == PATH_ROWS ? s->outer : s->outer * s->inner;
     grain = ADNN_CPU_GRAIN / s->L;

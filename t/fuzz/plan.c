@@ -1,0 +1,475 @@
+/*
+ * libFuzzer target: the descriptor and plan API on the CPU backend.
+ *
+ * The first byte picks an op of the manifest (ADNN_OP_LIST in
+ * adnn/op_list.h); the following bytes fill that op's descriptor: ranks, dims,
+ * strides (packed, padded, reversed or arbitrary), dtypes, enums and the
+ * numeric parameters. Sizes are mostly small, so that most descriptors are
+ * valid or nearly valid and the validation's deeper branches are reached, and
+ * sometimes huge, for the overflow checks. y is derived from the inputs the
+ * way the op defines it, then perturbed when the bytes say so.
+ * adnn_plan_create_<op> must return a status (never crash); when it succeeds
+ * and the tensors are small, the plan is executed once on adnn_malloc
+ * buffers of exactly the spans the descriptors need (filled with a byte
+ * pattern), so an out-of-bounds access of a kernel shows up under ASan. Every
+ * plan and buffer is freed; libFuzzer's leak check catches what is not.
+ *
+ * The library is compiled into this program and the CPU plugin is a
+ * clang-built copy in t/fuzz/plugins/ (see t/local.mk), both instrumented.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <adnn.h>
+
+#include "t/tmpdir.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ---- reading the input ------------------------------------------------------ */
+
+typedef struct reader {
+  const uint8_t *p;
+  size_t n;
+} reader;
+
+static uint8_t byte(reader *r) {
+  if (r->n == 0) return 0;
+  r->n--;
+  return *r->p++;
+}
+
+static uint64_t raw64(reader *r) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = (v << 8) | byte(r);
+  return v;
+}
+
+/* A size or count: mostly 0..7, sometimes any 64-bit value. */
+static int64_t size_val(reader *r) {
+  uint8_t b = byte(r);
+  if (b == 0xff) return (int64_t)raw64(r);
+  return b & 7;
+}
+
+/* A signed parameter (padding, stride, dilation, axis): mostly -2..5. */
+static int64_t param_val(reader *r) {
+  uint8_t b = byte(r);
+  if (b == 0xff) return (int64_t)raw64(r);
+  return (int64_t)(b % 8) - 2;
+}
+
+/* v + k without overflow (the bytes may give any value). */
+static int64_t shifted(int64_t v, int64_t k) {
+  return v > INT64_MAX - k ? v : v + k;
+}
+
+static double double_val(reader *r) {
+  uint8_t b = byte(r);
+  if (b < 0xf0) return (double)(b % 16) / 8.0 - 0.5;
+  uint64_t bits = raw64(r);
+  double d;
+  memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+static int32_t enum_val(reader *r, int32_t count) {
+  uint8_t b = byte(r);
+  if (b == 0xff) return (int32_t)(uint32_t)raw64(r);
+  return (int32_t)(b % (unsigned)(count + 1)); /* one past the last: unknown */
+}
+
+static adnn_dtype dtype_val(reader *r) {
+  uint8_t b = byte(r);
+  if (b < 0xf0) return (b & 1) ? ADNN_DTYPE_F64 : ADNN_DTYPE_F32;
+  return (adnn_dtype)(b - 0xf0); /* 0 and the non-float dtypes */
+}
+
+/* Strides for dims in layout chosen by the bytes. */
+static void set_strides(reader *r, adnn_tensor_desc *t) {
+  uint8_t layout = byte(r) % 5;
+  /* Unsigned: huge dims wrap instead of overflowing; validation refuses them. */
+  uint64_t s = 1;
+  switch (layout) {
+    case 0: /* packed row-major */
+    case 1: /* padded: a gap after every dim */
+      for (int i = t->rank - 1; i >= 0; i--) {
+        t->strides[i] = (int64_t)s;
+        s *= (uint64_t)(t->dims[i] > 0 ? t->dims[i] : 1) + (layout == 1);
+      }
+      break;
+    case 2: /* reversed (channels-last-like) */
+      for (int i = 0; i < t->rank; i++) {
+        t->strides[i] = (int64_t)s;
+        s *= (uint64_t)(t->dims[i] > 0 ? t->dims[i] : 1);
+      }
+      break;
+    case 3: /* broadcast-like: some strides 0 (overlapping) */
+      for (int i = t->rank - 1; i >= 0; i--) {
+        t->strides[i] = (byte(r) & 1) ? 0 : (int64_t)s;
+        s *= (uint64_t)(t->dims[i] > 0 ? t->dims[i] : 1);
+      }
+      break;
+    default:
+      for (int i = 0; i < t->rank; i++) t->strides[i] = size_val(r);
+      break;
+  }
+}
+
+/* A tensor of rank `rank` (or any rank when the bytes say so). */
+static void tensor_val(reader *r, adnn_tensor_desc *t, int rank, adnn_dtype dtype) {
+  memset(t, 0, sizeof *t);
+  t->dtype = dtype;
+  uint8_t b = byte(r);
+  t->rank = b == 0xff ? (int32_t)(uint32_t)raw64(r) : (b < 0xe0 ? rank : b % 10);
+  int n = t->rank >= 0 && t->rank <= ADNN_MAX_RANK ? t->rank : ADNN_MAX_RANK;
+  for (int i = 0; i < n; i++) {
+    int64_t d = size_val(r);
+    t->dims[i] = d == 0 && (byte(r) & 3) ? 1 : d; /* empty tensors, but not too often */
+  }
+  int saved = t->rank;
+  t->rank = n;
+  set_strides(r, t);
+  t->rank = saved;
+}
+
+/* Packed y of the given dims. */
+static void packed(adnn_tensor_desc *t, adnn_dtype dtype, int rank, const int64_t *dims) {
+  memset(t, 0, sizeof *t);
+  if (adnn_tensor_desc_init(t, dtype, rank, dims) != ADNN_STATUS_SUCCESS) {
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int i = 0; i < rank && i < ADNN_MAX_RANK; i++) t->dims[i] = dims[i];
+  }
+}
+
+/* Perturbs y when the bytes say so: a dim off by one, or other strides. */
+static void perturb(reader *r, adnn_tensor_desc *y) {
+  uint8_t b = byte(r);
+  if (b < 0xe0 || y->rank <= 0 || y->rank > ADNN_MAX_RANK) return;
+  if (b & 1) y->dims[b % y->rank] = shifted(y->dims[b % y->rank], 1);
+  else set_strides(r, y);
+}
+
+static void activation_val(reader *r, adnn_activation *a) {
+  a->kind = (adnn_activation_kind)enum_val(r, 12);
+  a->alpha = double_val(r);
+  a->beta = double_val(r);
+}
+
+/* ---- one op: descriptor, plan, execution -------------------------------------- */
+
+#define MAX_INPUTS 5
+/* Execute only plans whose buffers stay small, to keep every input fast. */
+#define MAX_EXEC_BYTES ((size_t)1 << 20)
+
+typedef struct exec_args {
+  size_t n_inputs;
+  size_t in_bytes[MAX_INPUTS];
+  size_t out_bytes;
+  int64_t elements; /* the most elements of any tensor (zero strides: > bytes) */
+} exec_args;
+
+static adnn_context *ctx;
+
+static int64_t max_elements;
+
+static size_t span(const adnn_tensor_desc *t) {
+  int64_t count = 0;
+  if (adnn_tensor_desc_element_count(t, &count) != ADNN_STATUS_SUCCESS) count = INT64_MAX;
+  if (count > max_elements) max_elements = count;
+  size_t bytes = 0;
+  if (adnn_tensor_desc_span_bytes(t, &bytes) != ADNN_STATUS_SUCCESS) return SIZE_MAX;
+  return bytes;
+}
+
+static size_t vector_bytes(adnn_dtype dtype, int64_t n) {
+  size_t es = adnn_dtype_size(dtype);
+  if (n < 0 || es == 0 || (uint64_t)n > SIZE_MAX / es) return SIZE_MAX;
+  return (size_t)n * es;
+}
+
+static adnn_status fuzz_conv2d(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_conv2d_desc d;
+  adnn_conv2d_desc_init(&d);
+  adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &d.x, 4, dt);
+  tensor_val(r, &d.w, 4, byte(r) < 0xf0 ? dt : dtype_val(r));
+  d.has_bias = byte(r) & 1;
+  if (d.has_bias) {
+    int64_t k = d.w.dims[0];
+    packed(&d.bias, dt, 1, &k);
+  }
+  d.stride_h = shifted(param_val(r), 3);
+  d.stride_w = shifted(param_val(r), 3);
+  d.pad_top = param_val(r);
+  d.pad_bottom = param_val(r);
+  d.pad_left = param_val(r);
+  d.pad_right = param_val(r);
+  d.dilation_h = shifted(param_val(r), 3);
+  d.dilation_w = shifted(param_val(r), 3);
+  d.groups = size_val(r);
+  activation_val(r, &d.activation);
+  d.algorithm = (adnn_conv2d_algorithm)enum_val(r, 7);
+  int64_t ydims[4] = {1, 1, 1, 1};
+  (void)adnn_conv2d_output_dims(&d, ydims);
+  packed(&d.y, dt, 4, ydims);
+  perturb(r, &d.y);
+  e->n_inputs = d.has_bias ? 3 : 2;
+  e->in_bytes[0] = span(&d.x);
+  e->in_bytes[1] = span(&d.w);
+  e->in_bytes[2] = span(&d.bias);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_conv2d(ctx, &d, plan);
+}
+
+static adnn_status fuzz_pool2d(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_pool2d_desc d;
+  adnn_pool2d_desc_init(&d);
+  adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &d.x, 4, dt);
+  d.kind = (adnn_pool_kind)enum_val(r, 3);
+  d.kernel_h = shifted(param_val(r), 2);
+  d.kernel_w = shifted(param_val(r), 2);
+  d.stride_h = shifted(param_val(r), 2);
+  d.stride_w = shifted(param_val(r), 2);
+  d.pad_top = param_val(r);
+  d.pad_bottom = param_val(r);
+  d.pad_left = param_val(r);
+  d.pad_right = param_val(r);
+  d.ceil_mode = byte(r) & 1;
+  int64_t ydims[4] = {1, 1, 1, 1};
+  (void)adnn_pool2d_output_dims(&d, ydims);
+  packed(&d.y, dt, 4, ydims);
+  perturb(r, &d.y);
+  e->n_inputs = 1;
+  e->in_bytes[0] = span(&d.x);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_pool2d(ctx, &d, plan);
+}
+
+/* y of x's dims: packed, or x itself (in place) when the bytes say so. */
+static void same_as_x(reader *r, const adnn_tensor_desc *x, adnn_tensor_desc *y) {
+  if (byte(r) & 1) *y = *x;
+  else packed(y, x->dtype, x->rank >= 0 && x->rank <= ADNN_MAX_RANK ? x->rank : 1, x->dims);
+  perturb(r, y);
+}
+
+static adnn_status fuzz_activation(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_activation_desc d;
+  adnn_activation_desc_init(&d);
+  tensor_val(r, &d.x, byte(r) % 5, dtype_val(r));
+  activation_val(r, &d.activation);
+  same_as_x(r, &d.x, &d.y);
+  e->n_inputs = 1;
+  e->in_bytes[0] = span(&d.x);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_activation(ctx, &d, plan);
+}
+
+static adnn_status fuzz_softmax(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_softmax_desc d;
+  adnn_softmax_desc_init(&d);
+  tensor_val(r, &d.x, byte(r) % 5, dtype_val(r));
+  d.axis = (int32_t)param_val(r);
+  d.log = byte(r) & 1;
+  same_as_x(r, &d.x, &d.y);
+  e->n_inputs = 1;
+  e->in_bytes[0] = span(&d.x);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_softmax(ctx, &d, plan);
+}
+
+static adnn_status fuzz_batchnorm(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_batchnorm_desc d;
+  adnn_batchnorm_desc_init(&d);
+  tensor_val(r, &d.x, 2 + byte(r) % 3, dtype_val(r));
+  d.epsilon = double_val(r);
+  activation_val(r, &d.activation);
+  same_as_x(r, &d.x, &d.y);
+  e->n_inputs = 5;
+  e->in_bytes[0] = span(&d.x);
+  for (int i = 1; i < 5; i++) e->in_bytes[i] = vector_bytes(d.x.dtype, d.x.dims[1]);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_batchnorm(ctx, &d, plan);
+}
+
+static adnn_status fuzz_norm(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_norm_desc d;
+  adnn_norm_desc_init(&d);
+  tensor_val(r, &d.x, 1 + byte(r) % 4, dtype_val(r));
+  d.kind = (adnn_norm_kind)enum_val(r, 2);
+  d.norm_dims = (int32_t)shifted(param_val(r), 2);
+  d.epsilon = double_val(r);
+  d.has_gain = byte(r) & 1;
+  d.has_bias = byte(r) & 1;
+  same_as_x(r, &d.x, &d.y);
+  int64_t dsize = 1;
+  for (int64_t i = (int64_t)d.x.rank - d.norm_dims; i >= 0 && i < d.x.rank && i < ADNN_MAX_RANK;
+       i++) {
+    if (d.x.dims[i] < 0 || (d.x.dims[i] > 0 && dsize > INT64_MAX / d.x.dims[i])) {
+      dsize = -1;
+      break;
+    }
+    dsize *= d.x.dims[i];
+  }
+  e->n_inputs = 1 + (size_t)(d.has_gain != 0) + (size_t)(d.has_bias != 0);
+  e->in_bytes[0] = span(&d.x);
+  e->in_bytes[1] = e->in_bytes[2] = vector_bytes(d.x.dtype, dsize);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_norm(ctx, &d, plan);
+}
+
+static adnn_status fuzz_binary(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_binary_desc d;
+  adnn_binary_desc_init(&d);
+  adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &d.a, byte(r) % 5, dt);
+  tensor_val(r, &d.b, byte(r) % 5, byte(r) < 0xf0 ? dt : dtype_val(r));
+  d.op = (adnn_binary_op)enum_val(r, 6);
+  d.alpha = double_val(r);
+  d.beta = double_val(r);
+  /* The broadcast shape, when the ranks are sane. */
+  int ra = d.a.rank, rb = d.b.rank;
+  int64_t dims[ADNN_MAX_RANK] = {0};
+  int ry = ra > rb ? ra : rb;
+  if (ra >= 0 && rb >= 0 && ry <= ADNN_MAX_RANK) {
+    for (int i = 0; i < ry; i++) {
+      int64_t da = i < ry - ra ? 1 : d.a.dims[i - (ry - ra)];
+      int64_t db = i < ry - rb ? 1 : d.b.dims[i - (ry - rb)];
+      dims[i] = da == 1 ? db : da;
+    }
+  } else {
+    ry = 1;
+  }
+  uint8_t alias = byte(r) % 4;
+  if (alias == 1) d.y = d.a;
+  else if (alias == 2) d.y = d.b;
+  else packed(&d.y, dt, ry, dims);
+  perturb(r, &d.y);
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&d.a);
+  e->in_bytes[1] = span(&d.b);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_binary(ctx, &d, plan);
+}
+
+static adnn_status fuzz_reduce(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_reduce_desc d;
+  adnn_reduce_desc_init(&d);
+  tensor_val(r, &d.x, byte(r) % 6, dtype_val(r));
+  d.kind = (adnn_reduce_kind)enum_val(r, 4);
+  uint8_t b = byte(r);
+  d.axes = b == 0xff ? (uint32_t)raw64(r) : b & 0x3f;
+  d.keep_dims = byte(r) & 1;
+  int64_t dims[ADNN_MAX_RANK] = {0};
+  int ry = 0;
+  for (int i = 0; i < d.x.rank && i < ADNN_MAX_RANK; i++) {
+    if (d.axes & (1u << i)) {
+      if (d.keep_dims) dims[ry++] = 1;
+    } else {
+      dims[ry++] = d.x.dims[i];
+    }
+  }
+  packed(&d.y, d.x.dtype, ry, dims);
+  perturb(r, &d.y);
+  e->n_inputs = 1;
+  e->in_bytes[0] = span(&d.x);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_reduce(ctx, &d, plan);
+}
+
+/* One entry per row of the manifest: a row without its fuzz_<name> does not
+ * compile. */
+typedef adnn_status (*fuzz_fn)(reader *, adnn_plan **, exec_args *);
+static const fuzz_fn fuzz_ops[] = {
+#define FUZZ_OP_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) fuzz_##name,
+    ADNN_OP_LIST(FUZZ_OP_)
+#undef FUZZ_OP_
+};
+#define N_OPS (sizeof fuzz_ops / sizeof fuzz_ops[0])
+
+/* The byte pattern the buffers are filled with: 0x3f gives floats near 0.75
+ * and doubles near 0.5; 0xff gives NaNs. */
+static void fill(void *p, size_t bytes, uint8_t pattern) {
+  if (p != NULL && bytes > 0) (void)adnn_memset(ctx, p, pattern, bytes);
+}
+
+static void execute(adnn_plan *plan, const exec_args *e, uint8_t pattern) {
+  /* Zero strides make a tensor of many elements out of few bytes: bound the
+   * work too. */
+  if (e->elements > (int64_t)(MAX_EXEC_BYTES / 4)) return;
+  size_t total = e->out_bytes;
+  for (size_t i = 0; i < e->n_inputs; i++) {
+    if (e->in_bytes[i] > MAX_EXEC_BYTES) return;
+    total += e->in_bytes[i];
+  }
+  if (e->out_bytes > MAX_EXEC_BYTES || total > 4 * MAX_EXEC_BYTES) return;
+  void *in[MAX_INPUTS] = {0};
+  void *out = NULL;
+  int ok = 1;
+  /* A zero-byte tensor still needs a distinct non-NULL pointer: allocate 1. */
+  for (size_t i = 0; i < e->n_inputs && ok; i++)
+    ok = adnn_malloc(ctx, e->in_bytes[i] ? e->in_bytes[i] : 1, &in[i]) == ADNN_STATUS_SUCCESS;
+  if (ok) ok = adnn_malloc(ctx, e->out_bytes ? e->out_bytes : 1, &out) == ADNN_STATUS_SUCCESS;
+  if (ok) {
+    for (size_t i = 0; i < e->n_inputs; i++) fill(in[i], e->in_bytes[i], pattern);
+    fill(out, e->out_bytes, pattern);
+    (void)adnn_plan_execute(plan, (const void *const *)in, e->n_inputs, out);
+    (void)adnn_context_synchronize(ctx);
+  }
+  for (size_t i = 0; i < e->n_inputs; i++)
+    if (in[i] != NULL) (void)adnn_free(ctx, in[i]);
+  if (out != NULL) (void)adnn_free(ctx, out);
+}
+
+static char cache_dir[] = "/tmp/adnn-fuzz-cache.XXXXXX";
+
+static void remove_cache(void) { tmpdir_remove(cache_dir); }
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  /* The instrumented plugin built next to this program, unless the caller
+   * chose; and a cache directory of our own, so that tuning never writes to
+   * $HOME. */
+  setenv("ADNN_PLUGIN_PATH", ADNN_FUZZ_PLUGIN_DIR, 0);
+  if (getenv("ADNN_CACHE_DIR") == NULL && mkdtemp(cache_dir) != NULL) {
+    setenv("ADNN_CACHE_DIR", cache_dir, 1);
+    atexit(remove_cache);
+  }
+  adnn_status st = adnn_context_create("cpu", &ctx);
+  if (st != ADNN_STATUS_SUCCESS) {
+    fprintf(stderr, "fuzz-plan: no cpu context (ADNN_PLUGIN_PATH=%s): %s\n",
+            getenv("ADNN_PLUGIN_PATH"), adnn_last_error());
+    abort();
+  }
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  reader r = {data, size};
+  size_t op = byte(&r) % N_OPS;
+  uint8_t pattern = byte(&r);
+  exec_args e;
+  memset(&e, 0, sizeof e);
+  adnn_plan *plan = NULL;
+  max_elements = 0;
+  adnn_status st = fuzz_ops[op](&r, &plan, &e);
+  e.elements = max_elements;
+  if (st == ADNN_STATUS_SUCCESS) {
+    if (plan == NULL) {
+      fprintf(stderr, "fuzz-plan: op %zu: SUCCESS without a plan\n", op);
+      abort();
+    }
+    execute(plan, &e, pattern);
+    adnn_plan_destroy(plan);
+  } else if (adnn_last_error() == NULL || adnn_last_error()[0] == '\0') {
+    fprintf(stderr, "fuzz-plan: op %zu: %s without a message\n", op, adnn_status_name(st));
+    abort();
+  }
+  return 0;
+}
