@@ -34,3 +34,9 @@ bench_gemm_cuda_overhead_SOURCES = bench/gemm-cuda-overhead.c
 bench_gemm_cuda_overhead_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 bench_gemm_cuda_overhead_LDFLAGS = $(CUDA_LDFLAGS)
 bench_gemm_cuda_overhead_LDADD = libadnn.la -lcublas -lcudart_static -lrt -lpthread -ldl -lstdc++
+
+# The cost of the pointer checks (checks on vs ADNN_CONTEXT_UNCHECKED_POINTERS):
+# doc/performance.md records a run.
+noinst_PROGRAMS += bench/check-overhead
+bench_check_overhead_SOURCES = bench/check-overhead.c
+bench_check_overhead_LDADD = libadnn.la

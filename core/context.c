@@ -13,11 +13,6 @@
 #include "core/loader.h"
 #include "core/tuner.h"
 
-adnn_status adnn__check_context(const char *func, const adnn_context *ctx) {
-  if (ctx == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: ctx is NULL", func);
-  return ADNN_STATUS_SUCCESS;
-}
-
 /* Splits "name" or "name:N" into its parts. Returns 0 for a malformed request. */
 static int parse_backend(const char *spec, char *name, size_t name_size, int *device) {
   const char *colon = strchr(spec, ':');
@@ -101,7 +96,12 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
   adnn__plugin_record *rec = NULL;
   int device = 0;
   adnn_status st;
-  int is_auto = backend == NULL || *backend == '\0' || strcmp(backend, "auto") == 0;
+  /* "" used to mean auto by accident; an empty string is more often a
+   * variable that was never filled than a choice, so it is refused. */
+  if (backend != NULL && *backend == '\0')
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "adnn_context_create: backend \"\" is empty; use "
+                      "NULL or \"auto\" for the best ready backend");
+  int is_auto = backend == NULL || strcmp(backend, "auto") == 0;
   const char *env = is_auto ? adnn__backend_env_override() : NULL;
   if (!is_auto) {
     st = find_explicit(backend, "", &rec, &device);
@@ -127,18 +127,26 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
   ctx->device = device;
   if (adnn__env_flag(ADNN_ENV_ALLOW_TF32, 0)) ctx->flags |= ADNN_CONTEXT_ALLOW_TF32;
   adnn__tune_options_from_env(&ctx->tune);
-  pthread_mutex_init(&ctx->alloc_lock, NULL);
+  pthread_rwlock_init(&ctx->alloc_lock, NULL);
   pthread_mutex_init(&ctx->tune_lock, NULL);
   st = rec->table->context_create(device, &ctx->pctx);
   if (st != ADNN_STATUS_SUCCESS) {
     /* Keep the plugin's message, but say which call it belongs to. */
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", adnn_last_error());
-    pthread_mutex_destroy(&ctx->alloc_lock);
+    pthread_rwlock_destroy(&ctx->alloc_lock);
     pthread_mutex_destroy(&ctx->tune_lock);
     free(ctx);
     return adnn__fail(st, "adnn_context_create: backend %s device %d: %s", rec->info.name, device,
                       msg);
+  }
+  if (!adnn__handle_add_context(ctx)) {
+    rec->table->context_destroy(ctx->pctx);
+    pthread_rwlock_destroy(&ctx->alloc_lock);
+    pthread_mutex_destroy(&ctx->tune_lock);
+    free(ctx);
+    return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY,
+                      "adnn_context_create: out of host memory for the handle registry");
   }
   *out = ctx;
   return ADNN_STATUS_SUCCESS;
@@ -146,30 +154,56 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
 
 void adnn_context_destroy(adnn_context *ctx) {
   if (ctx == NULL) return;
-  /* Errors here cannot be returned; they are logged instead. */
+  /* Errors here cannot be returned; they are logged and recorded instead. The
+   * registry check comes first: nothing is read through a dead handle. */
+  const char *func = "adnn_context_destroy";
+  if (adnn__check_context(func, ctx) != ADNN_STATUS_SUCCESS) {
+    adnn__log(ADNN_LOG_ERROR, "core", "%s", adnn_last_error());
+    return;
+  }
+  /* Pending work may still use the plans' workspaces: finish it first. */
   if (ctx->table->synchronize(ctx->pctx) != ADNN_STATUS_SUCCESS)
     adnn__log(ADNN_LOG_WARN, "core", "adnn_context_destroy: pending work failed: %s",
               adnn_last_error());
-  if (ctx->allocs.live > 0) {
-    adnn__log(ADNN_LOG_DEBUG, "core", "adnn_context_destroy: freeing %zu allocation(s) still "
-              "owned by the context", ctx->allocs.live);
-    for (size_t i = 0; i < ctx->allocs.capacity; i++) {
-      void *p = ctx->allocs.keys[i];
-      if (p != NULL && p != ADNN__TOMBSTONE) ctx->table->mem_free(ctx->pctx, p);
-    }
+  /* Unregisters the context and turns its plans into orphans. */
+  if (adnn__handle_remove_context(func, ctx) != ADNN_STATUS_SUCCESS) {
+    adnn__log(ADNN_LOG_ERROR, "core", "%s", adnn_last_error());
+    return;
   }
-  adnn__alloc_set_free(&ctx->allocs);
+  size_t freed = 0, forgotten = 0;
+  for (size_t i = 0; i < ctx->allocs.count; i++) {
+    const adnn__region *r = &ctx->allocs.regions[i];
+    /* Registered regions belong to the application: forget them, never free. */
+    if (r->kind != ADNN__REGION_MALLOC) {
+      forgotten++;
+      continue;
+    }
+    ctx->table->mem_free(ctx->pctx, (void *)r->base);
+    freed++;
+  }
+  if (freed + forgotten > 0)
+    adnn__log(ADNN_LOG_DEBUG, "core", "adnn_context_destroy: freed %zu allocation(s) still owned "
+              "by the context and forgot %zu registered region(s)", freed, forgotten);
+  adnn__alloc_map_free(&ctx->allocs);
   ctx->table->context_destroy(ctx->pctx);
-  pthread_mutex_destroy(&ctx->alloc_lock);
+  pthread_rwlock_destroy(&ctx->alloc_lock);
   pthread_mutex_destroy(&ctx->tune_lock);
   free(ctx);
 }
 
+/* The getters keep their documented fallback for NULL silently, and for a
+ * handle that is not live with the error recorded. */
 const char *adnn_context_get_backend(const adnn_context *ctx) {
-  return ctx ? ctx->plugin->info.name : "";
+  if (ctx == NULL || adnn__check_context("adnn_context_get_backend", ctx) != ADNN_STATUS_SUCCESS)
+    return "";
+  return ctx->plugin->info.name;
 }
 
-int adnn_context_get_device(const adnn_context *ctx) { return ctx ? ctx->device : -1; }
+int adnn_context_get_device(const adnn_context *ctx) {
+  if (ctx == NULL || adnn__check_context("adnn_context_get_device", ctx) != ADNN_STATUS_SUCCESS)
+    return -1;
+  return ctx->device;
+}
 
 /* The 0.1 names, kept as exported aliases (doc/versioning.md). */
 const char *adnn_context_backend(const adnn_context *ctx) { return adnn_context_get_backend(ctx); }
@@ -185,7 +219,7 @@ adnn_status adnn_context_synchronize(adnn_context *ctx) {
 adnn_status adnn_context_set_flags(adnn_context *ctx, uint32_t flags) {
   adnn_status st = adnn__check_context("adnn_context_set_flags", ctx);
   if (st != ADNN_STATUS_SUCCESS) return st;
-  const uint32_t known = ADNN_CONTEXT_ALLOW_TF32;
+  const uint32_t known = ADNN_CONTEXT_ALLOW_TF32 | ADNN_CONTEXT_UNCHECKED_POINTERS;
   if (flags & ~known)
     return adnn__fail(ADNN_STATUS_BAD_PARAM,
                       "adnn_context_set_flags: unknown flag bits 0x%x", (unsigned)(flags & ~known));
@@ -193,7 +227,11 @@ adnn_status adnn_context_set_flags(adnn_context *ctx, uint32_t flags) {
   return ADNN_STATUS_SUCCESS;
 }
 
-uint32_t adnn_context_get_flags(const adnn_context *ctx) { return ctx ? ctx->flags : 0; }
+uint32_t adnn_context_get_flags(const adnn_context *ctx) {
+  if (ctx == NULL || adnn__check_context("adnn_context_get_flags", ctx) != ADNN_STATUS_SUCCESS)
+    return 0;
+  return ctx->flags;
+}
 
 /* The end of adnn_tune_options' first released layout (0.1.0): callers built
  * against that header pass at least this much (see adnn__read_struct). */

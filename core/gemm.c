@@ -23,9 +23,11 @@ static int matrix_span(int64_t rows, int64_t cols, int64_t ld, int64_t batch, in
   return 1;
 }
 
-static adnn_status check_operand(const char *func, const char *name, const void *p,
+static adnn_status check_operand(const char *func, adnn_context *ctx, const char *name,
+                                 const void *p,
                                  int64_t rows, int64_t cols, int64_t ld, const char *ld_name,
-                                 int transposed, int64_t batch, int64_t stride, size_t esize) {
+                                 int transposed, int64_t batch, int64_t stride, size_t esize,
+                                 size_t *span_bytes) {
   int64_t min_ld = cols > 1 ? cols : 1;
   if (ld < min_ld)
     return adnn__fail(ADNN_STATUS_BAD_PARAM,
@@ -43,6 +45,8 @@ static adnn_status check_operand(const char *func, const char *name, const void 
     return adnn__fail(ADNN_STATUS_BAD_PARAM_OVERFLOW,
                       "%s: %s (%p) plus its span of %lld bytes wraps around the address space",
                       func, name, p, (long long)bytes);
+  (void)ctx;
+  *span_bytes = span > 0 ? (size_t)bytes : 0;
   return ADNN_STATUS_SUCCESS;
 }
 
@@ -81,13 +85,14 @@ static adnn_status gemm_common(const char *func, adnn_context *ctx, adnn_dtype d
   /* With nothing to multiply, A and B are not touched, but their leading
    * dimensions are still checked so that mistakes show up on small tests. */
   int64_t ab_batch = (m == 0 || n == 0) ? 0 : batch;
-  st = check_operand(func, "a", a, a_rows, a_cols, lda, "lda", ta == ADNN_TRANS, ab_batch,
-                     stride_a, esize);
+  size_t a_bytes, b_bytes, c_bytes;
+  st = check_operand(func, ctx, "a", a, a_rows, a_cols, lda, "lda", ta == ADNN_TRANS, ab_batch,
+                     stride_a, esize, &a_bytes);
   if (st != ADNN_STATUS_SUCCESS) return st;
-  st = check_operand(func, "b", b, b_rows, b_cols, ldb, "ldb", tb == ADNN_TRANS, ab_batch,
-                     stride_b, esize);
+  st = check_operand(func, ctx, "b", b, b_rows, b_cols, ldb, "ldb", tb == ADNN_TRANS, ab_batch,
+                     stride_b, esize, &b_bytes);
   if (st != ADNN_STATUS_SUCCESS) return st;
-  st = check_operand(func, "c", c, m, n, ldc, "ldc", 0, batch, stride_c, esize);
+  st = check_operand(func, ctx, "c", c, m, n, ldc, "ldc", 0, batch, stride_c, esize, &c_bytes);
   if (st != ADNN_STATUS_SUCCESS) return st;
 
   if (m == 0 || n == 0 || batch == 0) return ADNN_STATUS_SUCCESS;
@@ -110,6 +115,15 @@ static adnn_status gemm_common(const char *func, adnn_context *ctx, adnn_dtype d
                         func, (long long)batch, (long long)stride_c, (long long)c_span,
                         (long long)ldc);
   }
+
+  /* Every operand must lie in memory of the context, all of its span; checked
+   * after the arguments themselves, so that a bad size is reported as such. */
+  st = adnn__check_device_range(func, ctx, "a", a, k > 0 ? a_bytes : 0);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  st = adnn__check_device_range(func, ctx, "b", b, k > 0 ? b_bytes : 0);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  st = adnn__check_device_range(func, ctx, "c", c, c_bytes);
+  if (st != ADNN_STATUS_SUCCESS) return st;
 
   if (!ADNN_PLUGIN_HAS(ctx->table, gemm))
     return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: backend %s does not implement GEMM", func,

@@ -43,23 +43,43 @@ static inline int adnn__add_i64(int64_t a, int64_t b, int64_t *out) {
   return !__builtin_add_overflow(a, b, out);
 }
 
-/* A set of live allocations (pointer -> size), used to catch double frees and
- * frees of foreign pointers. Not thread-safe by itself; the context locks it. */
-typedef struct adnn__alloc_set {
-  void **keys;     /* NULL = empty slot, ADNN__TOMBSTONE = deleted */
-  size_t capacity; /* power of two, or 0 */
-  size_t used;     /* live entries plus tombstones */
-  size_t live;
-} adnn__alloc_set;
+/* What a region of a context's allocation map is. */
+typedef enum adnn__region_kind {
+  ADNN__REGION_MALLOC = 0,          /* from adnn_malloc: the context frees it */
+  ADNN__REGION_REGISTERED_DEVICE,   /* adnn_memory_register(ADNN_MEMORY_DEVICE) */
+  ADNN__REGION_REGISTERED_HOST      /* adnn_memory_register(ADNN_MEMORY_HOST) */
+} adnn__region_kind;
 
-extern char adnn__tombstone;
-#define ADNN__TOMBSTONE ((void *)&adnn__tombstone)
+typedef struct adnn__region {
+  uintptr_t base;
+  size_t size; /* > 0 */
+  adnn__region_kind kind;
+} adnn__region;
 
-int adnn__alloc_set_insert(adnn__alloc_set *set, void *ptr); /* 0 on out of memory */
-int adnn__alloc_set_remove(adnn__alloc_set *set, void *ptr); /* 0 when absent */
-void adnn__alloc_set_free(adnn__alloc_set *set);
+/* The memory a context knows (core/alloc_map.c): disjoint regions sorted by
+ * base address, so that "which region holds [p, p+n)" is a binary search and
+ * double frees are caught. Not thread-safe by itself; the context locks it. */
+typedef struct adnn__alloc_map {
+  adnn__region *regions;
+  size_t count, capacity;
+} adnn__alloc_map;
+
+/* Inserts a region. Returns 1, 0 on out of memory, or -1 when it overlaps an
+ * existing region (then *clash, if not NULL, receives a copy of that one). */
+int adnn__alloc_map_insert(adnn__alloc_map *map, uintptr_t base, size_t size,
+                           adnn__region_kind kind, adnn__region *clash);
+/* The region whose base is exactly `base`, or NULL. */
+const adnn__region *adnn__alloc_map_at(const adnn__alloc_map *map, uintptr_t base);
+/* The region containing address p, or NULL. */
+const adnn__region *adnn__alloc_map_find(const adnn__alloc_map *map, uintptr_t p);
+/* The lowest region that overlaps [p, p+n) (n > 0), or NULL. */
+const adnn__region *adnn__alloc_map_overlap(const adnn__alloc_map *map, uintptr_t p, size_t n);
+/* Removes the region whose base is exactly `base`; 0 when there is none. */
+int adnn__alloc_map_remove(adnn__alloc_map *map, uintptr_t base);
+void adnn__alloc_map_free(adnn__alloc_map *map);
 
 struct adnn__plugin_record;
+struct adnn_plan;
 
 /* The context behind the opaque public handle. */
 struct adnn_context {
@@ -68,11 +88,63 @@ struct adnn_context {
   adnn_plugin_context *pctx;
   int device;
   uint32_t flags;
-  pthread_mutex_t alloc_lock;
-  adnn__alloc_set allocs;
+  /* Guards `allocs`: read-locked by the pointer checks, which may run on many
+   * threads at once (a plan executed concurrently), write-locked to change it. */
+  pthread_rwlock_t alloc_lock;
+  adnn__alloc_map allocs;
   adnn_tune_options tune; /* from the environment at creation (core/tuner.c) */
   pthread_mutex_t tune_lock; /* one measurement at a time on this context */
+  /* The live plans created on this context, linked through adnn__plan_link;
+   * guarded by the handle registry's lock (core/handles.c). */
+  struct adnn_plan *plans;
 };
+
+/* ---- The registry of live handles (core/handles.c) ---- */
+
+/* The first member of every plan (core/ops.c owns the rest): the registry
+ * links a context's plans through it, so that destroying the context can
+ * release them. Guarded by the registry's lock. */
+typedef struct adnn__plan_link {
+  struct adnn_plan *prev, *next;
+  adnn_context *ctx; /* NULL once the context was destroyed: an orphan plan */
+} adnn__plan_link;
+
+/* Records a new context / plan as live (the plan is linked into its
+ * context's list). 0 on out of memory. */
+int adnn__handle_add_context(adnn_context *ctx);
+int adnn__handle_add_plan(struct adnn_plan *plan, adnn_context *ctx);
+
+/* Verifies ctx against the registry: SUCCESS, BAD_PARAM_NULL for NULL, or
+ * BAD_PARAM_HANDLE with a message naming `func`. Never reads through ctx. */
+adnn_status adnn__check_context(const char *func, const adnn_context *ctx);
+
+/* Verifies a plan; on success *ctx receives its context, or NULL when the
+ * context was destroyed (an orphan plan; the caller decides what that means). */
+adnn_status adnn__check_plan(const char *func, const struct adnn_plan *plan, adnn_context **ctx);
+
+/* Removes ctx from the registry (BAD_PARAM_HANDLE when it is not live) and
+ * turns each of its plans into an orphan with adnn__plan_orphan, under the
+ * registry's lock so that no adnn_plan_destroy runs meanwhile. */
+adnn_status adnn__handle_remove_context(const char *func, adnn_context *ctx);
+/* Releases the plugin state of a plan whose context is being destroyed
+ * (core/ops.c). */
+void adnn__plan_orphan(struct adnn_plan *plan, adnn_context *ctx);
+
+/* Removes a plan from the registry and from its context's list; *ctx receives
+ * its context (NULL for an orphan). */
+adnn_status adnn__handle_remove_plan(const char *func, struct adnn_plan *plan, adnn_context **ctx);
+
+/* ---- Pointer checks (core/buffer_check.c) ---- */
+
+/* Whether [p, p+bytes) lies in one adnn_malloc allocation or device region
+ * of ctx. SUCCESS (also when bytes is 0 or the context's checks are off), or
+ * BAD_PARAM_MEMORY with a message naming `func` and `name` and the numbers. */
+adnn_status adnn__check_device_range(const char *func, adnn_context *ctx, const char *name,
+                                     const void *p, size_t bytes);
+/* Whether [p, p+bytes) is host memory as adnn_memcpy sees it: it overlaps no
+ * device memory of ctx, or lies in one region registered as host memory. */
+adnn_status adnn__check_host_range(const char *func, adnn_context *ctx, const char *name,
+                                   const void *p, size_t bytes);
 
 /* Checks a tensor descriptor; messages start with `prefix`. Optional outputs:
  * the span in elements and the element count. */
@@ -92,8 +164,5 @@ int adnn__tensor_strides_disjoint(const adnn_tensor_desc *d);
  * and `init` name the struct and its initializer in messages. */
 adnn_status adnn__read_struct(const char *func, const char *type, const char *init,
                               const void *src, size_t min_size, size_t size, void *dst);
-
-/* Validates ctx; returns SUCCESS or a BAD_PARAM_NULL naming `func`. */
-adnn_status adnn__check_context(const char *func, const adnn_context *ctx);
 
 #endif

@@ -16,7 +16,9 @@ libadnn_la_SOURCES = \
 	core/loader.c \
 	core/loader.h \
 	core/context.c \
-	core/alloc_set.c \
+	core/alloc_map.c \
+	core/handles.c \
+	core/buffer_check.c \
 	core/memory.c \
 	core/gemm.c \
 	core/struct_size.c \

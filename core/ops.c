@@ -77,7 +77,10 @@ static const op_info op_table[ADNN_PLUGIN_OP_LIMIT_] = {
 };
 
 struct adnn_plan {
-  adnn_context *ctx;
+  /* First: the handle registry links the context's plans through it and
+   * clears its ctx when the context is destroyed (core/handles.c). */
+  adnn__plan_link link;
+  const adnn_plugin *table; /* the context's plugin; outlives the context */
   const op_info *info;
   adnn_plugin_plan *pplan;
   /* What the plugin was given; the plugin may keep pointers to both. */
@@ -116,7 +119,7 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
 
   adnn_plan *p = calloc(1, sizeof *p);
   if (p == NULL) return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory", func);
-  p->ctx = ctx;
+  p->table = ctx->table;
   p->info = info;
   p->io.dtypes = info->dtypes;
   st = info->validate(func, &d, &p->problem, &p->io);
@@ -154,6 +157,13 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
     /* Plugins usually name the function already; avoid saying it twice. */
     if (strncmp(msg, func, strlen(func)) == 0) return adnn__fail(st, "%s", msg);
     return adnn__fail(st, "%s: backend %s: %s", func, t->name, msg);
+  }
+  if (!adnn__handle_add_plan(p, ctx)) {
+    t->plan_destroy(p->pplan);
+    adnn__tune_record_free(&p->tune);
+    free(p);
+    return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory for the handle registry",
+                      func);
   }
   if (verbose)
     adnn__verbose_plan_created(ctx, &p->op, adnn_plan_get_algorithm(p), p->tune.reason,
@@ -214,10 +224,20 @@ static int overlaps(const void *a, size_t na, const void *b, size_t nb) {
   return na > 0 && nb > 0 && x < y + nb && y < x + na;
 }
 
+static adnn_status orphan(const char *func, const adnn_plan *plan) {
+  return adnn__fail(ADNN_STATUS_BAD_PARAM_HANDLE,
+                    "%s: plan %p (%s) cannot be used: its context was destroyed; create the plan "
+                    "again on a live context (adnn_plan_destroy still frees it)", func,
+                    (const void *)plan, plan->info->name);
+}
+
 adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t n_inputs,
                               void *output) {
   const char *func = "adnn_plan_execute";
-  if (plan == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: plan is NULL", func);
+  adnn_context *ctx = NULL;
+  adnn_status st = adnn__check_plan(func, plan, &ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (ctx == NULL) return orphan(func, plan);
   const size_t want = (size_t)plan->op.n_inputs;
   if (n_inputs != want)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the %s plan takes %zu input(s) (%s), got %zu",
@@ -227,6 +247,17 @@ adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t
     if (inputs[i] == NULL)
       return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: inputs[%zu] is NULL", func, i);
   if (output == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: output is NULL", func);
+  /* Every pointer must lie in memory of the plan's context, with the tensor's
+   * whole span from there (the spans were computed at plan creation). Checked before the
+   * overlap test, which assumes that each span is the buffer's. */
+  for (size_t i = 0; i < want; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "inputs[%zu]", i);
+    st = adnn__check_device_range(func, ctx, name, inputs[i], plan->io.input_bytes[i]);
+    if (st != ADNN_STATUS_SUCCESS) return st;
+  }
+  st = adnn__check_device_range(func, ctx, "output", output, plan->io.output_bytes[0]);
+  if (st != ADNN_STATUS_SUCCESS) return st;
   for (size_t i = 0; i < want; i++) {
     if (!overlaps(inputs[i], plan->io.input_bytes[i], output, plan->io.output_bytes[0])) continue;
     if (inputs[i] == output && (plan->io.inplace_inputs & (1u << i))) continue;
@@ -236,14 +267,27 @@ adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t
   }
   void *const outputs[1] = {output};
   if (adnn__verbose_level() >= 2)
-    return adnn__verbose_execute(plan->ctx, &plan->op, adnn_plan_get_algorithm(plan), plan->pplan,
+    return adnn__verbose_execute(ctx, &plan->op, adnn_plan_get_algorithm(plan), plan->pplan,
                                  inputs, outputs);
-  return plan->ctx->table->plan_execute(plan->pplan, inputs, outputs);
+  return plan->table->plan_execute(plan->pplan, inputs, outputs);
+}
+
+void adnn__plan_orphan(adnn_plan *plan, adnn_context *ctx) {
+  (void)ctx;
+  plan->table->plan_destroy(plan->pplan);
+  plan->pplan = NULL;
 }
 
 void adnn_plan_destroy(adnn_plan *plan) {
   if (plan == NULL) return;
-  plan->ctx->table->plan_destroy(plan->pplan);
+  adnn_context *ctx = NULL;
+  /* A plan that is not live is left alone; the error is logged and recorded.
+   * An orphan's plugin state went with its context: only the shell is left. */
+  if (adnn__handle_remove_plan("adnn_plan_destroy", plan, &ctx) != ADNN_STATUS_SUCCESS) {
+    adnn__log(ADNN_LOG_ERROR, "core", "%s", adnn_last_error());
+    return;
+  }
+  if (plan->pplan != NULL) plan->table->plan_destroy(plan->pplan);
   adnn__tune_record_free(&plan->tune);
   free(plan);
 }
@@ -254,8 +298,13 @@ void adnn_plan_destroy(adnn_plan *plan) {
 
 /* Each query has its 0.1 name, kept as an exported alias (doc/versioning.md),
  * and messages name the function the caller used. */
+/* The tuning record is the core's own, so the candidate queries and the
+ * choice reason still answer for an orphan plan; the algorithm and workspace
+ * queries ask the plugin and do not. */
 static adnn_status candidate_count(const char *func, const adnn_plan *plan, size_t *count) {
-  if (plan == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: plan is NULL", func);
+  adnn_context *ctx;
+  adnn_status st = adnn__check_plan(func, plan, &ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
   if (count == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: count is NULL", func);
   *count = plan->tune.count;
   return ADNN_STATUS_SUCCESS;
@@ -263,7 +312,9 @@ static adnn_status candidate_count(const char *func, const adnn_plan *plan, size
 
 static adnn_status candidate_get(const char *func, const adnn_plan *plan, size_t index,
                                  const adnn_plan_candidate **candidate) {
-  if (plan == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: plan is NULL", func);
+  adnn_context *ctx;
+  adnn_status st = adnn__check_plan(func, plan, &ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
   if (candidate == NULL)
     return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: candidate is NULL", func);
   if (index >= plan->tune.count)
@@ -274,11 +325,20 @@ static adnn_status candidate_get(const char *func, const adnn_plan *plan, size_t
   return ADNN_STATUS_SUCCESS;
 }
 
-static void describe(const adnn_plan *plan, const char **name, size_t *ws) {
+/* Asks the plugin; 0 (nothing written but the defaults) for a plan that is
+ * NULL, not live or an orphan, recording the error for the latter two. */
+static int describe(const char *func, const adnn_plan *plan, const char **name, size_t *ws) {
   *name = NULL;
   *ws = 0;
-  if (ADNN_PLUGIN_HAS(plan->ctx->table, plan_describe))
-    plan->ctx->table->plan_describe(plan->pplan, name, ws);
+  if (plan == NULL) return 0;
+  adnn_context *ctx;
+  if (adnn__check_plan(func, plan, &ctx) != ADNN_STATUS_SUCCESS) return 0;
+  if (ctx == NULL) {
+    orphan(func, plan);
+    return 0;
+  }
+  if (ADNN_PLUGIN_HAS(plan->table, plan_describe)) plan->table->plan_describe(plan->pplan, name, ws);
+  return 1;
 }
 
 adnn_status adnn_plan_get_candidate_count(const adnn_plan *plan, size_t *count) {
@@ -300,7 +360,11 @@ adnn_status adnn_plan_candidate_get(const adnn_plan *plan, size_t index,
 }
 
 const char *adnn_plan_get_choice_reason(const adnn_plan *plan) {
-  return plan ? plan->tune.reason : "";
+  adnn_context *ctx;
+  if (plan == NULL || adnn__check_plan("adnn_plan_get_choice_reason", plan, &ctx) !=
+                          ADNN_STATUS_SUCCESS)
+    return "";
+  return plan->tune.reason;
 }
 
 const char *adnn_plan_choice_reason(const adnn_plan *plan) {
@@ -308,20 +372,18 @@ const char *adnn_plan_choice_reason(const adnn_plan *plan) {
 }
 
 const char *adnn_plan_get_algorithm(const adnn_plan *plan) {
-  if (plan == NULL) return "";
   const char *name;
   size_t ws;
-  describe(plan, &name, &ws);
+  describe("adnn_plan_get_algorithm", plan, &name, &ws);
   return name ? name : "";
 }
 
 const char *adnn_plan_algorithm(const adnn_plan *plan) { return adnn_plan_get_algorithm(plan); }
 
 size_t adnn_plan_get_workspace_bytes(const adnn_plan *plan) {
-  if (plan == NULL) return 0;
   const char *name;
   size_t ws;
-  describe(plan, &name, &ws);
+  describe("adnn_plan_get_workspace_bytes", plan, &name, &ws);
   return ws;
 }
 

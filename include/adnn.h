@@ -18,6 +18,13 @@
  * Thread safety: unless a declaration says otherwise, functions may be called from
  * any thread. A context may be used by one thread at a time; distinct contexts may
  * be used concurrently.
+ *
+ * Handles are checked: every function that takes a context or a plan looks it up
+ * in a process-wide registry of live handles (a read-locked binary search) before
+ * using it, and answers ADNN_STATUS_BAD_PARAM_HANDLE for one that was destroyed or
+ * never created. A destroyed handle whose address a later create of the same type
+ * reuses is indistinguishable from the new one. Device pointers are checked too
+ * (see adnn_malloc and ADNN_CONTEXT_UNCHECKED_POINTERS).
  */
 #ifndef ADNN_H
 #define ADNN_H
@@ -206,7 +213,8 @@ typedef struct adnn_context adnn_context;
 
 /** Creates a context on a backend.
  *
- *  backend: NULL or "auto" for the best ready backend (the environment variable
+ *  backend: NULL or "auto" for the best ready backend ("" is refused as
+ *  malformed) (the environment variable
  *  ADNN_BACKEND, when set to something other than "auto", replaces an automatic
  *  request and is then treated as explicit); "cpu"; "cuda" (device 0); "cuda:N".
  *  An explicit request never falls back to another backend.
@@ -221,16 +229,24 @@ typedef struct adnn_context adnn_context;
  *  Thread-safe: may be called from many threads at once. */
 ADNN_API adnn_status adnn_context_create(const char *backend, adnn_context **out);
 
-/** Destroys a context: waits for its pending work and frees every allocation
- *  still owned by it. NULL is a no-op. The context must not be in use by another
+/** Destroys a context: waits for its pending work, frees every allocation
+ *  still owned by it, forgets the regions registered with adnn_memory_register
+ *  (without freeing them) and releases the backend state of its plans, which
+ *  stay as orphans: adnn_plan_execute refuses them ("its context was
+ *  destroyed") and adnn_plan_destroy frees them. NULL is a no-op. A context
+ *  that is not live (destroyed already, or never created) is left alone: the
+ *  error is logged at ADNN_LOG_ERROR and recorded for adnn_last_error() with
+ *  ADNN_STATUS_BAD_PARAM_HANDLE. The context must not be in use by another
  *  thread. */
 ADNN_API void adnn_context_destroy(adnn_context *ctx);
 
-/** The name of the backend the context runs on ("cpu", "cuda"); "" for NULL.
- *  Thread-safe. */
+/** The name of the backend the context runs on ("cpu", "cuda"); "" for NULL or a
+ *  context that is not live (which also records ADNN_STATUS_BAD_PARAM_HANDLE
+ *  for adnn_last_error()). Thread-safe. */
 ADNN_API const char *adnn_context_get_backend(const adnn_context *ctx);
 
-/** The device index within the backend (the N of "cuda:N"); -1 for NULL. */
+/** The device index within the backend (the N of "cuda:N"); -1 for NULL or a
+ *  context that is not live (recording the error, as adnn_context_get_backend). */
 ADNN_API int adnn_context_get_device(const adnn_context *ctx);
 
 /** The names of adnn_context_get_backend() and adnn_context_get_device() in
@@ -239,8 +255,9 @@ ADNN_API const char *adnn_context_backend(const adnn_context *ctx);
 ADNN_API int adnn_context_device(const adnn_context *ctx);
 
 /** Waits until all work submitted to the context has finished. Returns
- *  ADNN_STATUS_BAD_PARAM_NULL for a NULL context, ADNN_STATUS_EXECUTION_FAILED if
- *  queued work failed (asynchronous errors surface here). */
+ *  ADNN_STATUS_BAD_PARAM_NULL for a NULL context, ADNN_STATUS_BAD_PARAM_HANDLE
+ *  for one that is not live, ADNN_STATUS_EXECUTION_FAILED if queued work failed
+ *  (asynchronous errors surface here). */
 ADNN_API adnn_status adnn_context_synchronize(adnn_context *ctx);
 
 /** Context flags (bits for adnn_context_set_flags). */
@@ -248,23 +265,31 @@ typedef enum adnn_context_flag {
   /** Allow reduced-precision tensor-core math for F32 (TF32 on NVIDIA GPUs).
    *  Off by default so that F32 results match the CPU within the documented
    *  tolerance. The environment variable ADNN_ALLOW_TF32=1 sets it at creation. */
-  ADNN_CONTEXT_ALLOW_TF32 = 1u << 0
+  ADNN_CONTEXT_ALLOW_TF32 = 1u << 0,
+  /** Turn off the device-pointer checks of adnn_gemm, adnn_gemm_batched,
+   *  adnn_plan_execute, adnn_memcpy and adnn_memset (the handle checks stay).
+   *  For programs that measured that the checks cost them too much
+   *  (doc/performance.md): a wrong pointer then reads or writes out of bounds. */
+  ADNN_CONTEXT_UNCHECKED_POINTERS = 1u << 1
 } adnn_context_flag;
 
 /** Replaces the context's flags (an OR of adnn_context_flag). Returns
- *  ADNN_STATUS_BAD_PARAM_NULL for a NULL context, ADNN_STATUS_BAD_PARAM for an
- *  unknown bit. */
+ *  ADNN_STATUS_BAD_PARAM_NULL for a NULL context, ADNN_STATUS_BAD_PARAM_HANDLE
+ *  for one that is not live, ADNN_STATUS_BAD_PARAM for an unknown bit. */
 ADNN_API adnn_status adnn_context_set_flags(adnn_context *ctx, uint32_t flags);
 
-/** The context's flags; 0 for NULL. */
+/** The context's flags; 0 for NULL or a context that is not live (recording
+ *  the error, as adnn_context_get_backend). */
 ADNN_API uint32_t adnn_context_get_flags(const adnn_context *ctx);
 
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/** Copy directions. "Device" means memory from adnn_malloc on the context (host
- *  memory on the CPU backend). */
+/** Copy directions. "Device" means memory from adnn_malloc on the context, or a
+ *  region registered with adnn_memory_register as ADNN_MEMORY_DEVICE (host
+ *  memory on the CPU backend); "host" means any other memory, or a region
+ *  registered as ADNN_MEMORY_HOST. */
 typedef enum adnn_memcpy_kind {
   ADNN_MEMCPY_HOST_TO_DEVICE = 1,
   ADNN_MEMCPY_DEVICE_TO_HOST = 2,
@@ -274,29 +299,91 @@ typedef enum adnn_memcpy_kind {
 
 /** Allocates `bytes` of device memory (host memory on the CPU backend), aligned
  *  to at least 64 bytes, and writes it to *ptr.
- *  Returns ADNN_STATUS_BAD_PARAM_NULL (ctx or ptr NULL), ADNN_STATUS_BAD_PARAM
- *  (bytes == 0), ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. */
+ *
+ *  The context records the allocation. Every device pointer later given to
+ *  adnn_gemm, adnn_gemm_batched, adnn_plan_execute, adnn_memcpy or adnn_memset
+ *  must lie inside one allocation (or registered region) of that context with
+ *  enough bytes from there for what the call touches (a tensor's
+ *  adnn_tensor_desc_span_bytes, a matrix's span, the copy); pointers inside an
+ *  allocation (sub-tensors) are fine. Otherwise the call returns
+ *  ADNN_STATUS_BAD_PARAM_MEMORY naming the argument, the bytes needed and the
+ *  bytes available. The check is a binary search per pointer per call; the
+ *  flag ADNN_CONTEXT_UNCHECKED_POINTERS turns it off.
+ *
+ *  Returns ADNN_STATUS_BAD_PARAM_NULL (ctx or ptr NULL),
+ *  ADNN_STATUS_BAD_PARAM_HANDLE (ctx not live), ADNN_STATUS_BAD_PARAM
+ *  (bytes == 0), ADNN_STATUS_BAD_PARAM_OVERFLOW (bytes above INT64_MAX),
+ *  ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. */
 ADNN_API adnn_status adnn_malloc(adnn_context *ctx, size_t bytes, void **ptr);
 
 /** Frees memory from adnn_malloc on the same context. NULL ptr is a no-op.
- *  Returns ADNN_STATUS_BAD_PARAM_NULL for a NULL ctx and
+ *  Returns ADNN_STATUS_BAD_PARAM_NULL for a NULL ctx,
+ *  ADNN_STATUS_BAD_PARAM_HANDLE for a ctx that is not live,
+ *  ADNN_STATUS_BAD_PARAM_MEMORY for a region registered with
+ *  adnn_memory_register (use adnn_memory_unregister) and
  *  ADNN_STATUS_BAD_PARAM_DOUBLE_FREE for a pointer this context did not allocate
  *  or already freed (nothing is freed then). */
 ADNN_API adnn_status adnn_free(adnn_context *ctx, void *ptr);
 
 /** Copies `bytes` bytes. Copies that involve host memory return when the host
  *  side may be reused (a device-to-host copy waits for the data). bytes == 0 is
- *  a no-op. The ranges must not overlap.
+ *  a no-op. The ranges must not overlap. The kind is checked against what the
+ *  pointers are: a device side must lie in memory of the context with `bytes`
+ *  from there, a host side must not be device memory of the context (on the
+ *  CPU backend, host memory is plain memory the context does not know).
  *  Returns ADNN_STATUS_BAD_PARAM_NULL (ctx, dst or src NULL with bytes > 0),
- *  ADNN_STATUS_BAD_PARAM (unknown kind, overlapping ranges),
- *  ADNN_STATUS_EXECUTION_FAILED (the device reported an error). */
+ *  ADNN_STATUS_BAD_PARAM_HANDLE (ctx not live), ADNN_STATUS_BAD_PARAM (unknown
+ *  kind, overlapping ranges), ADNN_STATUS_BAD_PARAM_OVERFLOW (a range wraps),
+ *  ADNN_STATUS_BAD_PARAM_MEMORY (a side is not what the kind says, or too
+ *  small), ADNN_STATUS_EXECUTION_FAILED (the device reported an error). */
 ADNN_API adnn_status adnn_memcpy(adnn_context *ctx, void *dst, const void *src, size_t bytes,
                                  adnn_memcpy_kind kind);
 
 /** Sets `bytes` bytes of device memory to the byte `value` (0..255).
- *  Returns ADNN_STATUS_BAD_PARAM_NULL, ADNN_STATUS_BAD_PARAM (value outside
- *  0..255), ADNN_STATUS_EXECUTION_FAILED. bytes == 0 is a no-op. */
+ *  Returns ADNN_STATUS_BAD_PARAM_NULL, ADNN_STATUS_BAD_PARAM_HANDLE,
+ *  ADNN_STATUS_BAD_PARAM (value outside 0..255), ADNN_STATUS_BAD_PARAM_OVERFLOW,
+ *  ADNN_STATUS_BAD_PARAM_MEMORY (ptr is not device memory of the context with
+ *  `bytes` from there), ADNN_STATUS_EXECUTION_FAILED. bytes == 0 is a no-op. */
 ADNN_API adnn_status adnn_memset(adnn_context *ctx, void *ptr, int value, size_t bytes);
+
+/** What registered memory is (adnn_memory_register). Values are stable. */
+typedef enum adnn_memory_kind {
+  /** Memory the context's operations can use directly: any host memory on the
+   *  CPU backend (a NumPy array), device or managed memory of the context's
+   *  GPU on the CUDA backend (a PyTorch CUDA tensor). */
+  ADNN_MEMORY_DEVICE = 1,
+  /** Host memory that serves only as the host side of adnn_memcpy (a pinned
+   *  staging buffer, say); operations refuse it. */
+  ADNN_MEMORY_HOST = 2
+} adnn_memory_kind;
+
+/** Makes `bytes` of memory the application owns, starting at `ptr`, known to
+ *  the context, so that the pointer checks accept it without a copy (the
+ *  DLPack import of the Python binding uses this). The memory stays the
+ *  application's: adnn never frees it, adnn_context_destroy just forgets it,
+ *  and it must stay valid until it is unregistered or the context destroyed.
+ *  Registration does not pin or map memory. `flags` is reserved and must be 0.
+ *
+ *  The backend verifies what it can: the CUDA backend asks the CUDA runtime's
+ *  pointer attributes that device memory is device or managed memory of the
+ *  context's GPU, and that host memory is not device memory.
+ *
+ *  Returns ADNN_STATUS_SUCCESS; ADNN_STATUS_BAD_PARAM_NULL (ctx or ptr NULL);
+ *  ADNN_STATUS_BAD_PARAM_HANDLE (ctx not live); ADNN_STATUS_BAD_PARAM (bytes 0,
+ *  unknown kind, flags not 0, the backend says the memory is not of that kind,
+ *  or it overlaps an allocation or a registered region of the context);
+ *  ADNN_STATUS_BAD_PARAM_OVERFLOW (the range wraps around the address space);
+ *  ADNN_STATUS_NOT_SUPPORTED (the backend cannot register memory);
+ *  ADNN_STATUS_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_memory_register(adnn_context *ctx, void *ptr, size_t bytes,
+                                          adnn_memory_kind kind, uint32_t flags);
+
+/** Forgets a region registered with adnn_memory_register; `ptr` must be its
+ *  base. The memory itself is left alone. Returns ADNN_STATUS_BAD_PARAM_NULL,
+ *  ADNN_STATUS_BAD_PARAM_HANDLE, and ADNN_STATUS_BAD_PARAM_MEMORY for a pointer
+ *  that is not the base of a registered region (memory from adnn_malloc is
+ *  refused: use adnn_free). */
+ADNN_API adnn_status adnn_memory_unregister(adnn_context *ctx, void *ptr);
 
 /* ------------------------------------------------------------------------ */
 /* Tensor descriptors                                                        */
@@ -367,13 +454,16 @@ typedef enum adnn_transpose {
  *  and must be >= 1. dtype is ADNN_DTYPE_F32 or ADNN_DTYPE_F64; alpha and beta
  *  are converted to it. m, n or k may be 0: with m or n 0 nothing happens, with
  *  k 0 C is scaled by beta. When beta is 0, C is not read (NaNs in it vanish).
- *  Pointers are device memory of the context. C must not overlap A or B.
+ *  Pointers are device memory of the context (checked: see adnn_malloc). C
+ *  must not overlap A or B.
  *
  *  F32 on the GPU uses full FP32 math unless the context allows TF32.
  *
  *  Returns ADNN_STATUS_SUCCESS; ADNN_STATUS_BAD_PARAM_NULL (ctx or a needed
- *  pointer NULL); ADNN_STATUS_BAD_PARAM (negative size, leading dimension too
- *  small, unknown transpose); ADNN_STATUS_BAD_PARAM_OVERFLOW (a matrix span does
+ *  pointer NULL); ADNN_STATUS_BAD_PARAM_HANDLE (ctx not live);
+ *  ADNN_STATUS_BAD_PARAM_MEMORY (a, b or c is not memory of the context, or its
+ *  allocation is too small for the matrix's span); ADNN_STATUS_BAD_PARAM
+ *  (negative size, leading dimension too small, unknown transpose); ADNN_STATUS_BAD_PARAM_OVERFLOW (a matrix span does
  *  not fit in memory); ADNN_STATUS_NOT_SUPPORTED (dtype, or a size beyond what
  *  the backend's BLAS accepts); ADNN_STATUS_EXECUTION_FAILED. Asynchronous on GPU
  *  backends. */

@@ -10,6 +10,7 @@ adnn_man3_links = \
 	man/adnn_context_device.3 man/adnn_context_synchronize.3 \
 	man/adnn_context_set_flags.3 man/adnn_context_get_flags.3 \
 	man/adnn_malloc.3 man/adnn_free.3 man/adnn_memcpy.3 man/adnn_memset.3 \
+	man/adnn_memory_register.3 man/adnn_memory_unregister.3 \
 	man/adnn_gemm_batched.3 \
 	man/adnn_tensor_desc_init.3 man/adnn_tensor_desc_init_strided.3 \
 	man/adnn_tensor_desc_validate.3 man/adnn_tensor_desc_element_count.3 \

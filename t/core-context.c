@@ -83,7 +83,8 @@ int main(void) {
   create_ok("cpu:0", "cpu", 0);
   create_ok(NULL, best->name, 0);
   create_ok("auto", best->name, 0);
-  create_ok("", best->name, 0);
+  /* An empty string is refused: more often a variable never filled than a choice. */
+  create_fails("", ADNN_STATUS_BAD_PARAM, "use NULL or \"auto\"");
 
   const char *auto_name = NULL, *auto_reason = NULL;
   is_status(adnn_backend_auto_choice(&auto_name, &auto_reason), ADNN_STATUS_SUCCESS,

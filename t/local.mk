@@ -274,3 +274,14 @@ AM_TESTS_ENVIRONMENT += \
 	ADNN_TEST_MANDIR='$(mandir)'; export ADNN_TEST_MANDIR; \
 	ADNN_TEST_DOCDIR='$(docdir)'; export ADNN_TEST_DOCDIR; \
 	ADNN_TEST_PKGDATADIR='$(pkgdatadir)'; export ADNN_TEST_PKGDATADIR;
+
+# ---- safety: handle checks, pointer checks, external memory registration ----
+safety_tests = t/core-handles t/core-buffers t/core-register
+check_PROGRAMS += $(safety_tests)
+TESTS += $(safety_tests)
+t_core_handles_SOURCES = t/core-handles.c t/tap.h t/rng.h
+t_core_handles_LDADD = libadnn.la
+t_core_buffers_SOURCES = t/core-buffers.c t/tap.h t/rng.h
+t_core_buffers_LDADD = libadnn.la
+t_core_register_SOURCES = t/core-register.c t/tap.h t/rng.h
+t_core_register_LDADD = libadnn.la

@@ -53,6 +53,7 @@ static const adnn_plugin cpu_plugin = {
     .plan_destroy = adnn_cpu__plan_destroy,
     .plan_describe = adnn_cpu__plan_describe,
     .device_identity = adnn_cpu__device_identity,
+    .mem_register = adnn_cpu__mem_register,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

@@ -47,6 +47,8 @@ adnn_status adnn_cpu__mem_copy(adnn_plugin_context *ctx, void *dst, const void *
                                adnn_memcpy_kind kind);
 /** The mem_set slot. */
 adnn_status adnn_cpu__mem_set(adnn_plugin_context *ctx, void *ptr, int value, size_t bytes);
+/** The mem_register slot: any host memory is memory of the CPU backend. */
+adnn_status adnn_cpu__mem_register(adnn_plugin_context *ctx, void *ptr, size_t bytes, uint32_t kind);
 
 /** The gemm slot: OpenBLAS's row-major CBLAS, a loop for batches. */
 adnn_status adnn_cpu__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *args);

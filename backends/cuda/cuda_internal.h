@@ -132,6 +132,10 @@ adnn_status adnn_cuda__mem_free(adnn_plugin_context *ctx, void *ptr);
 adnn_status adnn_cuda__mem_copy(adnn_plugin_context *ctx, void *dst, const void *src, size_t bytes,
                                 adnn_memcpy_kind kind);
 adnn_status adnn_cuda__mem_set(adnn_plugin_context *ctx, void *ptr, int value, size_t bytes);
+/* The mem_register slot: checks with cudaPointerGetAttributes that device
+ * memory belongs to the context's GPU and host memory is not device memory. */
+adnn_status adnn_cuda__mem_register(adnn_plugin_context *ctx, void *ptr, size_t bytes,
+                                    uint32_t kind);
 
 /* ---- GEMM (cuda_gemm.c) ------------------------------------------------ */
 

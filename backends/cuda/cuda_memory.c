@@ -72,3 +72,50 @@ adnn_status adnn_cuda__mem_set(adnn_plugin_context *ctx, void *ptr, int value, s
   if (err != cudaSuccess) return adnn_cuda__fail_runtime(err, "cudaMemsetAsync");
   return ADNN_STATUS_SUCCESS;
 }
+
+/* Registration of application memory: the runtime's pointer attributes say
+ * what a pointer is (cudaMemoryTypeDevice, Managed, Host or Unregistered) and
+ * on which device; the last byte is asked too, so that a range that runs off
+ * its allocation into other memory is caught where the runtime can see it. */
+static adnn_status check_pointer(const adnn_plugin_context *ctx, const void *p, const char *which,
+                                 uint32_t kind) {
+  struct cudaPointerAttributes attr;
+  memset(&attr, 0, sizeof attr);
+  cudaError_t err = cudaPointerGetAttributes(&attr, p);
+  if (err != cudaSuccess) {
+    /* Older runtimes fail on plain host memory; clear the sticky error. */
+    (void)cudaGetLastError();
+    attr.type = cudaMemoryTypeUnregistered;
+  }
+  const int on_device = attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+  if (kind == ADNN_MEMORY_DEVICE) {
+    if (!on_device)
+      return adnn_cuda__host->fail(ADNN_STATUS_BAD_PARAM,
+                                   "adnn_memory_register: the %s byte (%p) is %s memory, not "
+                                   "device memory of GPU %d; register it as ADNN_MEMORY_HOST or "
+                                   "copy it with adnn_memcpy", which, p,
+                                   attr.type == cudaMemoryTypeHost ? "pinned host" : "host",
+                                   ctx->device_index);
+    if (attr.type == cudaMemoryTypeDevice && attr.device != ctx->ordinal)
+      return adnn_cuda__host->fail(ADNN_STATUS_BAD_PARAM,
+                                   "adnn_memory_register: the %s byte (%p) is memory of CUDA "
+                                   "device %d, but this context runs on CUDA device %d (cuda:%d)",
+                                   which, p, attr.device, ctx->ordinal, ctx->device_index);
+    return ADNN_STATUS_SUCCESS;
+  }
+  if (attr.type == cudaMemoryTypeDevice)
+    return adnn_cuda__host->fail(ADNN_STATUS_BAD_PARAM,
+                                 "adnn_memory_register: the %s byte (%p) is device memory of "
+                                 "CUDA device %d, not host memory; register it as "
+                                 "ADNN_MEMORY_DEVICE", which, p, attr.device);
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_cuda__mem_register(adnn_plugin_context *ctx, void *ptr, size_t bytes,
+                                    uint32_t kind) {
+  adnn_status status = adnn_cuda__context_enter(ctx);
+  if (status != ADNN_STATUS_SUCCESS) return status;
+  status = check_pointer(ctx, ptr, "first", kind);
+  if (status != ADNN_STATUS_SUCCESS || bytes == 1) return status;
+  return check_pointer(ctx, (const char *)ptr + bytes - 1, "last", kind);
+}

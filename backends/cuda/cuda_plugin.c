@@ -28,6 +28,7 @@ static const adnn_plugin cuda_plugin_table = {
     .plan_destroy = adnn_cuda__plan_destroy,
     .plan_describe = adnn_cuda__plan_describe,
     .device_identity = adnn_cuda__device_identity,
+    .mem_register = adnn_cuda__mem_register,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define ADNN_PLUGIN_ABI_MAJOR 2
-#define ADNN_PLUGIN_ABI_MINOR 0
+#define ADNN_PLUGIN_ABI_MINOR 1
 #define ADNN_PLUGIN_ABI_VERSION ((uint32_t)((ADNN_PLUGIN_ABI_MAJOR << 16) | ADNN_PLUGIN_ABI_MINOR))
 #define ADNN_PLUGIN_ENTRY_SYMBOL "adnn_plugin_entry"
 
@@ -522,6 +522,17 @@ typedef struct adnn_plugin {
 
   /* ABI 2.0 ends here. New slots are appended below with a minor bump, each
    * marked with the minor version that added it. */
+
+  /** Optional (ABI 2.1). Verifies that `bytes` at `ptr`, memory the
+   *  application owns, is of `kind` (an adnn_memory_kind: 1 = memory the
+   *  plugin's operations can use directly, 2 = host memory for the host side of
+   *  mem_copy) and usable by this context, for adnn_memory_register. The core
+   *  has checked ptr != NULL, bytes > 0, the kind, and that the range does not
+   *  wrap or overlap memory the context knows. Returns SUCCESS, or BAD_PARAM
+   *  with a reason recorded through the host's fail ("ptr is host memory, not
+   *  memory of GPU 0"). Must not keep the pointer or change the memory. When
+   *  the slot is absent the core answers NOT_SUPPORTED. */
+  adnn_status (*mem_register)(adnn_plugin_context *ctx, void *ptr, size_t bytes, uint32_t kind);
 } adnn_plugin;
 
 /** The one exported symbol. `host_abi_version` is the core's

@@ -16,6 +16,8 @@
   X(BAD_PARAM_NULL, 1001, "a required pointer argument is NULL")                        \
   X(BAD_PARAM_OVERFLOW, 1002, "a size computation overflows")                           \
   X(BAD_PARAM_DOUBLE_FREE, 1003, "pointer not allocated by this context or already freed") \
+  X(BAD_PARAM_HANDLE, 1004, "the context or plan handle is not live (destroyed, or never created)") \
+  X(BAD_PARAM_MEMORY, 1005, "a pointer is not memory of the context, or its allocation is too small") \
   X(NOT_SUPPORTED, 2000, "operation or parameter combination not supported by this backend") \
   X(BACKEND_UNAVAILABLE, 3000, "the requested backend is not available on this machine") \
   X(BACKEND_INCOMPATIBLE, 3001, "the requested backend is incompatible with the installed driver or libraries") \

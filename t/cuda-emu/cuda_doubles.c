@@ -54,6 +54,17 @@ cudaError_t cudaFree(void *ptr) {
   return cudaSuccess;
 }
 
+/* The emulation's "device" memory is host memory from malloc, so it cannot
+ * tell the two apart: every pointer is reported as device memory of device 0,
+ * which exercises the plugin's registration path but not its refusals. */
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr, const void *ptr) {
+  memset(attr, 0, sizeof *attr);
+  attr->type = cudaMemoryTypeDevice;
+  attr->device = 0;
+  attr->devicePointer = (void *)ptr;
+  return cudaSuccess;
+}
+
 /* The emulation never fails asynchronously: there is no sticky error. */
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 

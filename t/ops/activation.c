@@ -285,7 +285,9 @@ static void activation_bad_descriptors(const harness_report *rep, adnn_context *
                   bn))
     return;
   void *x = NULL, *y = NULL;
-  adnn_malloc(ctx, 12 * sizeof(float), &x);
+  /* x has one float more than the tensor, so that y = x + 1 float still lies
+   * inside x's allocation (the pointer checks pass) and only overlaps it. */
+  adnn_malloc(ctx, 13 * sizeof(float), &x);
   adnn_malloc(ctx, 12 * sizeof(float), &y);
   const void *ins[2] = {x, x};
   harness_is_status(rep, adnn_plan_execute(plan, ins, 2, y), ADNN_STATUS_BAD_PARAM,
