@@ -79,7 +79,10 @@ sources = [os.path.join("src", f) for f in ("module.c", "context.c", "tensor.c",
 
 setup(ext_modules=[Extension(
     "adnn._adnn", sources=sources, define_macros=macros,
-    depends=[os.path.join("src", f) for f in ("adnn_py.h", "dlpack_abi.h")],
+    # The header too: a rebuilt library with new declarations rebuilds the module.
+    depends=[os.path.join("src", f) for f in ("adnn_py.h", "dlpack_abi.h")]
+    + [os.path.join(d, "adnn.h") for d in cfg["include_dirs"]
+       if os.path.exists(os.path.join(d, "adnn.h"))],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers"] + cfg.pop("extra_compile_args"),
     **cfg)])

@@ -48,7 +48,8 @@ typedef struct {
   int readonly;
   char *span_lo;             /* the bytes the tensor covers, for the region count */
   size_t span_bytes;
-  adnn_py_region *counted;   /* non-NULL while the tensor holds a region reference */
+  adnn_py_region *counted;   /* non-NULL while the tensor holds a region reference (the
+                                region may since have been merged: release by span) */
   adnn_dl_managed_tensor *imported; /* a consumed DLPack capsule: deleter on dealloc */
   Py_buffer *buffer;                /* or a buffer-protocol view: released on dealloc */
   PyObject *keepalive;              /* the producer object */
@@ -71,7 +72,7 @@ int adnn_py_ctx_check_open(ContextObject *c);
 /* Takes a reference on the region covering [lo, lo+bytes), registering the
  * memory when the binding does not know it yet; NULL with an exception set. */
 adnn_py_region *adnn_py_region_acquire(ContextObject *c, char *lo, size_t bytes);
-void adnn_py_region_release(ContextObject *c, adnn_py_region *r);
+void adnn_py_region_release(ContextObject *c, char *lo, size_t bytes);
 /* The cached plan for a descriptor, as a new reference to its capsule
  * ("adnn_plan"); creates it on a miss. NULL with an exception on error. */
 PyObject *adnn_py_plan_get(ContextObject *c, int op_index, const void *desc, size_t desc_size,

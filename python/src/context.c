@@ -113,8 +113,13 @@ static void region_free_locked(ContextObject *c, adnn_py_region *r) {
   }
 }
 
-void adnn_py_region_release(ContextObject *c, adnn_py_region *r) {
-  if (--r->refs > 0) return;
+void adnn_py_region_release(ContextObject *c, char *lo, size_t bytes) {
+  /* Found by address, not remembered: a registered region may have been
+   * replaced by a larger one since the view took its reference. */
+  if (bytes == 0) bytes = 1;
+  adnn_py_region *r = c->regions;
+  while (r && !(lo >= r->base && lo + bytes <= r->base + r->bytes)) r = r->next;
+  if (r == NULL || --r->refs > 0) return;
   adnn_py_region **pp = &c->regions;
   while (*pp && *pp != r) pp = &(*pp)->next;
   if (*pp) *pp = r->next;

@@ -130,7 +130,7 @@ PyObject *adnn_py_tensor_empty(ContextObject *c, adnn_dtype dtype, int rank, con
 
 static void Tensor_dealloc(TensorObject *t) {
   ContextObject *c = t->ctx;
-  if (t->counted) adnn_py_region_release(c, t->counted);
+  if (t->counted) adnn_py_region_release(c, t->span_lo, t->span_bytes);
   if (t->imported && t->imported->deleter) t->imported->deleter(t->imported);
   if (t->buffer) {
     PyBuffer_Release(t->buffer);
@@ -485,7 +485,7 @@ static PyObject *Tensor_get_size(TensorObject *t, void *c) {
   return PyLong_FromLongLong(n);
 }
 static PyObject *Tensor_get_owns(TensorObject *t, void *c) {
-  return PyBool_FromLong(t->counted && t->counted->allocated);
+  return PyBool_FromLong(t->imported == NULL && t->buffer == NULL);
 }
 
 static PyObject *Tensor_repr(TensorObject *t) {
