@@ -285,3 +285,12 @@ t_core_buffers_SOURCES = t/core-buffers.c t/tap.h t/rng.h
 t_core_buffers_LDADD = libadnn.la
 t_core_register_SOURCES = t/core-register.c t/tap.h t/rng.h
 t_core_register_LDADD = libadnn.la
+
+# ---- the Python binding (python/, doc/python.md) -------------------------------
+# t/python.sh runs python/tests with pytest when the package is installed in
+# the build tree's .venv (the README's set-up does it), and skips otherwise.
+TESTS += t/python.sh
+EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__init__.py \
+	python/adnn/py.typed python/src/adnn_py.h python/src/dlpack_abi.h python/src/module.c \
+	python/src/context.c python/src/tensor.c python/src/ops.c python/tests/conftest.py \
+	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py
