@@ -393,3 +393,12 @@ t_alloc_fail_SOURCES = t/alloc-fail.c t/tap.h t/tmpdir.h
 t_alloc_fail_LDADD = libadnn.la -ldl
 t_alloc_fail_LDFLAGS = -export-dynamic
 EXTRA_t_alloc_fail_DEPENDENCIES = backends/cpu/adnn-cpu.la
+
+# ---- the Python binding (python/, doc/python.md) -------------------------------
+# t/python.sh runs python/tests with pytest when the package is installed in
+# the build tree's .venv (the README's set-up does it), and skips otherwise.
+TESTS += t/python.sh
+EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__init__.py \
+	python/adnn/py.typed python/src/adnn_py.h python/src/dlpack_abi.h python/src/module.c \
+	python/src/context.c python/src/tensor.c python/src/ops.c python/tests/conftest.py \
+	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py

@@ -1,0 +1,721 @@
+/*
+ * The op functions, driven by the op manifest (ADNN_OP_LIST of
+ * <adnn/op_list.h>). Everything op-specific is one binding_<name> table
+ * below: its inputs (and where each lives in the descriptor), its keyword
+ * parameters (type and field offset), and how its output shape follows from
+ * the descriptor. The descriptor type, its *_init(), the plan-create
+ * function, the manifest's input list and the registration as a module
+ * function are generated from the manifest, and the generated table
+ * references binding_<name> for every row: a manifest row without a binding
+ * fails to compile. See doc/python.md.
+ */
+#include "adnn_py.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define MAX_INPUTS 6
+#define MAX_PARAMS 12
+#define NO_OFFSET ((size_t)-1)
+
+typedef enum { P_INT64, P_INT32, P_BOOL, P_DOUBLE, P_PAIR, P_PAD, P_ACT, P_ENUM, P_AXES } ptype;
+
+typedef struct kind_name {
+  const char *name;
+  int value;
+} kind_name;
+
+typedef struct param_spec {
+  const char *name;
+  ptype type;
+  size_t off;              /* the field in the descriptor */
+  const kind_name *kinds;  /* P_ENUM: the accepted names */
+} param_spec;
+
+typedef struct input_spec {
+  const char *name;
+  int optional;
+  size_t desc_off; /* its adnn_tensor_desc in the descriptor, or NO_OFFSET */
+  size_t flag_off; /* an int32 has_<name> flag set when given, or NO_OFFSET */
+  int packed_vector; /* a packed vector whose length check() verifies */
+} input_spec;
+
+typedef struct op_binding {
+  input_spec inputs[MAX_INPUTS];
+  param_spec params[MAX_PARAMS];
+  size_t y_off; /* the output's adnn_tensor_desc */
+  /* The output dims from the filled descriptor; returns the rank or -1. */
+  int (*output_dims)(const void *desc, TensorObject *const *in, int64_t *dims);
+  /* The expected length of packed-vector input i, or -1 when not one. */
+  int64_t (*vector_len)(const void *desc, TensorObject *const *in, int i);
+  const char *doc;
+} op_binding;
+
+/* ---- kind names, from the manifest's kind lists ------------------------------------ */
+
+#define KN4_(NAME, name, value, def) {#name, value},
+#define KN5_(NAME, name, value, params, def) {#name, value},
+static const kind_name activation_kinds[] = {ADNN_ACTIVATION_LIST(KN5_){NULL, 0}};
+static const kind_name pool_kinds[] = {ADNN_POOL_LIST(KN4_){NULL, 0}};
+static const kind_name norm_kinds[] = {ADNN_NORM_LIST(KN4_){NULL, 0}};
+static const kind_name binary_kinds[] = {ADNN_BINARY_LIST(KN4_){NULL, 0}};
+static const kind_name reduce_kinds[] = {ADNN_REDUCE_LIST(KN4_){NULL, 0}};
+static const kind_name conv2d_algos[] = {ADNN_CONV2D_ALGO_LIST(KN4_){NULL, 0}};
+
+/* ---- output shapes -------------------------------------------------------------------- */
+
+static int same_as_x(const void *desc, TensorObject *const *in, int64_t *dims) {
+  memcpy(dims, in[0]->desc.dims, sizeof(int64_t) * (size_t)in[0]->desc.rank);
+  return in[0]->desc.rank;
+}
+
+static int conv2d_dims(const void *desc, TensorObject *const *in, int64_t *dims) {
+  adnn_status st = adnn_conv2d_output_dims(desc, dims);
+  if (st != ADNN_STATUS_SUCCESS) return adnn_py_raise(st, "adnn.conv2d"), -1;
+  return 4;
+}
+
+static int pool2d_dims(const void *desc, TensorObject *const *in, int64_t *dims) {
+  adnn_status st = adnn_pool2d_output_dims(desc, dims);
+  if (st != ADNN_STATUS_SUCCESS) return adnn_py_raise(st, "adnn.pool2d"), -1;
+  return 4;
+}
+
+static int binary_dims(const void *desc, TensorObject *const *in, int64_t *dims) {
+  const adnn_tensor_desc *a = &in[0]->desc, *b = &in[1]->desc;
+  int rank = a->rank > b->rank ? a->rank : b->rank;
+  for (int i = 0; i < rank; i++) {
+    int ia = a->rank - rank + i, ib = b->rank - rank + i;
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) {
+      adnn_py_fail(AdnnArgumentError,
+                   "adnn.binary: dims do not broadcast: a's %lld and b's %lld at y dim %d",
+                   (long long)da, (long long)db, i);
+      return -1;
+    }
+    dims[i] = da == 1 ? db : da;
+  }
+  return rank;
+}
+
+static int reduce_dims(const void *desc, TensorObject *const *in, int64_t *dims) {
+  const adnn_reduce_desc *d = desc;
+  int rank = 0;
+  for (int i = 0; i < in[0]->desc.rank; i++) {
+    int reduced = (d->axes >> i) & 1u;
+    if (!reduced) dims[rank++] = in[0]->desc.dims[i];
+    else if (d->keep_dims) dims[rank++] = 1;
+  }
+  return rank;
+}
+
+static int64_t batchnorm_len(const void *desc, TensorObject *const *in, int i) {
+  return in[0]->desc.rank >= 2 ? in[0]->desc.dims[1] : -1;
+}
+
+static int64_t norm_len(const void *desc, TensorObject *const *in, int i) {
+  const adnn_norm_desc *d = desc;
+  int64_t n = 1;
+  for (int k = in[0]->desc.rank - d->norm_dims; k < in[0]->desc.rank; k++)
+    if (k >= 0) n *= in[0]->desc.dims[k];
+  return n;
+}
+
+/* ---- the per-op tables ----------------------------------------------------------------- */
+
+#define OFF(T, f) offsetof(T, f)
+#define T_IN(name, T, f) {name, 0, OFF(T, f), NO_OFFSET, 0}
+
+static const op_binding binding_conv2d = {
+    .inputs = {T_IN("x", adnn_conv2d_desc, x), T_IN("w", adnn_conv2d_desc, w),
+               {"bias", 1, OFF(adnn_conv2d_desc, bias), OFF(adnn_conv2d_desc, has_bias), 0}},
+    .params = {{"stride", P_PAIR, OFF(adnn_conv2d_desc, stride_h)},
+               {"padding", P_PAD, OFF(adnn_conv2d_desc, pad_top)},
+               {"dilation", P_PAIR, OFF(adnn_conv2d_desc, dilation_h)},
+               {"groups", P_INT64, OFF(adnn_conv2d_desc, groups)},
+               {"activation", P_ACT, OFF(adnn_conv2d_desc, activation)},
+               {"algorithm", P_ENUM, OFF(adnn_conv2d_desc, algorithm), conv2d_algos}},
+    .y_off = OFF(adnn_conv2d_desc, y),
+    .output_dims = conv2d_dims,
+    .doc = "2-D convolution (cross-correlation), x [N,C,H,W], w [K,C/groups,R,S], bias [K].",
+};
+
+static const op_binding binding_pool2d = {
+    .inputs = {T_IN("x", adnn_pool2d_desc, x)},
+    .params = {{"kind", P_ENUM, OFF(adnn_pool2d_desc, kind), pool_kinds},
+               {"kernel", P_PAIR, OFF(adnn_pool2d_desc, kernel_h)},
+               {"stride", P_PAIR, OFF(adnn_pool2d_desc, stride_h)},
+               {"padding", P_PAD, OFF(adnn_pool2d_desc, pad_top)},
+               {"ceil_mode", P_BOOL, OFF(adnn_pool2d_desc, ceil_mode)}},
+    .y_off = OFF(adnn_pool2d_desc, y),
+    .output_dims = pool2d_dims,
+    .doc = "2-D pooling (max, avg_include_pad, avg_exclude_pad), x [N,C,H,W].",
+};
+
+static const op_binding binding_activation = {
+    .inputs = {T_IN("x", adnn_activation_desc, x)},
+    .params = {{"activation", P_ACT, OFF(adnn_activation_desc, activation)}},
+    .y_off = OFF(adnn_activation_desc, y),
+    .output_dims = same_as_x,
+    .doc = "Elementwise activation: a name ('relu') or (name, alpha[, beta]).",
+};
+
+static const op_binding binding_softmax = {
+    .inputs = {T_IN("x", adnn_softmax_desc, x)},
+    .params = {{"axis", P_INT32, OFF(adnn_softmax_desc, axis)},
+               {"log", P_BOOL, OFF(adnn_softmax_desc, log)}},
+    .y_off = OFF(adnn_softmax_desc, y),
+    .output_dims = same_as_x,
+    .doc = "Softmax (or log-softmax with log=True) along axis.",
+};
+
+static const op_binding binding_batchnorm = {
+    .inputs = {T_IN("x", adnn_batchnorm_desc, x),
+               {"scale", 0, NO_OFFSET, NO_OFFSET, 1},
+               {"shift", 0, NO_OFFSET, NO_OFFSET, 1},
+               {"mean", 0, NO_OFFSET, NO_OFFSET, 1},
+               {"var", 0, NO_OFFSET, NO_OFFSET, 1}},
+    .params = {{"epsilon", P_DOUBLE, OFF(adnn_batchnorm_desc, epsilon)},
+               {"activation", P_ACT, OFF(adnn_batchnorm_desc, activation)}},
+    .y_off = OFF(adnn_batchnorm_desc, y),
+    .output_dims = same_as_x,
+    .vector_len = batchnorm_len,
+    .doc = "Inference batch normalization over dim 1; scale, shift, mean, var packed [C].",
+};
+
+static const op_binding binding_norm = {
+    .inputs = {T_IN("x", adnn_norm_desc, x),
+               {"gain", 1, NO_OFFSET, OFF(adnn_norm_desc, has_gain), 1},
+               {"bias", 1, NO_OFFSET, OFF(adnn_norm_desc, has_bias), 1}},
+    .params = {{"kind", P_ENUM, OFF(adnn_norm_desc, kind), norm_kinds},
+               {"norm_dims", P_INT32, OFF(adnn_norm_desc, norm_dims)},
+               {"epsilon", P_DOUBLE, OFF(adnn_norm_desc, epsilon)}},
+    .y_off = OFF(adnn_norm_desc, y),
+    .output_dims = same_as_x,
+    .vector_len = norm_len,
+    .doc = "Layer or RMS normalization over the last norm_dims dims; gain, bias packed [D].",
+};
+
+static const op_binding binding_binary = {
+    .inputs = {T_IN("a", adnn_binary_desc, a), T_IN("b", adnn_binary_desc, b)},
+    .params = {{"op", P_ENUM, OFF(adnn_binary_desc, op), binary_kinds},
+               {"alpha", P_DOUBLE, OFF(adnn_binary_desc, alpha)},
+               {"beta", P_DOUBLE, OFF(adnn_binary_desc, beta)}},
+    .y_off = OFF(adnn_binary_desc, y),
+    .output_dims = binary_dims,
+    .doc = "y = op(alpha * a, beta * b) with NumPy broadcasting.",
+};
+
+static const op_binding binding_reduce = {
+    .inputs = {T_IN("x", adnn_reduce_desc, x)},
+    .params = {{"kind", P_ENUM, OFF(adnn_reduce_desc, kind), reduce_kinds},
+               {"axes", P_AXES, OFF(adnn_reduce_desc, axes)},
+               {"keep_dims", P_BOOL, OFF(adnn_reduce_desc, keep_dims)}},
+    .y_off = OFF(adnn_reduce_desc, y),
+    .output_dims = reduce_dims,
+    .doc = "Reduction (sum, mean, max, min) over axes (an int or a tuple).",
+};
+
+/* ---- generated from the manifest ------------------------------------------------------ */
+
+typedef struct op_entry {
+  const char *name;
+  const char *manifest_inputs; /* the manifest's inputs column, checked by the tests */
+  size_t desc_size;
+  void (*init)(void *desc);
+  adnn_status (*create)(adnn_context *, const void *, adnn_plan **);
+  const op_binding *binding;
+} op_entry;
+
+#define GLUE_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags)                      \
+  static void init_##name(void *d) { adnn_##name##_desc_init((adnn_##name##_desc *)d); }      \
+  static adnn_status create_##name(adnn_context *c, const void *d, adnn_plan **p) {          \
+    return adnn_plan_create_##name(c, (const adnn_##name##_desc *)d, p);                      \
+  }
+ADNN_OP_LIST(GLUE_)
+#undef GLUE_
+
+#define ENTRY_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
+  {#name, inputs, sizeof(adnn_##name##_desc), init_##name, create_##name, &binding_##name},
+static const op_entry op_table[] = {ADNN_OP_LIST(ENTRY_)};
+#undef ENTRY_
+#define N_OPS ((int)(sizeof op_table / sizeof op_table[0]))
+
+/* ---- argument conversion --------------------------------------------------------------- */
+
+static int as_int64(PyObject *v, int64_t *out, const char *op, const char *name) {
+  if (PyBool_Check(v) || !PyLong_Check(v)) {
+    adnn_py_fail(AdnnTypeError, "adnn.%s: %s must be an int, got %s", op, name,
+                 Py_TYPE(v)->tp_name);
+    return -1;
+  }
+  long long x = PyLong_AsLongLong(v);
+  if (x == -1 && PyErr_Occurred()) return -1;
+  *out = x;
+  return 0;
+}
+
+static int ints_of(PyObject *v, int64_t *out, int max, const char *op, const char *name) {
+  if (PyLong_Check(v)) return as_int64(v, &out[0], op, name) < 0 ? -1 : 1;
+  if (!PyTuple_Check(v) && !PyList_Check(v)) {
+    adnn_py_fail(AdnnTypeError, "adnn.%s: %s must be an int or a tuple of ints", op, name);
+    return -1;
+  }
+  Py_ssize_t n = PySequence_Size(v);
+  if (n < 1 || n > max) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: %s has %zd entries, at most %d", op, name, n, max);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *e = PySequence_GetItem(v, i);
+    int rc = e ? as_int64(e, &out[i], op, name) : -1;
+    Py_XDECREF(e);
+    if (rc < 0) return -1;
+  }
+  return (int)n;
+}
+
+static int kind_value(PyObject *v, const kind_name *kinds, int *out, const char *op,
+                      const char *name) {
+  const char *s = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+  if (s == NULL) {
+    PyErr_Clear();
+    adnn_py_fail(AdnnTypeError, "adnn.%s: %s must be a str", op, name);
+    return -1;
+  }
+  for (const kind_name *k = kinds; k->name; k++)
+    if (strcmp(k->name, s) == 0) return *out = k->value, 0;
+  char list[512] = "";
+  size_t used = 0;
+  for (const kind_name *k = kinds; k->name && used < sizeof list - 40; k++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k == kinds ? "" : ", ",
+                             k->name);
+  adnn_py_fail(AdnnArgumentError, "adnn.%s: unknown %s '%s' (one of: %s)", op, name, s, list);
+  return -1;
+}
+
+static int set_param(const param_spec *p, char *desc, PyObject *v, int x_rank, const char *op) {
+  char *f = desc + p->off;
+  int64_t iv[4];
+  int n;
+  switch (p->type) {
+    case P_INT64:
+      return as_int64(v, (int64_t *)f, op, p->name);
+    case P_INT32:
+      if (as_int64(v, iv, op, p->name) < 0) return -1;
+      if (iv[0] < INT32_MIN || iv[0] > INT32_MAX) {
+        adnn_py_fail(AdnnArgumentError, "adnn.%s: %s is out of range", op, p->name);
+        return -1;
+      }
+      *(int32_t *)f = (int32_t)iv[0];
+      return 0;
+    case P_BOOL: {
+      int b = PyObject_IsTrue(v);
+      if (b < 0) return -1;
+      *(int32_t *)f = b;
+      return 0;
+    }
+    case P_DOUBLE: {
+      double d = PyFloat_AsDouble(v);
+      if (d == -1.0 && PyErr_Occurred()) return -1;
+      *(double *)f = d;
+      return 0;
+    }
+    case P_PAIR: /* an int for both, or (h, w) */
+      if ((n = ints_of(v, iv, 2, op, p->name)) < 0) return -1;
+      ((int64_t *)f)[0] = iv[0];
+      ((int64_t *)f)[1] = n == 2 ? iv[1] : iv[0];
+      return 0;
+    case P_PAD: { /* an int, (h, w), or (top, bottom, left, right) */
+      if ((n = ints_of(v, iv, 4, op, p->name)) < 0) return -1;
+      int64_t *pad = (int64_t *)f;
+      if (n == 3) {
+        adnn_py_fail(AdnnArgumentError, "adnn.%s: padding takes 1, 2 or 4 ints", op);
+        return -1;
+      }
+      if (n == 1) pad[0] = pad[1] = pad[2] = pad[3] = iv[0];
+      else if (n == 2) pad[0] = pad[1] = iv[0], pad[2] = pad[3] = iv[1];
+      else memcpy(pad, iv, sizeof iv);
+      return 0;
+    }
+    case P_ACT: { /* 'name' or (name, alpha[, beta]) */
+      adnn_activation *a = (adnn_activation *)f;
+      PyObject *name = v;
+      Py_ssize_t len = 0;
+      if (PyTuple_Check(v)) {
+        len = PyTuple_GET_SIZE(v);
+        if (len < 1 || len > 3) {
+          adnn_py_fail(AdnnArgumentError, "adnn.%s: activation is a name or (name, alpha[, beta])",
+                       op);
+          return -1;
+        }
+        name = PyTuple_GET_ITEM(v, 0);
+      }
+      int kind;
+      if (kind_value(name, activation_kinds, &kind, op, "activation") < 0) return -1;
+      a->kind = (adnn_activation_kind)kind;
+      for (Py_ssize_t i = 1; i < len; i++) {
+        double d = PyFloat_AsDouble(PyTuple_GET_ITEM(v, i));
+        if (d == -1.0 && PyErr_Occurred()) return -1;
+        if (i == 1) a->alpha = d;
+        else a->beta = d;
+      }
+      return 0;
+    }
+    case P_ENUM: {
+      int kind;
+      if (kind_value(v, p->kinds, &kind, op, p->name) < 0) return -1;
+      *(int32_t *)f = kind; /* C enums are int-sized on every supported ABI */
+      return 0;
+    }
+    case P_AXES: { /* an int or a tuple; negative counts from the end */
+      int64_t ax[ADNN_MAX_RANK];
+      if ((n = ints_of(v, ax, ADNN_MAX_RANK, op, p->name)) < 0) return -1;
+      uint32_t mask = 0;
+      for (int i = 0; i < n; i++) {
+        int64_t a = ax[i] < 0 ? ax[i] + x_rank : ax[i];
+        if (a < 0 || a >= x_rank) {
+          adnn_py_fail(AdnnArgumentError, "adnn.%s: axis %lld is out of range for rank %d", op,
+                       (long long)ax[i], x_rank);
+          return -1;
+        }
+        mask |= 1u << a;
+      }
+      *(uint32_t *)f = mask;
+      return 0;
+    }
+  }
+  return 0;
+}
+
+/* ---- the generic op call -------------------------------------------------------------- */
+
+static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+  const op_entry *e = &op_table[PyLong_AsLong(self)];
+  const op_binding *b = e->binding;
+  const char *op = e->name;
+  int n_in = 0, n_par = 0;
+  while (n_in < MAX_INPUTS && b->inputs[n_in].name) n_in++;
+  while (n_par < MAX_PARAMS && b->params[n_par].name) n_par++;
+
+  PyObject *in_obj[MAX_INPUTS] = {0}, *par_obj[MAX_PARAMS] = {0}, *out_obj = NULL;
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+  if (nargs < 1 || !Py_IS_TYPE(PyTuple_GET_ITEM(args, 0), &ContextType))
+    return adnn_py_fail(AdnnTypeError, "adnn.%s: the first argument must be an adnn.Context", op);
+  ContextObject *c = (ContextObject *)PyTuple_GET_ITEM(args, 0);
+  if (nargs - 1 > n_in)
+    return adnn_py_fail(AdnnTypeError, "adnn.%s: takes at most %d tensors positionally, got %zd",
+                        op, n_in, nargs - 1);
+  for (Py_ssize_t i = 1; i < nargs; i++) in_obj[i - 1] = PyTuple_GET_ITEM(args, i);
+  if (kwargs) {
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &k, &v)) {
+      const char *s = PyUnicode_AsUTF8(k);
+      if (s == NULL) return NULL;
+      int found = 0;
+      if (strcmp(s, "out") == 0) out_obj = v, found = 1;
+      for (int i = 0; !found && i < n_in; i++)
+        if (strcmp(s, b->inputs[i].name) == 0) {
+          if (in_obj[i]) return adnn_py_fail(AdnnTypeError, "adnn.%s: %s given twice", op, s);
+          in_obj[i] = v, found = 1;
+        }
+      for (int i = 0; !found && i < n_par; i++)
+        if (strcmp(s, b->params[i].name) == 0) par_obj[i] = v, found = 1;
+      if (!found) return adnn_py_fail(AdnnTypeError, "adnn.%s: unexpected keyword '%s'", op, s);
+    }
+  }
+  if (out_obj == Py_None) out_obj = NULL;
+
+  PyObject *result = NULL, *plan_cap = NULL;
+  TensorObject *in[MAX_INPUTS] = {0}, *y = NULL;
+  char desc[1024];
+  e->init(desc);
+  for (int i = 0; i < n_in; i++) {
+    const input_spec *s = &b->inputs[i];
+    if (in_obj[i] == NULL || in_obj[i] == Py_None) {
+      if (!s->optional) {
+        adnn_py_fail(AdnnTypeError, "adnn.%s: missing tensor '%s'", op, s->name);
+        goto done;
+      }
+      continue;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "adnn.%s: %s", op, s->name);
+    if ((in[i] = adnn_py_as_tensor(c, in_obj[i], 0, what)) == NULL) goto done;
+    if (in[i]->desc.dtype != in[0]->desc.dtype) {
+      adnn_py_fail(AdnnTypeError, "adnn.%s: %s is %s but x is %s (all tensors share one dtype)",
+                   op, s->name, adnn_dtype_name(in[i]->desc.dtype),
+                   adnn_dtype_name(in[0]->desc.dtype));
+      goto done;
+    }
+    if (s->desc_off != NO_OFFSET) memcpy(desc + s->desc_off, &in[i]->desc, sizeof(adnn_tensor_desc));
+    if (s->flag_off != NO_OFFSET) *(int32_t *)(desc + s->flag_off) = 1;
+  }
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  for (int i = 0; i < n_par; i++)
+    if (par_obj[i] && set_param(&b->params[i], desc, par_obj[i], in[0]->desc.rank, op) < 0)
+      goto done;
+  for (int i = 0; i < n_in; i++) {
+    if (in[i] == NULL || !b->inputs[i].packed_vector) continue;
+    int64_t want = b->vector_len(desc, in, i), n = 0;
+    adnn_tensor_desc_element_count(&in[i]->desc, &n);
+    if (want < 0 || n != want || !adnn_tensor_desc_is_packed(&in[i]->desc)) {
+      adnn_py_fail(AdnnArgumentError,
+                   "adnn.%s: %s must be a packed vector of %lld elements (has %lld%s)", op,
+                   b->inputs[i].name, (long long)want, (long long)n,
+                   adnn_tensor_desc_is_packed(&in[i]->desc) ? "" : ", not packed");
+      goto done;
+    }
+  }
+  int64_t dims[ADNN_MAX_RANK];
+  int rank = b->output_dims(desc, in, dims);
+  if (rank < 0) goto done;
+  if (out_obj) {
+    char what[64];
+    snprintf(what, sizeof what, "adnn.%s: out", op);
+    if ((y = adnn_py_as_tensor(c, out_obj, 1, what)) == NULL) goto done;
+    int same = y->desc.rank == rank && y->desc.dtype == in[0]->desc.dtype;
+    for (int i = 0; same && i < rank; i++) same = y->desc.dims[i] == dims[i];
+    if (!same) {
+      PyObject *want = PyTuple_New(rank);
+      for (int i = 0; want && i < rank; i++)
+        PyTuple_SET_ITEM(want, i, PyLong_FromLongLong(dims[i]));
+      PyObject *got = PyObject_GetAttrString((PyObject *)y, "shape");
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: out is %s %R, the result is %s %R", op,
+                   adnn_dtype_name(y->desc.dtype), got, adnn_dtype_name(in[0]->desc.dtype), want);
+      Py_XDECREF(want);
+      Py_XDECREF(got);
+      goto done;
+    }
+  } else if ((y = (TensorObject *)adnn_py_tensor_empty(c, in[0]->desc.dtype, rank, dims)) == NULL) {
+    goto done;
+  }
+  memcpy(desc + b->y_off, &y->desc, sizeof(adnn_tensor_desc));
+
+  plan_cap = adnn_py_plan_get(c, (int)(e - op_table), desc, e->desc_size, e->create, op);
+  if (plan_cap == NULL) goto done;
+  adnn_plan *plan = PyCapsule_GetPointer(plan_cap, "adnn_plan");
+  const void *ptrs[MAX_INPUTS];
+  size_t n_ptrs = 0;
+  for (int i = 0; i < n_in; i++)
+    if (in[i]) ptrs[n_ptrs++] = in[i]->data;
+  adnn_status st;
+  void *ydata = y->data;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(c->lock, WAIT_LOCK);
+  st = adnn_plan_execute(plan, ptrs, n_ptrs, ydata);
+  PyThread_release_lock(c->lock);
+  Py_END_ALLOW_THREADS
+  if (st != ADNN_STATUS_SUCCESS) {
+    adnn_py_raise(st, op);
+    goto done;
+  }
+  result = (PyObject *)y;
+  Py_INCREF(y);
+done:
+  Py_XDECREF(plan_cap);
+  Py_XDECREF(y);
+  for (int i = 0; i < n_in; i++) Py_XDECREF(in[i]);
+  return result;
+}
+
+/* ---- gemm (no plan: one call) ----------------------------------------------------------- */
+
+/* A 2-D operand as (rows, cols, ld, transposed): row-major (cols stride 1),
+ * or column-major (rows stride 1: a transposed view such as numpy's .T). */
+static int matrix_of(TensorObject *t, int64_t *rows, int64_t *cols, int64_t *ld, int *trans,
+                     const char *name) {
+  if (t->desc.rank != 2) {
+    adnn_py_fail(AdnnArgumentError, "adnn.gemm: %s must be 2-D, has rank %d", name, t->desc.rank);
+    return -1;
+  }
+  *rows = t->desc.dims[0];
+  *cols = t->desc.dims[1];
+  const int64_t *s = t->desc.strides;
+  if (s[1] == 1 || *cols <= 1) {
+    *ld = s[0] > *cols ? s[0] : (*cols > 0 ? *cols : 1);
+    *trans = 0;
+  } else if (s[0] == 1 || *rows <= 1) {
+    *ld = s[1] > *rows ? s[1] : (*rows > 0 ? *rows : 1);
+    *trans = 1;
+  } else {
+    adnn_py_fail(AdnnArgumentError,
+                 "adnn.gemm: %s needs unit stride along one dim (strides %lld, %lld)", name,
+                 (long long)s[0], (long long)s[1]);
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject *gemm(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  PyObject *a_obj = NULL, *b_obj = NULL, *out_obj = NULL;
+  double alpha = 1.0, beta = 0.0;
+  int ta = 0, tb = 0;
+  if (nargs < 3 || nargs > 3 || !Py_IS_TYPE(args[0], &ContextType))
+    return adnn_py_fail(AdnnTypeError, "adnn.gemm(ctx, a, b, *, out=None, alpha=1.0, beta=0.0, "
+                                       "trans_a=False, trans_b=False)");
+  ContextObject *c = (ContextObject *)args[0];
+  a_obj = args[1];
+  b_obj = args[2];
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nk; i++) {
+    const char *k = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, i));
+    PyObject *v = args[nargs + i];
+    if (k == NULL) return NULL;
+    if (strcmp(k, "out") == 0) out_obj = v == Py_None ? NULL : v;
+    else if (strcmp(k, "alpha") == 0 || strcmp(k, "beta") == 0) {
+      double d = PyFloat_AsDouble(v);
+      if (d == -1.0 && PyErr_Occurred()) return NULL;
+      *(k[0] == 'a' ? &alpha : &beta) = d;
+    } else if (strcmp(k, "trans_a") == 0 || strcmp(k, "trans_b") == 0) {
+      int t = PyObject_IsTrue(v);
+      if (t < 0) return NULL;
+      *(k[6] == 'a' ? &ta : &tb) = t;
+    } else {
+      return adnn_py_fail(AdnnTypeError, "adnn.gemm: unexpected keyword '%s'", k);
+    }
+  }
+  PyObject *result = NULL;
+  TensorObject *a = NULL, *b = NULL, *y = NULL;
+  if ((a = adnn_py_as_tensor(c, a_obj, 0, "adnn.gemm: a")) == NULL) goto done;
+  if ((b = adnn_py_as_tensor(c, b_obj, 0, "adnn.gemm: b")) == NULL) goto done;
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  if (a->desc.dtype != b->desc.dtype) {
+    adnn_py_fail(AdnnTypeError, "adnn.gemm: a is %s but b is %s", adnn_dtype_name(a->desc.dtype),
+                 adnn_dtype_name(b->desc.dtype));
+    goto done;
+  }
+  int64_t ar, ac, lda, br, bc, ldb, cr, cc, ldc;
+  int at, bt, ct;
+  if (matrix_of(a, &ar, &ac, &lda, &at, "a") < 0 || matrix_of(b, &br, &bc, &ldb, &bt, "b") < 0)
+    goto done;
+  /* A column-major view is the row-major transpose: fold it into the flag. */
+  int64_t m = ta ? ac : ar, k = ta ? ar : ac, kb = tb ? bc : br, n = tb ? br : bc;
+  if (at) ta = !ta;
+  if (bt) tb = !tb;
+  if (k != kb) {
+    adnn_py_fail(AdnnArgumentError, "adnn.gemm: op(a) is %lld x %lld but op(b) is %lld x %lld",
+                 (long long)m, (long long)k, (long long)kb, (long long)n);
+    goto done;
+  }
+  int64_t dims[2] = {m, n};
+  if (out_obj) {
+    if ((y = adnn_py_as_tensor(c, out_obj, 1, "adnn.gemm: out")) == NULL) goto done;
+    if (matrix_of(y, &cr, &cc, &ldc, &ct, "out") < 0) goto done;
+    if (cr != m || cc != n || ct || y->desc.dtype != a->desc.dtype) {
+      adnn_py_fail(AdnnArgumentError,
+                   "adnn.gemm: out must be a row-major %s %lld x %lld matrix (is %s %lld x %lld%s)",
+                   adnn_dtype_name(a->desc.dtype), (long long)m, (long long)n,
+                   adnn_dtype_name(y->desc.dtype), (long long)cr, (long long)cc,
+                   ct ? ", column-major" : "");
+      goto done;
+    }
+  } else {
+    if (beta != 0.0) {
+      adnn_py_fail(AdnnArgumentError, "adnn.gemm: beta != 0 reads C: pass out=");
+      goto done;
+    }
+    if ((y = (TensorObject *)adnn_py_tensor_empty(c, a->desc.dtype, 2, dims)) == NULL) goto done;
+    ldc = n > 0 ? n : 1;
+  }
+  adnn_status st;
+  adnn_dtype dt = a->desc.dtype;
+  const void *ap = a->data, *bp = b->data;
+  void *cp = y->data;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(c->lock, WAIT_LOCK);
+  st = adnn_gemm(c->ctx, dt, ta ? ADNN_TRANS : ADNN_NO_TRANS, tb ? ADNN_TRANS : ADNN_NO_TRANS, m,
+                 n, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
+  PyThread_release_lock(c->lock);
+  Py_END_ALLOW_THREADS
+  if (st != ADNN_STATUS_SUCCESS) {
+    adnn_py_raise(st, "adnn.gemm");
+    goto done;
+  }
+  result = (PyObject *)y;
+  Py_INCREF(y);
+done:
+  Py_XDECREF(a);
+  Py_XDECREF(b);
+  Py_XDECREF(y);
+  return result;
+}
+
+PyMethodDef adnn_py_gemm_def = {
+    "gemm", (PyCFunction)(void (*)(void))gemm, METH_FASTCALL | METH_KEYWORDS,
+    "gemm(ctx, a, b, *, out=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False) -> Tensor\n\n"
+    "out = alpha * op(a) @ op(b) + beta * out, row-major (a column-major view such as\n"
+    "numpy's a.T is taken as it is). Without out=, a new tensor (beta must be 0)."};
+
+/* ---- registration ---------------------------------------------------------------------- */
+
+static const char *param_default(const param_spec *p) {
+  switch (p->type) {
+    case P_ACT: return "'identity'";
+    case P_ENUM: {
+      static char buf[MAX_PARAMS * 8][40];
+      static int next;
+      char *s = buf[next++ % (MAX_PARAMS * 8)];
+      snprintf(s, 40, "'%s'", p->kinds[0].name);
+      return s;
+    }
+    default: return "...";
+  }
+}
+
+static PyMethodDef op_defs[N_OPS + 1];
+static char op_docs[N_OPS][1024];
+
+int adnn_py_ops_add(PyObject *module) {
+  PyObject *names = PyList_New(0), *manifest = PyDict_New();
+  if (names == NULL || manifest == NULL) return -1;
+  for (int i = 0; i < N_OPS; i++) {
+    const op_entry *e = &op_table[i];
+    const op_binding *b = e->binding;
+    char *d = op_docs[i];
+    size_t u = (size_t)snprintf(d, sizeof op_docs[i], "%s(ctx", e->name);
+    for (int k = 0; k < MAX_INPUTS && b->inputs[k].name; k++)
+      u += (size_t)snprintf(d + u, sizeof op_docs[i] - u, ", %s%s", b->inputs[k].name,
+                            b->inputs[k].optional ? "=None" : "");
+    u += (size_t)snprintf(d + u, sizeof op_docs[i] - u, ", *");
+    for (int k = 0; k < MAX_PARAMS && b->params[k].name; k++)
+      u += (size_t)snprintf(d + u, sizeof op_docs[i] - u, ", %s=%s", b->params[k].name,
+                            param_default(&b->params[k]));
+    snprintf(d + u, sizeof op_docs[i] - u,
+             ", out=None) -> Tensor\n\n%s\nManifest inputs: %s. Parameters default to "
+             "adnn_%s_desc_init()'s values; see doc/ops.md.",
+             b->doc, e->manifest_inputs, e->name);
+    op_defs[i] = (PyMethodDef){e->name, (PyCFunction)(void (*)(void))op_call,
+                               METH_VARARGS | METH_KEYWORDS, d};
+    PyObject *idx = PyLong_FromLong(i);
+    PyObject *f = idx ? PyCFunction_NewEx(&op_defs[i], idx, NULL) : NULL;
+    Py_XDECREF(idx);
+    if (f == NULL || PyModule_AddObject(module, e->name, f) < 0) {
+      Py_XDECREF(f);
+      return -1;
+    }
+    PyObject *inputs = PyList_New(0);
+    for (int k = 0; inputs && k < MAX_INPUTS && b->inputs[k].name; k++) {
+      PyObject *t = Py_BuildValue("(si)", b->inputs[k].name, b->inputs[k].optional);
+      if (t == NULL || PyList_Append(inputs, t) < 0) Py_CLEAR(inputs);
+      Py_XDECREF(t);
+    }
+    PyObject *row = inputs ? Py_BuildValue("(sN)", e->manifest_inputs, inputs) : NULL;
+    PyObject *nm = PyUnicode_FromString(e->name);
+    if (row == NULL || nm == NULL || PyDict_SetItem(manifest, nm, row) < 0 ||
+        PyList_Append(names, nm) < 0) {
+      Py_XDECREF(row);
+      Py_XDECREF(nm);
+      return -1;
+    }
+    Py_DECREF(row);
+    Py_DECREF(nm);
+  }
+  PyObject *tup = PyList_AsTuple(names);
+  Py_DECREF(names);
+  if (tup == NULL || PyModule_AddObject(module, "OPS", tup) < 0) return -1;
+  /* {op: (manifest inputs column, [(binding input, optional), ...])} for the tests. */
+  if (PyModule_AddObject(module, "_MANIFEST", manifest) < 0) return -1;
+  return 0;
+}
