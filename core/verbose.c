@@ -122,99 +122,118 @@ static void put_conv(line_buf *l, const adnn_plugin_conv2d *c) {
     put(l, "dh%llddw%lld", (long long)(c->dilation_h - 1), (long long)(c->dilation_w - 1));
 }
 
+/* How many of alpha, beta an activation kind uses (the manifest's column). */
+static int activation_params(adnn_activation_kind kind) {
+  switch (kind) {
+#define VERBOSE_ACT_PARAMS_(NAME, name, value, params, def) \
+  case ADNN_ACTIVATION_##NAME:                              \
+    return params;
+    ADNN_ACTIVATION_LIST(VERBOSE_ACT_PARAMS_)
+#undef VERBOSE_ACT_PARAMS_
+    default: return 0;
+  }
+}
+
+/* Each op's problem in adnn-bench syntax, and its layout when it has one.
+ * One printer per manifest row: the table below is generated from
+ * ADNN_OP_LIST, so an op without a printer does not compile. */
+typedef void problem_printer(line_buf *p, const void *problem, const char **layout);
+
+static void print_conv2d(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_conv2d *c = problem;
+  put_conv(p, c);
+  *layout = image_layout(&c->x);
+}
+
+static void print_pool2d(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_pool2d *q = problem;
+  put(p, "pool:%s:mb%lldic%lldih%lldiw%lldkh%lldkw%lldsh%lldsw%lldph%lldpw%lld%s",
+      pool_word(q->kind), (long long)q->N, (long long)q->C, (long long)q->H, (long long)q->W,
+      (long long)q->kernel_h, (long long)q->kernel_w, (long long)q->stride_h,
+      (long long)q->stride_w, (long long)q->pad_top, (long long)q->pad_left,
+      q->ceil_mode ? ":ceil" : "");
+  *layout = image_layout(&q->x);
+}
+
+static void print_activation(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_activation *a = problem;
+  put(p, "act:%s:", adnn_activation_name(a->activation.kind));
+  /* Every parameter the kind uses is printed, zero included: adnn-bench has
+   * its own defaults (elu's alpha is 1), so leaving one out could name a
+   * different problem. */
+  const int params = activation_params(a->activation.kind);
+  if (params >= 1) put(p, "a%.17g:", a->activation.alpha);
+  if (params >= 2) put(p, "b%.17g:", a->activation.beta);
+  put_dims(p, &a->x);
+}
+
+static void print_softmax(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_softmax *s = problem;
+  put(p, "softmax:axis%d:%s", (int)s->axis, s->log ? "log:" : "");
+  put_dims(p, &s->x);
+}
+
+static void print_norm(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_norm *n = problem;
+  int rms = n->kind == ADNN_NORM_RMS;
+  put(p, "%s:", rms ? "rmsnorm" : "lnorm");
+  put_dims(p, &n->x);
+  put(p, ":nd%d%s%s:eps%.17g", (int)n->norm_dims, n->has_gain ? "" : ":nogain",
+      rms ? (n->has_bias ? ":bias" : "") : (n->has_bias ? "" : ":nobias"), n->epsilon);
+}
+
+static void print_batchnorm(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_batchnorm *b = problem;
+  put(p, "bnorm:mb%lldic%lld", (long long)b->x.dims[0], (long long)b->C);
+  if (b->x.rank == 4) put(p, "ih%lldiw%lld", (long long)b->x.dims[2], (long long)b->x.dims[3]);
+  if (b->activation.kind != ADNN_ACTIVATION_IDENTITY)
+    put(p, ":%s", adnn_activation_name(b->activation.kind));
+  if (b->x.rank == 4) *layout = image_layout(&b->x);
+}
+
+static void print_binary(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_binary *b = problem;
+  put(p, "binary:%s:", adnn_binary_op_name(b->op));
+  put_dims(p, &b->a);
+  put(p, "+");
+  put_dims(p, &b->b);
+}
+
+static void print_reduce(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_reduce *r = problem;
+  put(p, "reduce:%s:", adnn_reduce_kind_name(r->kind));
+  put_dims(p, &r->x);
+  put(p, ":axes");
+  for (int i = 0, first = 1; i < r->x.rank; i++)
+    if ((r->axes >> i) & 1u) {
+      put(p, "%s%d", first ? "" : ",", i);
+      first = 0;
+    }
+  if (r->keep_dims) put(p, ":keep");
+}
+
+static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
+#define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
+  [ADNN_PLUGIN_OP_##NAME] = print_##name,
+    ADNN_OP_LIST(VERBOSE_PRINTER_)
+#undef VERBOSE_PRINTER_
+};
+
 /* The problem in adnn-bench syntax and its layout. */
 static void put_problem(line_buf *l, const adnn_plugin_op *op, const char **layout) {
   line_buf p = {.used = 0};
   p.buf[0] = '\0';
   *layout = "nchw";
-  switch (op->kind) {
-    case ADNN_PLUGIN_OP_CONV2D: {
-      const adnn_plugin_conv2d *c = op->problem;
-      put_conv(&p, c);
-      *layout = image_layout(&c->x);
-      break;
-    }
-    case ADNN_PLUGIN_OP_POOL2D: {
-      const adnn_plugin_pool2d *q = op->problem;
-      put(&p, "pool:%s:mb%lldic%lldih%lldiw%lldkh%lldkw%lldsh%lldsw%lldph%lldpw%lld%s",
-          pool_word(q->kind), (long long)q->N, (long long)q->C, (long long)q->H,
-          (long long)q->W, (long long)q->kernel_h, (long long)q->kernel_w,
-          (long long)q->stride_h, (long long)q->stride_w, (long long)q->pad_top,
-          (long long)q->pad_left, q->ceil_mode ? ":ceil" : "");
-      *layout = image_layout(&q->x);
-      break;
-    }
-    case ADNN_PLUGIN_OP_ACTIVATION: {
-      const adnn_plugin_activation *a = op->problem;
-      put(&p, "act:%s:", adnn_activation_name(a->activation.kind));
-      if (a->activation.alpha != 0) put(&p, "a%.17g:", a->activation.alpha);
-      if (a->activation.beta != 0) put(&p, "b%.17g:", a->activation.beta);
-      put_dims(&p, &a->x);
-      break;
-    }
-    case ADNN_PLUGIN_OP_SOFTMAX: {
-      const adnn_plugin_softmax *s = op->problem;
-      put(&p, "softmax:axis%d:%s", (int)s->axis, s->log ? "log:" : "");
-      put_dims(&p, &s->x);
-      break;
-    }
-    case ADNN_PLUGIN_OP_NORM: {
-      const adnn_plugin_norm *n = op->problem;
-      int rms = n->kind == ADNN_NORM_RMS;
-      put(&p, "%s:", rms ? "rmsnorm" : "lnorm");
-      put_dims(&p, &n->x);
-      put(&p, ":nd%d%s%s:eps%.17g", (int)n->norm_dims, n->has_gain ? "" : ":nogain",
-          rms ? (n->has_bias ? ":bias" : "") : (n->has_bias ? "" : ":nobias"), n->epsilon);
-      break;
-    }
-    case ADNN_PLUGIN_OP_BATCHNORM: {
-      const adnn_plugin_batchnorm *b = op->problem;
-      put(&p, "bnorm:mb%lldic%lld", (long long)b->x.dims[0], (long long)b->C);
-      if (b->x.rank == 4)
-        put(&p, "ih%lldiw%lld", (long long)b->x.dims[2], (long long)b->x.dims[3]);
-      if (b->activation.kind != ADNN_ACTIVATION_IDENTITY)
-        put(&p, ":%s", adnn_activation_name(b->activation.kind));
-      if (b->x.rank == 4) *layout = image_layout(&b->x);
-      break;
-    }
-    case ADNN_PLUGIN_OP_BINARY: {
-      const adnn_plugin_binary *b = op->problem;
-      put(&p, "binary:%s:", adnn_binary_op_name(b->op));
-      put_dims(&p, &b->a);
-      put(&p, "+");
-      put_dims(&p, &b->b);
-      break;
-    }
-    case ADNN_PLUGIN_OP_REDUCE: {
-      const adnn_plugin_reduce *r = op->problem;
-      put(&p, "reduce:%s:", adnn_reduce_kind_name(r->kind));
-      put_dims(&p, &r->x);
-      put(&p, ":axes");
-      for (int i = 0, first = 1; i < r->x.rank; i++)
-        if ((r->axes >> i) & 1u) {
-          put(&p, "%s%d", first ? "" : ",", i);
-          first = 0;
-        }
-      if (r->keep_dims) put(&p, ":keep");
-      break;
-    }
-    default:
-      put(&p, "%s", "unknown");
-      break;
-  }
+  if ((unsigned)op->kind < ADNN_PLUGIN_OP_LIMIT_ && problem_printers[op->kind] != NULL)
+    problem_printers[op->kind](&p, op->problem, layout);
+  else
+    put(&p, "%s", "unknown");
   put_field(l, p.buf);
-}
-
-static const char *op_name(adnn_plugin_op_kind kind) {
-  switch (kind) {
-#define VERBOSE_OP_NAME_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
-  case ADNN_PLUGIN_OP_##NAME:                                                        \
-    return #name;
-    ADNN_OP_LIST(VERBOSE_OP_NAME_)
-#undef VERBOSE_OP_NAME_
-    default: break;
-  }
-  return "unknown";
 }
 
 static void put_backend(line_buf *l, const adnn_context *ctx) {
@@ -235,7 +254,7 @@ static void op_line(const char *event, const adnn_context *ctx, const adnn_plugi
                     const char *algorithm, const char *reason, double ms) {
   line_buf l = {.used = 0};
   const char *layout;
-  put(&l, "adnn_verbose,%s,%s", event, op_name(op->kind));
+  put(&l, "adnn_verbose,%s,%s", event, adnn_plugin_op_name(op->kind));
   put_problem(&l, op, &layout);
   put_field(&l, adnn_plugin_dtype_name(op->dtype));
   put_field(&l, layout);
@@ -298,7 +317,7 @@ static void tune_line(const adnn_context *ctx, const adnn_plugin_op *op, double 
   char what[128];
   snprintf(what, sizeof what, "%s: measured %d of %zu candidate%s", done ? "done" : "tuning",
            measured, candidates, candidates == 1 ? "" : "s");
-  adnn__log(ADNN_LOG_INFO, "core", "tuner: %s %s after %.0f ms", op_name(op->kind), what, ms);
+  adnn__log(ADNN_LOG_INFO, "core", "tuner: %s %s after %.0f ms", adnn_plugin_op_name(op->kind), what, ms);
   if (adnn__verbose_level() >= 1) op_line("tune", ctx, op, "", what, ms);
 }
 

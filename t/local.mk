@@ -341,11 +341,12 @@ t/fuzz/fuzz-bench-problem: $(top_srcdir)/t/fuzz/bench-problem.c $(top_srcdir)/to
 		$(top_srcdir)/t/fuzz/bench-problem.c $(top_srcdir)/tools/bench_problem.c -lm
 t/fuzz/fuzz-perfdb: $(top_srcdir)/t/fuzz/perfdb.c $(top_srcdir)/core/perfdb.c \
 		$(top_srcdir)/core/perfdb.h $(top_srcdir)/core/log.c $(top_srcdir)/core/log_api.c \
-		$(top_srcdir)/core/error.c
+		$(top_srcdir)/core/error.c $(top_srcdir)/core/env.c $(top_srcdir)/core/env.h
 	@$(MKDIR_P) t/fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) $(ADNN_FUZZ_FLAGS) $(FUZZ_CPPFLAGS) $(fuzz_library_defines) -o $@ \
 		$(top_srcdir)/t/fuzz/perfdb.c $(top_srcdir)/core/perfdb.c $(top_srcdir)/core/log.c \
-		$(top_srcdir)/core/log_api.c $(top_srcdir)/core/error.c -lpthread -lm
+		$(top_srcdir)/core/log_api.c $(top_srcdir)/core/error.c $(top_srcdir)/core/env.c \
+		-lpthread -lm
 t/fuzz/fuzz-plan: $(top_srcdir)/t/fuzz/plan.c $(addprefix $(top_srcdir)/,$(libadnn_la_SOURCES))
 	@$(MKDIR_P) t/fuzz
 	$(AM_V_CCLD)$(FUZZ_CC) $(ADNN_FUZZ_FLAGS) $(FUZZ_CPPFLAGS) $(fuzz_library_defines) \
