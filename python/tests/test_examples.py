@@ -1,11 +1,13 @@
-"""python/examples: cnn.py runs, agrees with its NumPy reference, and its
-check fails when the two disagree."""
+"""python/examples and python/bench: cnn.py runs, agrees with its NumPy reference,
+and its check fails when the two disagree; overhead.py runs."""
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 CNN = os.path.join(EXAMPLES, "cnn.py")
@@ -61,3 +63,17 @@ def test_cnn_numpy_reference_pieces():
     m = cnn.maxpool_np(x, 3, 2, pad=1)
     assert m.shape == (1, 4, 3, 3)
     assert m[0, 1, 1, 1] == x[0, 1, 1:4, 1:4].max() and m[0, 2, 0, 0] == x[0, 2, 0:2, 0:2].max()
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="no C compiler")
+def test_overhead_benchmark_runs():
+    # A short run: it compiles the C loop, times every row and states the verdict.
+    bench = os.path.join(EXAMPLES, "..", "bench", "overhead.py")
+    r = subprocess.run([sys.executable, bench, "--iterations", "200", "--repeats", "3"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = [line.split() for line in r.stdout.splitlines()
+            if line.split() and line.split()[0] in ("1x1x1", "4x4x4", "16x16x16")]
+    assert len(rows) == 3 and all(len(row) == 9 for row in rows), r.stdout
+    assert all(float(v) > 0 for row in rows for v in (row[1], row[2], row[8])), r.stdout
+    assert "target < 5 us" in r.stdout, r.stdout
