@@ -403,4 +403,4 @@ EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__in
 	python/src/context.c python/src/tensor.c python/src/ops.c python/tests/conftest.py \
 	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py \
 	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
-	python/bench/gemm_c_loop.c
+	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py
