@@ -8,8 +8,11 @@ Where libadnn is found, in this order:
   pkg-config adnn                  an installed adnn (PKG_CONFIG_PATH for a
                                    custom prefix).
 The module links only libadnn.so.1; plugins are found at run time as for C
-programs (ADNN_PLUGIN_PATH, else the installed pkglibdir).
+programs (ADNN_PLUGIN_PATH, else the installed pkglibdir), except that a module
+built against a build tree uses that tree's plugins when ADNN_PLUGIN_PATH is
+unset, as the uninstalled tools do.
 """
+import json
 import os
 import re
 import shlex
@@ -30,9 +33,15 @@ def from_build_tree(build):
     libdir = os.path.join(build, ".libs")
     if not os.path.exists(os.path.join(libdir, "libadnn.so")):
         raise SystemExit(f"ADNN_BUILD_DIR={build}: no .libs/libadnn.so there; run make first")
+    # The build tree's plugin directories, as Makefile.am's ADNN_BUILD_PLUGIN_PATH:
+    # the module uses them when ADNN_PLUGIN_PATH is unset (module.c), as the
+    # uninstalled tools do (tools/uninstalled.c), so `import adnn` finds the
+    # plugins of the tree it was built against with no environment variable.
+    plugins = ":".join(os.path.join(build, "backends", b, ".libs") for b in ("cpu", "cuda"))
     return dict(include_dirs=[os.path.join(src, "include"), os.path.join(build, "include")],
                 library_dirs=[libdir], runtime_library_dirs=[libdir], libraries=["adnn"],
-                extra_compile_args=[], extra_link_args=[])
+                extra_compile_args=[], extra_link_args=[],
+                define_macros=[("ADNN_PY_BUILD_PLUGIN_PATH", json.dumps(plugins))])
 
 
 def from_pkg_config():
@@ -43,7 +52,7 @@ def from_pkg_config():
         raise SystemExit("adnn not found: install it (make install), set PKG_CONFIG_PATH to "
                          "its lib/pkgconfig, or set ADNN_BUILD_DIR to a build tree")
     cfg = dict(include_dirs=[], library_dirs=[], runtime_library_dirs=[], libraries=[],
-               extra_compile_args=[], extra_link_args=[])
+               extra_compile_args=[], extra_link_args=[], define_macros=[])
     for flag in shlex.split(cflags):
         (cfg["include_dirs"].append(flag[2:]) if flag.startswith("-I")
          else cfg["extra_compile_args"].append(flag))
@@ -73,7 +82,9 @@ def declares(cfg, name):
 
 build = os.environ.get("ADNN_BUILD_DIR")
 cfg = from_build_tree(build) if build else from_pkg_config()
-macros = [("ADNN_PY_HAVE_MEMORY_REGISTER", "1")] if declares(cfg, "adnn_memory_register") else []
+macros = cfg.pop("define_macros")
+if declares(cfg, "adnn_memory_register"):
+    macros.append(("ADNN_PY_HAVE_MEMORY_REGISTER", "1"))
 here = os.path.dirname(os.path.abspath(__file__))
 sources = [os.path.join("src", f) for f in ("module.c", "context.c", "tensor.c", "ops.c")]
 

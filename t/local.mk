@@ -402,4 +402,6 @@ TESTS += t/python.sh
 EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__init__.py \
 	python/adnn/py.typed python/src/adnn_py.h python/src/dlpack_abi.h python/src/module.c \
 	python/src/context.c python/src/tensor.c python/src/ops.c python/tests/conftest.py \
-	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py
+	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py \
+	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
+	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py

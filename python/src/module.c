@@ -5,7 +5,9 @@
 #include "adnn_py.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 PyObject *AdnnError, *AdnnArgumentError, *AdnnTypeError, *AdnnDeviceError;
 
@@ -55,6 +57,43 @@ PyObject *adnn_py_fail(PyObject *type, const char *fmt, ...) {
   raise_with(type, ADNN_STATUS_BAD_PARAM, m ? m : "adnn: bad argument");
   Py_DECREF(s);
   return NULL;
+}
+
+/* ---- the build tree's plugins -------------------------------------------------------------- */
+
+/* Whether this module uses the plugins of the build tree it was built against:
+ * reported as info()["build_tree"], as adnn-info --json does. */
+static int use_build_tree;
+
+/* A module built with ADNN_BUILD_DIR (setup.py) carries that tree's plugin
+ * directories. The library, like any installed program's, searches only
+ * ADNN_PLUGIN_PATH or its compiled-in pkglibdir, where an uninstalled build has
+ * nothing (or an older installed set), so `import adnn` would find no backend.
+ * As tools/uninstalled.c does for adnn-info, the module sets ADNN_PLUGIN_PATH
+ * to the tree's directories before the first library call, only when the user
+ * has not set it and the tree still exists. A module built against an
+ * installed adnn (pkg-config) has no such path and never does this. */
+static void use_build_tree_plugins(void) {
+#ifdef ADNN_PY_BUILD_PLUGIN_PATH
+  if (getenv("ADNN_PLUGIN_PATH") != NULL) return; /* the user's choice stands */
+  const char *path = ADNN_PY_BUILD_PLUGIN_PATH;
+  char first[4096];
+  size_t n = strcspn(path, ":");
+  struct stat st;
+  if (n >= sizeof first) return;
+  memcpy(first, path, n);
+  first[n] = '\0';
+  if (stat(first, &st) != 0 || !S_ISDIR(st.st_mode)) return; /* the build tree is gone */
+  use_build_tree = setenv("ADNN_PLUGIN_PATH", path, 0) == 0;
+#endif
+}
+
+static PyObject *build_plugin_path(void) {
+#ifdef ADNN_PY_BUILD_PLUGIN_PATH
+  return PyUnicode_FromString(ADNN_PY_BUILD_PLUGIN_PATH);
+#else
+  Py_RETURN_NONE;
+#endif
 }
 
 /* ---- info() ------------------------------------------------------------------------------ */
@@ -147,7 +186,8 @@ static PyObject *info(PyObject *module, PyObject *args, PyObject *kwargs) {
                                    str_or_none(sys), "system_entries", (Py_ssize_t)sys_n);
   return Py_BuildValue("{s:s,s:s,s:s,s:O,s:N,s:{s:s,s:s},s:N,s:N}", "version",
                        adnn_version_string(), "plugin_path", path, "plugin_path_source", source,
-                       "build_tree", Py_False, "plugins", plugins, "auto", "backend",
+                       "build_tree", use_build_tree ? Py_True : Py_False, "plugins", plugins,
+                       "auto", "backend",
                        auto_st == ADNN_STATUS_SUCCESS ? auto_name : "", "reason",
                        auto_reason ? auto_reason : "", "context", context, "perfdb", perfdb);
 }
@@ -232,6 +272,7 @@ static PyObject *new_error(PyObject *m, const char *name, PyObject *bases, const
 }
 
 PyMODINIT_FUNC PyInit__adnn(void) {
+  use_build_tree_plugins(); /* before any library call */
   if (PyType_Ready(&ContextType) < 0 || PyType_Ready(&TensorType) < 0) return NULL;
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
@@ -259,6 +300,7 @@ PyMODINIT_FUNC PyInit__adnn(void) {
   if (g == NULL || PyModule_AddObject(m, "gemm", g) < 0) goto fail;
   if (adnn_py_ops_add(m) < 0) goto fail;
   if (PyModule_AddStringConstant(m, "library_version", adnn_version_string()) < 0) goto fail;
+  if (PyModule_AddObject(m, "_build_plugin_path", build_plugin_path()) < 0) goto fail;
   return m;
 fail:
   Py_DECREF(m);

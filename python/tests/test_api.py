@@ -1,7 +1,9 @@
 """Context, info(), exceptions, reference leaks, threads."""
+import gc
 import json
 import os
 import subprocess
+import sys
 import threading
 import tracemalloc
 
@@ -73,7 +75,10 @@ def test_no_reference_leaks(ctx, rng):
     w = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
     x = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
     t = adnn.from_dlpack(a, ctx)
-    import sys
+    # Earlier tests may leave tensors of ctx in reference cycles (tracebacks kept by
+    # pytest.raises); collect them now, or their collection during the loop below
+    # would lower ctx's count and read as a change.
+    gc.collect()
     refs = (sys.getrefcount(a), sys.getrefcount(t), sys.getrefcount(ctx))
 
     def work():
@@ -123,3 +128,38 @@ def test_threads_share_one_context(ctx):
     for th in threads:
         th.join()
     assert not errors, errors
+
+
+def _info_in_subprocess(env):
+    # A fresh interpreter: the plugin path is decided at import, once per process.
+    code = "import json, adnn; print(json.dumps(adnn.info()))"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.skipif(adnn._adnn._build_plugin_path is None,
+                    reason="built against an installed adnn (pkg-config): no build tree")
+def test_build_tree_plugins_without_plugin_path():
+    # Built with ADNN_BUILD_DIR: with ADNN_PLUGIN_PATH unset, the module uses its
+    # build tree's plugin directories, as the uninstalled adnn-info does.
+    env = {k: v for k, v in os.environ.items() if k != "ADNN_PLUGIN_PATH"}
+    env.pop("ADNN_BACKEND", None)
+    i = _info_in_subprocess(env)
+    assert i["build_tree"] is True
+    assert i["plugin_path"] == adnn._adnn._build_plugin_path, i["plugin_path"]
+    cpu = [p for p in i["plugins"] if p["name"] == "cpu"]
+    assert cpu and cpu[0]["state"] == "ready", i["plugins"]
+    assert i["context"]["created"] is True, i["context"]
+
+
+def test_plugin_path_set_by_the_user_stands(tmp_path):
+    # An explicit ADNN_PLUGIN_PATH (here an empty directory) is never replaced.
+    env = dict(os.environ, ADNN_PLUGIN_PATH=str(tmp_path))
+    env.pop("ADNN_BACKEND", None)
+    i = _info_in_subprocess(env)
+    assert i["build_tree"] is False
+    assert i["plugin_path"] == str(tmp_path), i["plugin_path"]
+    assert i["plugins"] == [], i["plugins"]
+    assert i["context"]["created"] is False, i["context"]
