@@ -93,6 +93,17 @@ static char *dup_printf(const char *fmt, ...) {
   return n < 0 || out == NULL ? (char *)"" : out;
 }
 
+const char *adnn_backend_state_name(adnn_backend_state state) {
+  switch (state) {
+    case ADNN_BACKEND_READY: return "ready";
+    case ADNN_BACKEND_UNAVAILABLE: return "unavailable";
+    case ADNN_BACKEND_INCOMPATIBLE: return "incompatible";
+    case ADNN_BACKEND_LOAD_FAILED: return "load-failed";
+  }
+  return "unknown";
+}
+
+/* The state in a sentence ("failed to load"), for messages. */
 static const char *state_word(adnn_backend_state s) {
   switch (s) {
     case ADNN_BACKEND_READY: return "ready";

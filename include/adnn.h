@@ -145,6 +145,11 @@ typedef enum adnn_backend_state {
   ADNN_BACKEND_LOAD_FAILED = 3   /**< the file could not be loaded as an adnn plugin */
 } adnn_backend_state;
 
+/** The state's token as adnn-info and its --json output print it: "ready",
+ *  "unavailable", "incompatible", "load-failed"; "unknown" for a value that is
+ *  not an adnn_backend_state. Never NULL. Thread-safe. */
+ADNN_API const char *adnn_backend_state_name(adnn_backend_state state);
+
 /** One "key = value" fact about a backend or device ("openblas" = "0.3.21"). */
 typedef struct adnn_property {
   const char *key;

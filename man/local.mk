@@ -23,7 +23,7 @@ adnn_man3_links = \
 	man/adnn_plan_algorithm.3 man/adnn_plan_workspace_bytes.3 \
 	man/adnn_conv2d_output_dims.3 man/adnn_pool2d_output_dims.3 \
 	man/adnn_conv2d_algorithm_name.3 \
-	man/adnn_backend_count.3 man/adnn_backend_get.3 man/adnn_backend_auto_choice.3 \
+	man/adnn_backend_count.3 man/adnn_backend_get.3 man/adnn_backend_state_name.3 man/adnn_backend_auto_choice.3 \
 	man/adnn_plugin_search_path.3 \
 	man/adnn_status_name.3 man/adnn_status_string.3 man/adnn_last_error.3 \
 	man/adnn_last_status.3 man/adnn_log_set_level.3 man/adnn_log_get_level.3 \

@@ -274,5 +274,12 @@ int main(void) {
   }
   if (cwd[0] && chdir(cwd) != 0) diag("cannot go back to %s", cwd);
   tmpdir_remove(root);
+  /* The state tokens adnn-info and the Python binding print. */
+  is_str(adnn_backend_state_name(ADNN_BACKEND_READY), "ready", "state name: ready");
+  is_str(adnn_backend_state_name(ADNN_BACKEND_UNAVAILABLE), "unavailable", "state name: unavailable");
+  is_str(adnn_backend_state_name(ADNN_BACKEND_INCOMPATIBLE), "incompatible",
+         "state name: incompatible");
+  is_str(adnn_backend_state_name(ADNN_BACKEND_LOAD_FAILED), "load-failed", "state name: load-failed");
+  is_str(adnn_backend_state_name((adnn_backend_state)99), "unknown", "state name of a non-state");
   return tap_done();
 }

@@ -20,16 +20,6 @@
 
 #include "tools/uninstalled.h"
 
-static const char *state_name(adnn_backend_state s) {
-  switch (s) {
-    case ADNN_BACKEND_READY: return "ready";
-    case ADNN_BACKEND_UNAVAILABLE: return "unavailable";
-    case ADNN_BACKEND_INCOMPATIBLE: return "incompatible";
-    case ADNN_BACKEND_LOAD_FAILED: return "load-failed";
-  }
-  return "unknown";
-}
-
 /* Whether plugin `name` is the one a request for `want` ("cpu", "cuda:1") is
  * about; NULL or "auto" selects every plugin. */
 static int plugin_selected(const char *name, const char *want) {
@@ -143,7 +133,7 @@ static int print_json(FILE *out, const char *want, int build_tree) {
     fprintf(out, ", \"path\": ");
     json_string(out, b->path);
     fprintf(out, ", \"state\": ");
-    json_string(out, state_name(b->state));
+    json_string(out, adnn_backend_state_name(b->state));
     fprintf(out, ", \"score\": %d, \"reason\": ", b->score);
     json_string(out, b->reason);
     fprintf(out, ", \"version\": ");
@@ -204,7 +194,7 @@ static int print_text(FILE *out, int verbose, const char *want, int build_tree) 
     if (adnn_backend_get(i, &b) != ADNN_STATUS_SUCCESS || !plugin_selected(b->name, want))
       continue;
     shown++;
-    fprintf(out, "  %-*s  %-12s  %s\n", (int)width, b->name, state_name(b->state), b->reason);
+    fprintf(out, "  %-*s  %-12s  %s\n", (int)width, b->name, adnn_backend_state_name(b->state), b->reason);
     fprintf(out, "  %-*s  %-12s  file %s%s%s\n", (int)width, "", "", b->path,
             b->version && *b->version ? ", version " : "", b->version ? b->version : "");
     /* Properties (versions, driver support) help most when a plugin is NOT

@@ -98,16 +98,6 @@ static PyObject *build_plugin_path(void) {
 
 /* ---- info() ------------------------------------------------------------------------------ */
 
-static const char *state_name(adnn_backend_state s) {
-  switch (s) {
-    case ADNN_BACKEND_READY: return "ready";
-    case ADNN_BACKEND_UNAVAILABLE: return "unavailable";
-    case ADNN_BACKEND_INCOMPATIBLE: return "incompatible";
-    case ADNN_BACKEND_LOAD_FAILED: return "load-failed";
-  }
-  return "unknown";
-}
-
 static PyObject *props_dict(size_t n, const adnn_property *p) {
   PyObject *d = PyDict_New();
   for (size_t i = 0; d && i < n; i++) {
@@ -150,7 +140,7 @@ static PyObject *info(PyObject *module, PyObject *args, PyObject *kwargs) {
     }
     PyObject *o = devices ? Py_BuildValue(
         "{s:s,s:s,s:s,s:i,s:s,s:s,s:N,s:N}", "name", b->name, "path", b->path, "state",
-        state_name(b->state), "score", b->score, "reason", b->reason ? b->reason : "",
+        adnn_backend_state_name(b->state), "score", b->score, "reason", b->reason ? b->reason : "",
         "version", b->version ? b->version : "", "properties",
         props_dict(b->property_count, b->properties), "devices", devices) : NULL;
     if (o == NULL || PyList_Append(plugins, o) < 0) {
