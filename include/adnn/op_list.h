@@ -119,6 +119,19 @@
   X(MAX, max, 2, "the largest element; NaN if any element is NaN")        \
   X(MIN, min, 3, "the smallest element; NaN if any element is NaN")
 
+/* X(NAME, name, value, definition): reductions of softmax cross-entropy
+ * (adnn_loss_reduction). */
+#define ADNN_LOSS_REDUCTION_LIST(X)                                            \
+  X(MEAN, mean, 0, "the sum over the samples not ignored, divided by their number") \
+  X(SUM, sum, 1, "the sum over the samples")                                   \
+  X(NONE, none, 2, "one loss per sample")
+
+/* X(NAME, name, value, definition): optimizers (adnn_optimizer_kind). */
+#define ADNN_OPTIMIZER_LIST(X)                                                   \
+  X(SGD, sgd, 0, "SGD with optional momentum, dampening, Nesterov, weight decay") \
+  X(ADAM, adam, 1, "Adam with bias correction; weight decay added to the gradient") \
+  X(ADAMW, adamw, 2, "Adam with decoupled weight decay")
+
 /* X(NAME, name, value, definition): conv2d algorithms (adnn_conv2d_algorithm).
  * Which backend implements which is in doc/cpu.md and doc/cuda.md. */
 #define ADNN_CONV2D_ALGO_LIST(X)                                                         \

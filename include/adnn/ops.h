@@ -1,5 +1,6 @@
 /*
- * adnn forward DNN operations: descriptors and the plan lifecycle.
+ * adnn DNN operations (forward, backward and training): descriptors and the
+ * plan lifecycle.
  *
  * Included by <adnn.h>; do not include it directly.
  *
@@ -456,6 +457,389 @@ ADNN_API adnn_status adnn_plan_create_reduce(adnn_context *ctx, const adnn_reduc
                                              adnn_plan **plan);
 
 /* ------------------------------------------------------------------------ */
+/* Training: backward passes, batch-norm training, loss and optimizer        */
+/* ------------------------------------------------------------------------ */
+/*
+ * Every backward op reuses its forward descriptor: the backward descriptor
+ * points to the forward one (`forward`, read by the struct_size rule like any
+ * descriptor, and only during plan creation), and the gradient tensors have
+ * the layouts of the forward tensors they are the gradients of: dx has x's
+ * dims and strides, dy has y's, dw has w's, and so on. The backward plan is
+ * then independent of the forward descriptor, which may be changed or freed.
+ *
+ * Ops with several outputs (weight and bias gradients, batch-norm training's
+ * output and statistics, the optimizer) run through adnn_plan_execute_multi;
+ * adnn_plan_execute runs those with exactly one. An output documented as
+ * "read and updated" (running statistics, optimizer parameters and states,
+ * a gradient accumulated with beta != 0) is read before it is written.
+ *
+ * Gradients of fused forward ops: backward ops compute the gradient of the
+ * op without its fused activation (the forward descriptor's activation is
+ * ignored), so a network that used conv2d or batch norm with a fused
+ * activation first turns dy into the gradient before the activation with
+ * adnn_activation_backward, from y where the activation allows it (doc/ops.md,
+ * "Training") or by running the activation unfused.
+ */
+
+/** dx = beta * dx + the gradient of conv2d with respect to x.
+ *
+ *  forward: the convolution (any geometry it accepts; its activation, bias,
+ *  and algorithm are ignored). dy has forward->y's layout, w forward->w's, dx
+ *  forward->x's. Execute inputs: {dy, w}; output: {dx} (read and updated when
+ *  beta != 0). dx must not overlap dy or w. */
+typedef struct adnn_conv2d_backward_data_desc {
+  size_t struct_size;
+  const adnn_conv2d_desc *forward;
+  double beta; /**< 0: dx is overwritten; 1: the gradient is added to dx */
+  adnn_conv2d_algorithm algorithm; /**< AUTO, or forced as for the forward op */
+} adnn_conv2d_backward_data_desc;
+
+/** Zeroes *d and sets struct_size, beta 0 and ADNN_CONV2D_ALGO_AUTO. */
+static inline void adnn_conv2d_backward_data_desc_init(adnn_conv2d_backward_data_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a conv2d backward-data plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL (ctx, desc, desc->forward or plan NULL);
+ *  ADNN_STATUS_BAD_PARAM (the forward descriptor is invalid, as for
+ *  adnn_plan_create_conv2d; beta not finite); ADNN_STATUS_NOT_SUPPORTED;
+ *  ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_conv2d_backward_data(
+    adnn_context *ctx, const adnn_conv2d_backward_data_desc *desc, adnn_plan **plan);
+
+/** dw = beta * dw + the gradient of conv2d with respect to w, and, when the
+ *  forward convolution has a bias, db = beta * db + its gradient (the sum of
+ *  dy over N, P and Q).
+ *
+ *  forward: the convolution (activation and algorithm ignored). x has
+ *  forward->x's layout, dy forward->y's, dw forward->w's, db forward->bias's.
+ *  Execute inputs: {x, dy}; outputs: {dw} or {dw, db} (read and updated when
+ *  beta != 0). The result is bitwise identical run to run on one backend and
+ *  thread count (doc/numerics.md). */
+typedef struct adnn_conv2d_backward_weights_desc {
+  size_t struct_size;
+  const adnn_conv2d_desc *forward;
+  double beta;
+  adnn_conv2d_algorithm algorithm;
+} adnn_conv2d_backward_weights_desc;
+
+/** Zeroes *d and sets struct_size, beta 0 and ADNN_CONV2D_ALGO_AUTO. */
+static inline void adnn_conv2d_backward_weights_desc_init(adnn_conv2d_backward_weights_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a conv2d backward-weights plan. Statuses as
+ *  adnn_plan_create_conv2d_backward_data. */
+ADNN_API adnn_status adnn_plan_create_conv2d_backward_weights(
+    adnn_context *ctx, const adnn_conv2d_backward_weights_desc *desc, adnn_plan **plan);
+
+/** dx = the gradient of pool2d with respect to x. forward: the pooling; dx
+ *  has forward->x's layout, dy forward->y's. Max pooling sends each dy to the
+ *  first maximum of its window in row-major scan order (a NaN counts as the
+ *  maximum; doc/ops.md); average pooling spreads dy over the window with the
+ *  forward divisor. Execute inputs: {x, y, dy} (y as the forward op computed
+ *  it); output: {dx}, which must not overlap an input. */
+typedef struct adnn_pool2d_backward_desc {
+  size_t struct_size;
+  const adnn_pool2d_desc *forward;
+} adnn_pool2d_backward_desc;
+
+/** Zeroes *d and sets struct_size. */
+static inline void adnn_pool2d_backward_desc_init(adnn_pool2d_backward_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a pool2d backward plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (the forward descriptor
+ *  is invalid, as for adnn_plan_create_pool2d); ADNN_STATUS_NOT_SUPPORTED;
+ *  ADNN_STATUS_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_pool2d_backward(adnn_context *ctx,
+                                                      const adnn_pool2d_backward_desc *desc,
+                                                      adnn_plan **plan);
+
+/** dx = act'(x) * dy elementwise, with the derivative at kinks defined as
+ *  PyTorch defines it (relu'(0) = 0, ...; doc/ops.md). forward: the
+ *  activation; x and dx have forward->x's layout, dy forward->y's. Execute inputs: {x, dy}; output: {dx}, which may be dy (same
+ *  pointer and layout). */
+typedef struct adnn_activation_backward_desc {
+  size_t struct_size;
+  const adnn_activation_desc *forward;
+} adnn_activation_backward_desc;
+
+/** Zeroes *d and sets struct_size. */
+static inline void adnn_activation_backward_desc_init(adnn_activation_backward_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates an activation backward plan. Statuses as
+ *  adnn_plan_create_activation, and ADNN_STATUS_BAD_PARAM_NULL for a NULL
+ *  forward. */
+ADNN_API adnn_status adnn_plan_create_activation_backward(
+    adnn_context *ctx, const adnn_activation_backward_desc *desc, adnn_plan **plan);
+
+/** dx = the gradient of softmax (y * (dy - sum(y * dy))) or log-softmax
+ *  (dy - exp(y) * sum(dy)) along the forward axis. forward: the softmax; y
+ *  and dy have forward->y's layout, dx forward->x's. Execute inputs: {y, dy};
+ *  output: {dx}, which may be dy (same pointer and layout). */
+typedef struct adnn_softmax_backward_desc {
+  size_t struct_size;
+  const adnn_softmax_desc *forward;
+} adnn_softmax_backward_desc;
+
+/** Zeroes *d and sets struct_size. */
+static inline void adnn_softmax_backward_desc_init(adnn_softmax_backward_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a softmax / log-softmax backward plan. Statuses as
+ *  adnn_plan_create_softmax, and ADNN_STATUS_BAD_PARAM_NULL for a NULL
+ *  forward. */
+ADNN_API adnn_status adnn_plan_create_softmax_backward(adnn_context *ctx,
+                                                       const adnn_softmax_backward_desc *desc,
+                                                       adnn_plan **plan);
+
+/** Batch normalization in training mode: normalizes with the batch's
+ *  statistics per channel c (over N and every spatial position): mean and
+ *  the biased variance var_b, y = scale * (x - mean) / sqrt(var_b + eps) +
+ *  shift; saves mean and inv_std = 1 / sqrt(var_b + eps) for the backward
+ *  pass; and updates the running statistics in place with momentum m as
+ *  PyTorch does: running_mean = (1 - m) running_mean + m mean and
+ *  running_var = (1 - m) running_var + m var_u with the UNBIASED variance
+ *  var_u = var_b * n / (n - 1), where n >= 2 is the number of elements per
+ *  channel (N times the spatial size).
+ *
+ *  forward: the inference descriptor (x, y, epsilon; its activation must be
+ *  identity). Execute inputs: {x, scale, shift}; outputs: {y, saved_mean,
+ *  saved_inv_std, running_mean, running_var}, the last two read and
+ *  updated. Parameter and statistic vectors are packed, C elements of x's
+ *  dtype. y may be x. */
+typedef struct adnn_batchnorm_training_desc {
+  size_t struct_size;
+  const adnn_batchnorm_desc *forward;
+  double momentum; /**< in [0, 1]; 0 leaves the running statistics as they are */
+} adnn_batchnorm_training_desc;
+
+/** Zeroes *d and sets struct_size and momentum 0.1 (PyTorch's default). */
+static inline void adnn_batchnorm_training_desc_init(adnn_batchnorm_training_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->momentum = 0.1;
+}
+
+/** Creates a batch-norm training plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (as
+ *  adnn_plan_create_batchnorm; a fused activation; momentum outside [0, 1]);
+ *  ADNN_STATUS_NOT_SUPPORTED; ADNN_STATUS_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_batchnorm_training(
+    adnn_context *ctx, const adnn_batchnorm_training_desc *desc, adnn_plan **plan);
+
+/** The gradients of batch-norm training: dx, dscale and dshift from x, dy,
+ *  scale and the saved statistics of the training forward pass. forward: the
+ *  inference descriptor (as for training); dx and dy have forward->x's and
+ *  forward->y's layouts. Execute inputs: {x, dy, scale, saved_mean,
+ *  saved_inv_std}; outputs: {dx, dscale, dshift} (vectors of C elements). */
+typedef struct adnn_batchnorm_backward_desc {
+  size_t struct_size;
+  const adnn_batchnorm_desc *forward;
+} adnn_batchnorm_backward_desc;
+
+/** Zeroes *d and sets struct_size. */
+static inline void adnn_batchnorm_backward_desc_init(adnn_batchnorm_backward_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a batch-norm backward plan. Statuses as
+ *  adnn_plan_create_batchnorm_training. */
+ADNN_API adnn_status adnn_plan_create_batchnorm_backward(
+    adnn_context *ctx, const adnn_batchnorm_backward_desc *desc, adnn_plan **plan);
+
+/** The gradients of layer / RMS normalization: dx, and dgain and dbias when
+ *  the forward op has them, recomputing the row statistics from x. forward:
+ *  the normalization; dx and dy have forward->x's and forward->y's layouts.
+ *  Execute inputs: {x, dy} or {x, dy, gain} (when has_gain); outputs: {dx},
+ *  then dgain when has_gain, then dbias when has_bias (packed vectors of D
+ *  elements, summed over the rows). */
+typedef struct adnn_norm_backward_desc {
+  size_t struct_size;
+  const adnn_norm_desc *forward;
+} adnn_norm_backward_desc;
+
+/** Zeroes *d and sets struct_size. */
+static inline void adnn_norm_backward_desc_init(adnn_norm_backward_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a layer- or RMS-norm backward plan. Statuses as
+ *  adnn_plan_create_norm, and ADNN_STATUS_BAD_PARAM_NULL for a NULL
+ *  forward. */
+ADNN_API adnn_status adnn_plan_create_norm_backward(adnn_context *ctx,
+                                                    const adnn_norm_backward_desc *desc,
+                                                    adnn_plan **plan);
+
+/** Loss reductions of softmax cross-entropy (ADNN_LOSS_REDUCTION_LIST:
+ *  MEAN over the samples whose label is not ignore_index, SUM, NONE: one
+ *  loss per sample). */
+typedef enum adnn_loss_reduction {
+#define ADNN_LOSS_REDUCTION_ENUM_(NAME, name, value, def) \
+  ADNN_KIND_ENUM_(ADNN_LOSS_REDUCTION_, NAME, value)
+  ADNN_LOSS_REDUCTION_LIST(ADNN_LOSS_REDUCTION_ENUM_)
+#undef ADNN_LOSS_REDUCTION_ENUM_
+} adnn_loss_reduction;
+
+/** The reduction's name ("mean"), or "unknown". Never NULL. */
+static inline const char *adnn_loss_reduction_name(adnn_loss_reduction r) {
+  switch (r) {
+#define ADNN_LOSS_REDUCTION_CASE_(NAME, name, value, def) \
+  ADNN_KIND_NAME_CASE_(ADNN_LOSS_REDUCTION_, NAME, name, value)
+    ADNN_LOSS_REDUCTION_LIST(ADNN_LOSS_REDUCTION_CASE_)
+#undef ADNN_LOSS_REDUCTION_CASE_
+    default: break;
+  }
+  return "unknown";
+}
+
+/** Softmax cross-entropy with integer class labels: for sample n with label
+ *  t = labels[n], loss_n = logsumexp(logits[n, :]) - logits[n, t], computed
+ *  stably in one pass (no softmax is formed). logits: [N, C] (F32 or F64);
+ *  labels: [N] of ADNN_DTYPE_I32, each in 0..C-1 or ignore_index (whose
+ *  samples give loss 0 and no gradient); loss: rank 0 for MEAN and SUM, [N]
+ *  for NONE, of the logits' dtype. MEAN divides by the number of samples not
+ *  ignored (NaN when every sample is ignored, as in PyTorch). A label outside
+ *  0..C-1 that is not ignore_index gives NaN for its sample. Execute inputs:
+ *  {logits, labels}; output: {loss}. */
+typedef struct adnn_softmax_cross_entropy_desc {
+  size_t struct_size;
+  adnn_tensor_desc logits, labels, loss;
+  adnn_loss_reduction reduction;
+  int64_t ignore_index;
+} adnn_softmax_cross_entropy_desc;
+
+/** Zeroes *d and sets struct_size, MEAN and ignore_index -100 (PyTorch's). */
+static inline void adnn_softmax_cross_entropy_desc_init(adnn_softmax_cross_entropy_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->ignore_index = -100;
+}
+
+/** Creates a softmax cross-entropy plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (logits not rank 2,
+ *  labels not [N] of I32, loss not of the reduction's shape, unknown
+ *  reduction, dtypes differ); ADNN_STATUS_NOT_SUPPORTED;
+ *  ADNN_STATUS_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_softmax_cross_entropy(
+    adnn_context *ctx, const adnn_softmax_cross_entropy_desc *desc, adnn_plan **plan);
+
+/** dlogits = dloss * (softmax(logits) - onehot(labels)) (divided by the
+ *  number of samples not ignored for MEAN; zero rows for ignored samples).
+ *  forward: the loss; dlogits has forward->logits's layout, dloss
+ *  forward->loss's. Execute inputs: {logits, labels, dloss}; output:
+ *  {dlogits}. */
+typedef struct adnn_softmax_cross_entropy_backward_desc {
+  size_t struct_size;
+  const adnn_softmax_cross_entropy_desc *forward;
+} adnn_softmax_cross_entropy_backward_desc;
+
+/** Zeroes *d and sets struct_size. */
+static inline void adnn_softmax_cross_entropy_backward_desc_init(
+    adnn_softmax_cross_entropy_backward_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a softmax cross-entropy backward plan. Statuses as
+ *  adnn_plan_create_softmax_cross_entropy. */
+ADNN_API adnn_status adnn_plan_create_softmax_cross_entropy_backward(
+    adnn_context *ctx, const adnn_softmax_cross_entropy_backward_desc *desc, adnn_plan **plan);
+
+/** Optimizers (ADNN_OPTIMIZER_LIST: SGD, ADAM, ADAMW). */
+typedef enum adnn_optimizer_kind {
+#define ADNN_OPTIMIZER_ENUM_(NAME, name, value, def) ADNN_KIND_ENUM_(ADNN_OPTIMIZER_, NAME, value)
+  ADNN_OPTIMIZER_LIST(ADNN_OPTIMIZER_ENUM_)
+#undef ADNN_OPTIMIZER_ENUM_
+} adnn_optimizer_kind;
+
+/** The optimizer's name ("adamw"), or "unknown". Never NULL. */
+static inline const char *adnn_optimizer_kind_name(adnn_optimizer_kind kind) {
+  switch (kind) {
+#define ADNN_OPTIMIZER_CASE_(NAME, name, value, def) \
+  ADNN_KIND_NAME_CASE_(ADNN_OPTIMIZER_, NAME, name, value)
+    ADNN_OPTIMIZER_LIST(ADNN_OPTIMIZER_CASE_)
+#undef ADNN_OPTIMIZER_CASE_
+    default: break;
+  }
+  return "unknown";
+}
+
+/** One fused, in-place optimizer step over `tensor_count` parameter tensors
+ *  (multi-tensor apply), with PyTorch's update rules (doc/ops.md):
+ *    SGD:   g = grad + weight_decay * p; with momentum: buf = momentum * buf
+ *           + (1 - dampening) * g (buf = g at step 1), g = nesterov ? g +
+ *           momentum * buf : buf; p -= lr * g.
+ *    ADAM:  g = grad + weight_decay * p; m = beta1 m + (1 - beta1) g;
+ *           v = beta2 v + (1 - beta2) g^2; p -= lr * (m / (1 - beta1^t)) /
+ *           (sqrt(v / (1 - beta2^t)) + epsilon).
+ *    ADAMW: as ADAM with g = grad, after p *= 1 - lr * weight_decay.
+ *  Tensor i is a packed vector of sizes[i] elements of `dtype` (F32 or F64);
+ *  its parameters, gradient and states all have that size. The learning rate
+ *  and the step number t (1 at the first step) are set per step by
+ *  adnn_plan_set_optimizer_step and start as lr and 1.
+ *
+ *  Execute inputs: {grad_0, ..., grad_{T-1}}; outputs (all read and updated):
+ *  SGD without momentum {p_0..p_{T-1}}; SGD with momentum {p_0..p_{T-1},
+ *  buf_0..buf_{T-1}}; ADAM and ADAMW {p_0..p_{T-1}, m_0..m_{T-1},
+ *  v_0..v_{T-1}}. States start as zeros (the caller zeroes them). */
+typedef struct adnn_optimizer_desc {
+  size_t struct_size;
+  adnn_optimizer_kind kind;
+  adnn_dtype dtype;
+  size_t tensor_count;  /**< T >= 1 */
+  const int64_t *sizes; /**< T element counts, each >= 1 (read at creation only) */
+  double lr;
+  double weight_decay;
+  double momentum, dampening; /**< SGD */
+  int32_t nesterov;           /**< SGD: needs momentum > 0 and dampening 0 */
+  double beta1, beta2, epsilon; /**< ADAM, ADAMW */
+} adnn_optimizer_desc;
+
+/** Zeroes *d and sets struct_size, SGD, F32, lr 1e-3, beta1 0.9, beta2 0.999
+ *  and epsilon 1e-8. */
+static inline void adnn_optimizer_desc_init(adnn_optimizer_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->dtype = ADNN_DTYPE_F32;
+  d->lr = 1e-3;
+  d->beta1 = 0.9;
+  d->beta2 = 0.999;
+  d->epsilon = 1e-8;
+}
+
+/** Creates an optimizer plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL (sizes NULL); ADNN_STATUS_BAD_PARAM (unknown
+ *  kind, dtype not F32 or F64, tensor_count 0, a size below 1, a
+ *  hyperparameter not finite or out of its range: lr, weight_decay,
+ *  momentum, dampening >= 0, beta1 and beta2 in [0, 1), epsilon > 0, nesterov
+ *  without momentum or with dampening); ADNN_STATUS_BAD_PARAM_OVERFLOW;
+ *  ADNN_STATUS_NOT_SUPPORTED; ADNN_STATUS_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_optimizer(adnn_context *ctx,
+                                                const adnn_optimizer_desc *desc,
+                                                adnn_plan **plan);
+
+/** Sets the learning rate (finite, >= 0) and the step number (>= 1, for
+ *  Adam's bias correction and SGD's first momentum step) that the optimizer
+ *  plan's next executions use. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM_HANDLE; ADNN_STATUS_BAD_PARAM
+ *  (not an optimizer plan, lr or step out of range). Not thread-safe with
+ *  an execution of the same plan. */
+ADNN_API adnn_status adnn_plan_set_optimizer_step(adnn_plan *plan, double lr, int64_t step);
+
+/* ------------------------------------------------------------------------ */
 /* Plans                                                                     */
 /* ------------------------------------------------------------------------ */
 
@@ -466,6 +850,22 @@ ADNN_API adnn_status adnn_plan_create_reduce(adnn_context *ctx, const adnn_reduc
  *  where that is not allowed), ADNN_STATUS_EXECUTION_FAILED. */
 ADNN_API adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs,
                                        size_t n_inputs, void *output);
+
+/** Runs a plan of any op, with several outputs or one: `inputs` holds
+ *  n_inputs device pointers and `outputs` n_outputs, each in the order the
+ *  op's descriptor documents (the numbers must be the op's: an optional
+ *  tensor the descriptor leaves out is not passed). Outputs must not overlap
+ *  each other, nor an input unless the op documents that output as allowed
+ *  to be exactly that input. Asynchronous on GPU backends. Returns
+ *  ADNN_STATUS_SUCCESS; ADNN_STATUS_BAD_PARAM_NULL (plan, inputs, outputs or
+ *  one of their pointers NULL); ADNN_STATUS_BAD_PARAM_HANDLE (not a live
+ *  plan, or its context destroyed); ADNN_STATUS_BAD_PARAM (wrong number of
+ *  inputs or outputs, overlapping buffers); ADNN_STATUS_BAD_PARAM_MEMORY (a
+ *  pointer not in memory of the plan's context, or the tensor's span not
+ *  inside it); ADNN_STATUS_EXECUTION_FAILED. */
+ADNN_API adnn_status adnn_plan_execute_multi(adnn_plan *plan, const void *const *inputs,
+                                             size_t n_inputs, void *const *outputs,
+                                             size_t n_outputs);
 
 /** Destroys a plan and frees its workspace. NULL is a no-op. A plan must be
  *  destroyed before the context it was created on. */

@@ -349,6 +349,112 @@ typedef struct adnn_plugin_reduce {
   int64_t count, outputs;
 } adnn_plugin_reduce;
 
+/* ---- Training ops (doc/ops.md, "Training"). The core resolves the forward
+ * descriptor of every backward op into the problem: the forward problem is
+ * embedded (`fwd`, filled exactly as for the forward op), and the gradient
+ * tensors have the forward tensors' layouts (dx is fwd.x, dy is fwd.y, ...).
+ * A forward problem's activation is identity in a backward problem. */
+
+/** conv2d backward data: dx = beta * dx + dconv/dx (dy, w). Inputs {dy, w};
+ *  outputs {dx} (dx read when beta != 0). fwd.has_bias is 0. */
+typedef struct adnn_plugin_conv2d_backward_data {
+  uint32_t struct_size;
+  adnn_plugin_conv2d fwd;
+  double beta;
+  adnn_conv2d_algorithm algorithm; /**< AUTO or forced, as adnn_plugin_conv2d's */
+} adnn_plugin_conv2d_backward_data;
+
+/** conv2d backward weights: dw = beta * dw + dconv/dw (x, dy) and, when
+ *  fwd.has_bias, db = beta * db + sum of dy over N, P, Q. Inputs {x, dy};
+ *  outputs {dw} or {dw, db}. */
+typedef struct adnn_plugin_conv2d_backward_weights {
+  uint32_t struct_size;
+  adnn_plugin_conv2d fwd;
+  double beta;
+  adnn_conv2d_algorithm algorithm;
+} adnn_plugin_conv2d_backward_weights;
+
+/** pool2d backward. Inputs {x, y, dy}; outputs {dx} (fwd.x's layout). */
+typedef struct adnn_plugin_pool2d_backward {
+  uint32_t struct_size;
+  adnn_plugin_pool2d fwd;
+} adnn_plugin_pool2d_backward;
+
+/** activation backward: dx = act'(x) * dy. Inputs {x, dy}; outputs {dx}
+ *  (fwd.x's layout; dx may be dy when their layouts are the same). */
+typedef struct adnn_plugin_activation_backward {
+  uint32_t struct_size;
+  adnn_plugin_activation fwd;
+} adnn_plugin_activation_backward;
+
+/** softmax / log-softmax backward. Inputs {y, dy}; outputs {dx} (fwd.x's
+ *  layout; dx may be dy when their layouts are the same). */
+typedef struct adnn_plugin_softmax_backward {
+  uint32_t struct_size;
+  adnn_plugin_softmax fwd;
+} adnn_plugin_softmax_backward;
+
+/** batch-norm training forward. Inputs {x, scale, shift}; outputs {y,
+ *  saved_mean, saved_inv_std, running_mean, running_var} (the last two read
+ *  and updated); `count` = elements per channel (>= 2). */
+typedef struct adnn_plugin_batchnorm_training {
+  uint32_t struct_size;
+  adnn_plugin_batchnorm fwd;
+  double momentum;
+  int64_t count;
+} adnn_plugin_batchnorm_training;
+
+/** batch-norm backward. Inputs {x, dy, scale, saved_mean, saved_inv_std};
+ *  outputs {dx, dscale, dshift}. dy has fwd.y's layout, dx fwd.x's. */
+typedef struct adnn_plugin_batchnorm_backward {
+  uint32_t struct_size;
+  adnn_plugin_batchnorm fwd;
+  int64_t count;
+} adnn_plugin_batchnorm_backward;
+
+/** layer / RMS norm backward. Inputs {x, dy} or {x, dy, gain}; outputs {dx},
+ *  then dgain (fwd.has_gain) and dbias (fwd.has_bias). */
+typedef struct adnn_plugin_norm_backward {
+  uint32_t struct_size;
+  adnn_plugin_norm fwd;
+} adnn_plugin_norm_backward;
+
+/** softmax cross-entropy: logits [N, C], labels [N] (I32), loss rank 0 or
+ *  [N] (NONE). Inputs {logits, labels}; outputs {loss}. The op's dtype is the
+ *  logits'. */
+typedef struct adnn_plugin_softmax_cross_entropy {
+  uint32_t struct_size;
+  adnn_tensor_desc logits, labels, loss;
+  int64_t N, C;
+  adnn_loss_reduction reduction;
+  int64_t ignore_index;
+} adnn_plugin_softmax_cross_entropy;
+
+/** softmax cross-entropy backward. Inputs {logits, labels, dloss}; outputs
+ *  {dlogits} (fwd.logits's layout; dloss has fwd.loss's). */
+typedef struct adnn_plugin_softmax_cross_entropy_backward {
+  uint32_t struct_size;
+  adnn_plugin_softmax_cross_entropy fwd;
+} adnn_plugin_softmax_cross_entropy_backward;
+
+/** The optimizer step over `tensor_count` packed vectors of sizes[i]
+ *  elements. Inputs {grad_0..}; outputs {p_0..}, then {buf_0..} (SGD with
+ *  momentum > 0) or {m_0.., v_0..} (ADAM, ADAMW). `sizes` stays valid until
+ *  plan_destroy. lr and step are the values of the current step: the core
+ *  changes them between executions (adnn_plan_set_optimizer_step), so a
+ *  plugin reads them through op->problem when it executes, never from a copy. */
+typedef struct adnn_plugin_optimizer {
+  uint32_t struct_size;
+  adnn_optimizer_kind kind;
+  int64_t tensor_count;
+  const int64_t *sizes;
+  double lr;
+  int64_t step;
+  double weight_decay, momentum, dampening;
+  int32_t nesterov;
+  double beta1, beta2, epsilon;
+} adnn_plugin_optimizer;
+
 /** sizeof(adnn_plugin_<name>) for an op kind, as this header knows it; 0 for
  *  an unknown kind. */
 static inline size_t adnn_plugin_problem_size(adnn_plugin_op_kind kind) {
