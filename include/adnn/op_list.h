@@ -66,7 +66,13 @@
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(NORM, norm, 6, has_bias, "x[, gain][, bias]", "y", ADNN_OP_DTYPES_FLOAT, 0)          \
   X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
-  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)
+  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
+  X(SOFTMAX_CROSS_ENTROPY, softmax_cross_entropy, 17, ignore_index, "logits, labels",     \
+    "loss", ADNN_OP_DTYPES_FLOAT, 0)                                                        \
+  X(SOFTMAX_CROSS_ENTROPY_BACKWARD, softmax_cross_entropy_backward, 18, forward,          \
+    "logits, labels, dloss", "dlogits", ADNN_OP_DTYPES_FLOAT, 0)                           \
+  X(OPTIMIZER, optimizer, 19, epsilon, "grad_0..grad_{T-1}",                               \
+    "p_0..p_{T-1}[, buf_0..buf_{T-1} | m_0..m_{T-1}, v_0..v_{T-1}]", ADNN_OP_DTYPES_FLOAT, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

@@ -12,6 +12,8 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/batchnorm.c \
 	kernels/ref/norm.c \
 	kernels/ref/binary.c \
-	kernels/ref/reduce.c
+	kernels/ref/reduce.c \
+	kernels/ref/softmax_cross_entropy.c \
+	kernels/ref/optimizer.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm
