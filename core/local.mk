@@ -26,6 +26,7 @@ libadnn_la_SOURCES = \
 	core/op_validate.c \
 	core/ops.c \
 	core/training_pending.c \
+	core/validate_loss_optimizer.c \
 	core/tuner.h \
 	core/tuner.c \
 	core/tuner_select.c \

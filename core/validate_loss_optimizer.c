@@ -113,10 +113,11 @@ adnn_status adnn__softmax_cross_entropy_backward_validate(
   if (d->forward == NULL)
     return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: forward is NULL", func);
   adnn_softmax_cross_entropy_desc fwd;
-  adnn_status st = adnn__read_op_desc(func, ADNN_PLUGIN_OP_SOFTMAX_CROSS_ENTROPY, d->forward, &fwd);
+  adnn_status st = adnn__read_op_desc(func, "desc->forward", ADNN_PLUGIN_OP_SOFTMAX_CROSS_ENTROPY,
+                                      d->forward, &fwd);
   if (st != ADNN_STATUS_SUCCESS) return st;
   adnn__op_io fio;
-  memset(&fio, 0, sizeof fio);
+  adnn__op_io_init(&fio);
   fio.dtypes = io->dtypes;
   if ((st = adnn__softmax_cross_entropy_validate(func, &fwd, &p->fwd, &fio)) != ADNN_STATUS_SUCCESS)
     return st;
@@ -200,9 +201,12 @@ adnn_status adnn__optimizer_validate(const char *func, const adnn_optimizer_desc
     return adnn__fail(ADNN_STATUS_BAD_PARAM_OVERFLOW, "%s: tensor_count (%zu) is too large", func,
                       T);
   const size_t es = adnn_dtype_size(d->dtype);
-  int64_t *sizes = NULL;
-  st = adnn__op_io_reserve(io, (int32_t)T, (int32_t)(T * (size_t)(1 + states)), T, &sizes);
+  st = adnn__op_io_reserve(func, io, T, T * (size_t)(1 + states));
   if (st != ADNN_STATUS_SUCCESS) return st;
+  /* The problem's sizes must outlive the descriptor: the plan owns a copy. */
+  int64_t *sizes = calloc(T, sizeof *sizes);
+  if (sizes == NULL) return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory", func);
+  io->owned = sizes;
   for (size_t i = 0; i < T; i++) {
     const int64_t n = d->sizes[i];
     if (n < 1)
@@ -231,5 +235,32 @@ adnn_status adnn__optimizer_validate(const char *func, const adnn_optimizer_desc
   p->beta2 = sgd ? 0.0 : d->beta2;
   p->epsilon = sgd ? 0.0 : d->epsilon;
   p->dtype = d->dtype;
+  return ADNN_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The optimizer's per-step values                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The plugins read lr and step from the plan's problem at every execution
+ * (adnn_plugin_optimizer says so), so changing them there is all it takes. */
+adnn_status adnn_plan_set_optimizer_step(adnn_plan *plan, double lr, int64_t step) {
+  const char *func = "adnn_plan_set_optimizer_step";
+  if (plan == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: plan is NULL", func);
+  adnn_plugin_op_kind kind;
+  void *problem = NULL;
+  adnn_status st = adnn__plan_problem(func, plan, &kind, &problem);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (kind != ADNN_PLUGIN_OP_OPTIMIZER)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the plan is a %s plan, not an optimizer plan "
+                      "(adnn_plan_create_optimizer)", func, adnn_plugin_op_name(kind));
+  if (!isfinite(lr) || lr < 0.0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: lr (%g) must be finite and >= 0", func, lr);
+  if (step < 1)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: step (%lld) must be >= 1 (1 is the first step)",
+                      func, (long long)step);
+  adnn_plugin_optimizer *p = problem;
+  p->lr = lr;
+  p->step = step;
   return ADNN_STATUS_SUCCESS;
 }

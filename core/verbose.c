@@ -217,6 +217,46 @@ static void print_reduce(line_buf *p, const void *problem, const char **layout) 
   if (r->keep_dims) put(p, ":keep");
 }
 
+/* Softmax cross-entropy: xent:<reduction>:<N>x<C>[:ign<I>][:bwd]. */
+static void put_xent(line_buf *p, const adnn_plugin_softmax_cross_entropy *x, int backward) {
+  put(p, "xent:%s:%lldx%lld", adnn_loss_reduction_name(x->reduction), (long long)x->N,
+      (long long)x->C);
+  if (x->ignore_index != -100) put(p, ":ign%lld", (long long)x->ignore_index);
+  if (backward) put(p, ":bwd");
+}
+
+static void print_softmax_cross_entropy(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  put_xent(p, problem, 0);
+}
+
+static void print_softmax_cross_entropy_backward(line_buf *p, const void *problem,
+                                                 const char **layout) {
+  (void)layout;
+  put_xent(p, &((const adnn_plugin_softmax_cross_entropy_backward *)problem)->fwd, 1);
+}
+
+/* The optimizer: optim:<kind>:<S0>x<S1>...:lr<lr> and every hyperparameter
+ * that differs from adnn_optimizer_desc_init's default. */
+static void print_optimizer(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_optimizer *o = problem;
+  put(p, "optim:%s:", adnn_optimizer_kind_name(o->kind));
+  for (int64_t i = 0; i < o->tensor_count; i++)
+    put(p, "%s%lld", i ? "x" : "", (long long)o->sizes[i]);
+  put(p, ":lr%.17g", o->lr);
+  if (o->weight_decay != 0.0) put(p, ":wd%.17g", o->weight_decay);
+  if (o->kind == ADNN_OPTIMIZER_SGD) {
+    if (o->momentum != 0.0) put(p, ":mom%.17g", o->momentum);
+    if (o->dampening != 0.0) put(p, ":damp%.17g", o->dampening);
+    if (o->nesterov) put(p, ":nesterov");
+  } else {
+    if (o->beta1 != 0.9) put(p, ":b1%.17g", o->beta1);
+    if (o->beta2 != 0.999) put(p, ":b2%.17g", o->beta2);
+    if (o->epsilon != 1e-8) put(p, ":eps%.17g", o->epsilon);
+  }
+}
+
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
 #define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
   [ADNN_PLUGIN_OP_##NAME] = print_##name,
