@@ -14,6 +14,8 @@
 #      ADNN_CUDA_WORKSPACE_LIMIT and ADNN_CUDA_CONV_FIND;
 #   4. the workspace limit (ADNN_TUNE_WORKSPACE_LIMIT) bounds the plugin's
 #      own choice.
+# Then t/optimizer-steps and t/gradcheck-loss, which test every ready backend
+# themselves, run with the emulated plugin too.
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -117,5 +119,20 @@ run "workspace limit" ADNN_TUNE=off ADNN_TUNE_WORKSPACE_LIMIT=500 ADNN_CONFORMAN
 ! grep -q '\[auto\] (cudnn:IMPLICIT_PRECOMP' "$work/out" &&
   grep -q '\[auto\] (cudnn:IMPLICIT_GEMM)' "$work/out"
 check $? "[workspace limit] AUTO skips the algorithm whose 1000-byte workspace exceeds 500"
+
+# The training tests that check every ready backend themselves (the optimizer
+# over several steps with adnn_plan_set_optimizer_step, the loss's gradient
+# check), with the emulated plugin beside the CPU one.
+for prog in t/optimizer-steps t/gradcheck-loss; do
+  [ -x "$build/$prog" ] || continue
+  env ADNN_PLUGIN_PATH="$plugins" ADNN_CACHE_DIR="$work/cache" ADNN_LOG=warn "$build/$prog" \
+    >"$work/out" 2>"$work/err"
+  rc=$?
+  n=$(grep -c '^ok .* cuda' "$work/out")
+  bad=$(grep -c '^not ok' "$work/out")
+  [ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$n" -gt 0 ]
+  check $? "[$prog] passes with the emulated plugin ($n cuda checks, $bad failures, status $rc)"
+  grep '^not ok' "$work/out" | sed 's/^/# /'
+done
 
 echo "1..$count"

@@ -290,6 +290,17 @@ t_core_register_LDADD = libadnn.la
 t_core_execute_multi_SOURCES = t/core-execute-multi.c t/tap.h t/rng.h
 t_core_execute_multi_LDADD = libadnn.la
 
+# ---- training: the loss and the optimizer ------------------------------------------
+# Finite-difference gradient check of softmax cross-entropy (F64), and the
+# fused optimizer over several steps with a changing learning rate against a
+# long-double oracle, on every ready backend.
+check_PROGRAMS += t/gradcheck-loss t/optimizer-steps
+TESTS += t/gradcheck-loss t/optimizer-steps
+t_gradcheck_loss_SOURCES = t/gradcheck-loss.c t/tap.h t/rng.h
+t_gradcheck_loss_LDADD = libadnn.la -lm
+t_optimizer_steps_SOURCES = t/optimizer-steps.c t/tap.h t/rng.h
+t_optimizer_steps_LDADD = libadnn.la -lm
+
 # ---- sanitizers (./configure --enable-sanitizers) ---------------------------------
 # Every program is built with ASan + UBSan (configure adds the flags to CFLAGS
 # and LDFLAGS). allocator_may_return_null=1 lets adnn_malloc's 2^60-byte request

@@ -20,7 +20,8 @@
 
 namespace adnn_cuda {
 
-enum { OPT_CHUNK = 4096, OPT_THREADS = 256 };
+static const int64_t OPT_CHUNK = 4096;
+static const int OPT_THREADS = 256;
 
 /* One launch's tensors. */
 struct opt_group {
