@@ -2,8 +2,8 @@
  * Softmax cross-entropy, forward and backward, on the CUDA plugin: our
  * kernels (kernels/cuda/softmax_cross_entropy.cu), one block per row, for
  * any strides of logits, labels and loss. MEAN and SUM add the row losses in
- * a fixed order through a workspace of N doubles, so the loss is the same run
- * to run ("cuda:xent_block_per_row"); the backward's MEAN divisor is counted
+ * a fixed order through a workspace of one double per block of the grid, so
+ * the loss is the same run to run ("cuda:xent_block_per_row"); the backward's MEAN divisor is counted
  * into a one-double workspace ("cuda:xent_grad_block_per_row").
  */
 #include "config.h"
@@ -41,10 +41,9 @@ static adnn_status xent_select(adnn_plugin_plan *plan, int32_t candidate) {
   const xent_plan *x = plan->impl;
   adnn_status st = adnn_cuda__plan_select_single(plan, candidate, "cuda:xent_block_per_row");
   if (st != ADNN_STATUS_SUCCESS) return st;
-  const size_t ws = x->layout.reduction == ADNN_LOSS_REDUCTION_NONE
-                        ? 0
-                        : (size_t)x->layout.N * sizeof(double);
-  return adnn_cuda__plan_workspace(plan, ws, "the row losses");
+  return adnn_cuda__plan_workspace(
+      plan, adnn_cuda_softmax_cross_entropy_workspace(&plan->launch, &x->layout),
+      "the partial sums of the loss");
 }
 
 static adnn_status xent_execute(adnn_plugin_plan *plan, const void *const *in, void *const *out) {

@@ -14,10 +14,13 @@
  * accuracy when the prediction is nearly certain. Rows with a unit stride
  * along C are read in place; other rows go through a stack buffer.
  *
- * Threads take contiguous ranges of rows. MEAN and SUM store every row's loss
- * into the workspace and add them in row order on the calling thread, so the
- * result does not depend on the thread count (bitwise identical across
- * thread counts, not only run to run).
+ * Threads take contiguous ranges of rows. MEAN and SUM add the losses of
+ * fixed blocks of rows (XE_ROWS, more when that would make more than
+ * XE_MAX_BLOCKS blocks, so the workspace stays small for any N) in row order
+ * into one partial sum per block (the workspace), and the calling thread
+ * adds the partials in block order, so the result does not depend on the
+ * thread count (bitwise identical across thread counts, not only run to
+ * run).
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
@@ -101,6 +104,9 @@ static const xe_fns *const xe_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(ad
 /* Floats per block of the online logsumexp (4 KiB: well inside L1), and the
  * stack buffer of a strided row. */
 #define XE_BLOCK 1024
+/* Rows per partial sum of MEAN and SUM (at least), and the most partials. */
+#define XE_ROWS 64
+#define XE_MAX_BLOCKS 4096
 
 typedef struct xe_state {
   const xe_fns *fn;
@@ -110,8 +116,12 @@ typedef struct xe_state {
   int64_t loss_s;    /* loss / dloss stride (NONE) */
   int64_t ignore;
   int reduction;
-  int64_t grain;     /* rows per parallel task */
+  int64_t block_rows, blocks; /* forward: rows per block of rows, and blocks */
+  int64_t grain;     /* forward: blocks per task; backward: rows per task */
 } xe_state;
+
+/* a / b rounded up, without overflow for any a >= 0. */
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 static void xe_reshape_common(const adnn_plugin_softmax_cross_entropy *p, const adnn_cpu_env *env,
                               xe_state *s) {
@@ -124,7 +134,13 @@ static void xe_reshape_common(const adnn_plugin_softmax_cross_entropy *p, const 
   s->loss_s = p->loss.rank == 1 ? p->loss.strides[0] : 0;
   s->ignore = p->ignore_index;
   s->reduction = (int)p->reduction;
-  const int64_t grain = ADNN_CPU_GRAIN / s->C;
+  /* Blocks of rows, and enough of them per task for ADNN_CPU_GRAIN logits. */
+  s->block_rows = XE_ROWS;
+  if (ceil_div(s->N, XE_ROWS) > XE_MAX_BLOCKS) s->block_rows = ceil_div(s->N, XE_MAX_BLOCKS);
+  s->blocks = ceil_div(s->N, s->block_rows);
+  const int64_t per_block = s->C > ADNN_CPU_GRAIN / s->block_rows ? ADNN_CPU_GRAIN
+                                                                  : s->C * s->block_rows;
+  const int64_t grain = ADNN_CPU_GRAIN / per_block;
   s->grain = grain > 1 ? grain : 1;
 }
 
@@ -163,7 +179,7 @@ typedef struct xe_task {
   const int32_t *labels;
   const float *dloss; /* backward */
   float *out;         /* loss (NONE) or dlogits */
-  double *rows;       /* forward MEAN / SUM: the per-row losses */
+  double *partials;   /* forward MEAN / SUM: the sum of each block of rows */
   double scale;       /* backward MEAN / SUM: dloss / count or dloss */
 } xe_task;
 
@@ -175,15 +191,22 @@ static double xe_row_loss(const xe_state *s, const float *x, int64_t t) {
   return ((double)m - (double)x[t * s->xs1]) + log(sum);
 }
 
-static void xe_forward_rows(void *arg, int64_t begin, int64_t end, int thread) {
+/* Blocks [begin, end) of block_rows rows. */
+static void xe_forward_blocks(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const xe_task *k = arg;
   const xe_state *s = k->s;
-  for (int64_t n = begin; n < end; n++) {
-    const int64_t t = k->labels[n * s->lab_s];
-    const double v = t == s->ignore ? 0.0 : xe_row_loss(s, k->x + n * s->xs0, t);
-    if (k->rows) k->rows[n] = v;
-    else k->out[n * s->loss_s] = (float)v;
+  for (int64_t b = begin; b < end; b++) {
+    const int64_t n0 = b * s->block_rows;
+    const int64_t n1 = s->N - n0 > s->block_rows ? n0 + s->block_rows : s->N;
+    double sum = 0.0;
+    for (int64_t n = n0; n < n1; n++) {
+      const int64_t t = k->labels[n * s->lab_s];
+      const double v = t == s->ignore ? 0.0 : xe_row_loss(s, k->x + n * s->xs0, t);
+      if (k->partials) sum += v;
+      else k->out[n * s->loss_s] = (float)v;
+    }
+    if (k->partials) k->partials[b] = sum;
   }
 }
 
@@ -198,7 +221,8 @@ static void xe_reshape(const void *problem, const adnn_cpu_env *env, void *state
   const adnn_plugin_softmax_cross_entropy *p = problem;
   xe_state *s = state;
   xe_reshape_common(p, env, s);
-  *workspace_bytes = p->reduction == ADNN_LOSS_REDUCTION_NONE ? 0 : (size_t)p->N * sizeof(double);
+  *workspace_bytes = p->reduction == ADNN_LOSS_REDUCTION_NONE ? 0
+                                                              : (size_t)s->blocks * sizeof(double);
 }
 
 static void xe_run(const void *problem, const void *state, const void *const *inputs,
@@ -207,11 +231,12 @@ static void xe_run(const void *problem, const void *state, const void *const *in
   const xe_state *s = state;
   const int none = s->reduction == ADNN_LOSS_REDUCTION_NONE;
   xe_task k = {s, inputs[0], inputs[1], NULL, outputs[0], none ? NULL : workspace, 0.0};
-  adnn_cpu_parallel_for(s->N, s->grain, xe_forward_rows, &k);
+  const int64_t blocks = s->blocks;
+  adnn_cpu_parallel_for(blocks, s->grain, xe_forward_blocks, &k);
   if (none) return;
-  /* In row order on this thread: the same sum for every thread count. */
+  /* In block order on this thread: the same sum for every thread count. */
   double total = 0.0;
-  for (int64_t n = 0; n < s->N; n++) total += k.rows[n];
+  for (int64_t b = 0; b < blocks; b++) total += k.partials[b];
   if (s->reduction == ADNN_LOSS_REDUCTION_MEAN) total /= (double)xe_counted(s, k.labels);
   *(float *)outputs[0] = (float)total;
 }
@@ -274,7 +299,10 @@ static void xe_backward_rows(void *arg, int64_t begin, int64_t end, int thread) 
 static void xe_backward_reshape(const void *problem, const adnn_cpu_env *env, void *state,
                                 size_t *workspace_bytes) {
   const adnn_plugin_softmax_cross_entropy_backward *b = problem;
-  xe_reshape_common(&b->fwd, env, state);
+  xe_state *s = state;
+  xe_reshape_common(&b->fwd, env, s);
+  const int64_t grain = ADNN_CPU_GRAIN / s->C; /* rows per task */
+  s->grain = grain > 1 ? grain : 1;
   *workspace_bytes = 0;
 }
 

@@ -140,8 +140,14 @@ typedef struct adnn_cuda_xent_layout {
   int32_t reduction; /**< adnn_loss_reduction */
 } adnn_cuda_xent_layout;
 
-/** The loss of p (one block per row). For MEAN and SUM, `workspace` holds N
- *  doubles (the row losses, added by one block in a fixed order). */
+/** The workspace bytes of the loss: for MEAN and SUM one double per block
+ *  of the row kernel's grid (its partial sums), else 0. */
+ADNN_CUDA_HIDDEN size_t adnn_cuda_softmax_cross_entropy_workspace(const adnn_cuda_launch_config *l,
+                                                                  const adnn_cuda_xent_layout *s);
+
+/** The loss of p (one block per row). For MEAN and SUM, `workspace` holds
+ *  adnn_cuda_softmax_cross_entropy_workspace bytes (per-block partial sums,
+ *  added by one block in a fixed order). */
 ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_cross_entropy_launch(
     const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_cuda_xent_layout *s,
     const void *logits, const void *labels, void *loss, void *workspace);

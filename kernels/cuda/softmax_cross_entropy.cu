@@ -9,10 +9,12 @@
  * label's loss term is (max - x_t) + log(sum), and its gradient g * expm1(x_t
  * - lse), both formed in double.
  *
- * MEAN and SUM: every row's loss goes to the workspace (doubles), and one
- * block (xent_sum_rows) adds them and counts the samples not ignored, each
- * thread over a fixed stride of rows, then a fixed tree: the result is the
- * same run to run. The backward's MEAN divisor is counted the same way
+ * MEAN and SUM: each block adds the losses of its rows (in its grid-stride
+ * order) into one partial in the workspace (a double per block of the
+ * grid, whose size depends only on N and the device), and one block
+ * (xent_sum_rows) adds the partials and counts the samples not ignored, each
+ * thread over a fixed stride, then a fixed tree: the result is the same run
+ * to run. The backward's MEAN divisor is counted the same way
  * (xent_count_rows) into the workspace before the gradient kernel reads it.
  *
  * Every thread of a *_rows block takes part in every reduction and barrier:
@@ -81,15 +83,13 @@ __device__ __forceinline__ xe_state<T> xe_row_state(const adnn_cuda_xent_layout 
 
 template <typename T>
 __global__ void xent_loss_rows(adnn_cuda_xent_layout s, const T *x, const int32_t *labels, T *loss,
-                               double *rows) {
+                               double *partials) {
   __shared__ xe_state<T> part[32];
+  double partial = 0.0; /* thread 0's sum of this block's row losses */
   for (int64_t r = blockIdx.x; r < s.N; r += gridDim.x) {
     const int64_t t = labels[r * s.lab_s];
     if (t == s.ignore) {
-      if (threadIdx.x == 0) {
-        if (rows) rows[r] = 0.0;
-        else loss[r * s.loss_s] = T(0);
-      }
+      if (threadIdx.x == 0 && !partials) loss[r * s.loss_s] = T(0);
       continue;
     }
     const int64_t base = r * s.xs0;
@@ -100,23 +100,23 @@ __global__ void xent_loss_rows(adnn_cuda_xent_layout s, const T *x, const int32_
         v = NAN;
       else
         v = ((double)st.m - (double)x[base + t * s.xs1]) + log((double)st.s);
-      if (rows) rows[r] = v;
+      if (partials) partial += v;
       else loss[r * s.loss_s] = (T)v;
     }
     block_reduce_done(); /* part[0] is read before the next row writes it */
   }
+  if (partials && threadIdx.x == 0) partials[blockIdx.x] = partial;
 }
 
-/* One block: the sum of the row losses (and the divisor for MEAN). */
+/* One block: the sum of the `blocks` partials (and the divisor for MEAN). */
 template <typename T>
-__global__ void xent_sum_rows(adnn_cuda_xent_layout s, const double *rows, const int32_t *labels,
-                              T *loss) {
+__global__ void xent_sum_rows(adnn_cuda_xent_layout s, const double *partials, int64_t blocks,
+                              const int32_t *labels, T *loss) {
   __shared__ double part[32];
   double sum = 0.0, count = 0.0;
-  for (int64_t r = threadIdx.x; r < s.N; r += blockDim.x) {
-    sum += rows[r];
+  for (int64_t b = threadIdx.x; b < blocks; b += blockDim.x) sum += partials[b];
+  for (int64_t r = threadIdx.x; r < s.N; r += blockDim.x)
     count += labels[r * s.lab_s] != s.ignore ? 1.0 : 0.0;
-  }
   sum = block_reduce(sum, part, 0.0, [](double v) { return warp_sum(v); });
   block_reduce_done();
   count = block_reduce(count, part, 0.0, [](double v) { return warp_sum(v); });
@@ -167,13 +167,14 @@ template <typename T>
 static cudaError_t launch_loss(const adnn_cuda_launch_config *l, const adnn_cuda_xent_layout *s,
                                const void *x, const void *labels, void *loss, void *workspace) {
   const int threads = threads_per_row(s->C, 512);
-  double *rows = s->reduction == ADNN_LOSS_REDUCTION_NONE ? NULL : (double *)workspace;
-  xent_loss_rows<T><<<grid_rows(l, s->N, threads), threads, 0, l->stream>>>(
-      *s, (const T *)x, (const int32_t *)labels, (T *)loss, rows);
-  if (rows) {
+  const unsigned grid = grid_rows(l, s->N, threads);
+  double *partials = s->reduction == ADNN_LOSS_REDUCTION_NONE ? NULL : (double *)workspace;
+  xent_loss_rows<T><<<grid, threads, 0, l->stream>>>(*s, (const T *)x, (const int32_t *)labels,
+                                                     (T *)loss, partials);
+  if (partials) {
     const int sum_threads = threads_per_row(s->N, 1024);
-    xent_sum_rows<T><<<1, sum_threads, 0, l->stream>>>(*s, rows, (const int32_t *)labels,
-                                                       (T *)loss);
+    xent_sum_rows<T><<<1, sum_threads, 0, l->stream>>>(*s, partials, (int64_t)grid,
+                                                       (const int32_t *)labels, (T *)loss);
   }
   return cudaGetLastError();
 }
@@ -196,6 +197,12 @@ static cudaError_t launch_grad(const adnn_cuda_launch_config *l, const adnn_cuda
 } // namespace adnn_cuda
 
 using namespace adnn_cuda;
+
+ADNN_CUDA_API size_t adnn_cuda_softmax_cross_entropy_workspace(const adnn_cuda_launch_config *l,
+                                                               const adnn_cuda_xent_layout *s) {
+  if (s->reduction == ADNN_LOSS_REDUCTION_NONE || s->N <= 0 || s->C <= 0) return 0;
+  return (size_t)grid_rows(l, s->N, threads_per_row(s->C, 512)) * sizeof(double);
+}
 
 ADNN_CUDA_API cudaError_t adnn_cuda_softmax_cross_entropy_launch(
     const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_cuda_xent_layout *s,
