@@ -23,8 +23,7 @@
  * *dst (which receives the *_init defaults first). */
 static adnn_status read_forward(const char *func, adnn_plugin_op_kind kind, const void *src,
                                 void *dst) {
-  if (src == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: desc->forward is NULL", func);
-  return adnn__read_op_desc(func, kind, src, dst);
+  return adnn__read_op_desc(func, "desc->forward", kind, src, dst);
 }
 
 /* A gradient output laid out like a forward tensor must give every element
@@ -73,7 +72,7 @@ adnn_status adnn__batchnorm_training_validate(const char *func,
                                               adnn_plugin_batchnorm_training *p, adnn__op_io *io) {
   adnn_batchnorm_desc fd;
   adnn__op_io fio;
-  memset(&fio, 0, sizeof fio);
+  adnn__op_io_init(&fio);
   fio.dtypes = io->dtypes;
   int64_t count = 0;
   adnn_status st = batchnorm_forward(func, d->forward, &fd, &p->fwd, &fio, &count);
@@ -101,7 +100,7 @@ adnn_status adnn__batchnorm_backward_validate(const char *func,
                                               adnn_plugin_batchnorm_backward *p, adnn__op_io *io) {
   adnn_batchnorm_desc fd;
   adnn__op_io fio;
-  memset(&fio, 0, sizeof fio);
+  adnn__op_io_init(&fio);
   fio.dtypes = io->dtypes;
   int64_t count = 0;
   adnn_status st = batchnorm_forward(func, d->forward, &fd, &p->fwd, &fio, &count);
@@ -128,7 +127,7 @@ adnn_status adnn__norm_backward_validate(const char *func, const adnn_norm_backw
   adnn_status st = read_forward(func, ADNN_PLUGIN_OP_NORM, d->forward, &fd);
   if (st != ADNN_STATUS_SUCCESS) return st;
   adnn__op_io fio;
-  memset(&fio, 0, sizeof fio);
+  adnn__op_io_init(&fio);
   fio.dtypes = io->dtypes;
   if ((st = adnn__norm_validate(func, &fd, &p->fwd, &fio)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_gradient_layout(func, "dx", "x", &fd.x)) != ADNN_STATUS_SUCCESS) return st;
