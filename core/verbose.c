@@ -200,7 +200,9 @@ static void print_batchnorm(line_buf *p, const void *problem, const char **layou
 static void print_batchnorm_training(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_batchnorm_training *b = problem;
   print_batchnorm(p, &b->fwd, layout);
-  put(p, ":dir=FWD_D:mom%.17g:eps%.17g", b->momentum, b->fwd.epsilon);
+  put(p, ":dir=FWD_D");
+  if (b->momentum != 0.1) put(p, ":mom%.17g", b->momentum);
+  if (b->fwd.epsilon != 1e-5) put(p, ":eps%.17g", b->fwd.epsilon);
 }
 
 static void print_batchnorm_backward(line_buf *p, const void *problem, const char **layout) {
