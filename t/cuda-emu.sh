@@ -14,8 +14,8 @@
 #      ADNN_CUDA_WORKSPACE_LIMIT and ADNN_CUDA_CONV_FIND;
 #   4. the workspace limit (ADNN_TUNE_WORKSPACE_LIMIT) bounds the plugin's
 #      own choice.
-# Then t/optimizer-steps and t/gradcheck-loss, which test every ready backend
-# themselves, run with the emulated plugin too.
+# Then t/optimizer-steps, which tests every ready backend itself, runs with
+# the emulated plugin too.
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -49,7 +49,22 @@ diag_file() { sed 's/^/# /' "$1"; }
 if ! sh "$src/t/cuda-emu/build.sh" "$build" "$work/plugin" >"$work/build.log" 2>&1; then
   check 1 "the emulated plugin builds"
   diag_file "$work/build.log"
-  echo "1..$count"
+  # The finite-difference gradient checks (t/gradcheck-*) on the emulated plugin:
+# each runs on every backend that makes a context, so here on cuda too.
+for prog in "$build"/t/gradcheck-*; do
+  case $prog in *.o | *.log | *.trs | *.c) continue ;; esac
+  [ -f "$prog" ] && [ -x "$prog" ] || continue
+  name=t/$(basename "$prog")
+  run_prog=$prog
+  run_prog_name=$name
+  run "$name" ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda ' "$work/out"
+  check $? "[$name] ran gradient checks on the cuda plugin"
+done
+
+echo "1..$count"
   exit 0
 fi
 check 0 "the emulated plugin builds (t/cuda-emu/build.sh)"
@@ -63,7 +78,7 @@ run() {
   label=$1
   shift
   env ADNN_PLUGIN_PATH="$plugins" ADNN_CACHE_DIR="$work/cache" ADNN_LOG=warn "$@" \
-    "$build/t/conformance" >"$work/out" 2>"$work/err"
+    "${run_prog:-$build/t/conformance}" >"$work/out" 2>"$work/err"
   rc=$?
   awk -v n="$count" -v label="$label" '
     /^(not )?ok / {
@@ -79,7 +94,7 @@ run() {
     END { print n > "/dev/stderr" }' "$work/out" 2>"$work/count"
   count=$(cat "$work/count")
   grep -q '^ok\|^not ok' "$work/out" || diag_file "$work/err"
-  check "$rc" "[$label] t/conformance exits with status 0 (got $rc)"
+  check "$rc" "[$label] ${run_prog_name:-t/conformance} exits with status 0 (got $rc)"
 }
 
 run "stand-in IMPLICIT_GEMM" ADNN_TUNE=off ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM
@@ -120,19 +135,31 @@ run "workspace limit" ADNN_TUNE=off ADNN_TUNE_WORKSPACE_LIMIT=500 ADNN_CONFORMAN
   grep -q '\[auto\] (cudnn:IMPLICIT_GEMM)' "$work/out"
 check $? "[workspace limit] AUTO skips the algorithm whose 1000-byte workspace exceeds 500"
 
-# The training tests that check every ready backend themselves (the optimizer
-# over several steps with adnn_plan_set_optimizer_step, the loss's gradient
-# check), with the emulated plugin beside the CPU one.
-for prog in t/optimizer-steps t/gradcheck-loss; do
-  [ -x "$build/$prog" ] || continue
-  env ADNN_PLUGIN_PATH="$plugins" ADNN_CACHE_DIR="$work/cache" ADNN_LOG=warn "$build/$prog" \
-    >"$work/out" 2>"$work/err"
-  rc=$?
-  n=$(grep -c '^ok .* cuda' "$work/out")
-  bad=$(grep -c '^not ok' "$work/out")
-  [ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$n" -gt 0 ]
-  check $? "[$prog] passes with the emulated plugin ($n cuda checks, $bad failures, status $rc)"
-  grep '^not ok' "$work/out" | sed 's/^/# /'
+# The finite-difference gradient checks (t/gradcheck-*) on the emulated plugin:
+# each runs on every backend that makes a context, so here on cuda too.
+for prog in "$build"/t/gradcheck-*; do
+  case $prog in *.o | *.log | *.trs | *.c) continue ;; esac
+  [ -f "$prog" ] && [ -x "$prog" ] || continue
+  name=t/$(basename "$prog")
+  run_prog=$prog
+  run_prog_name=$name
+  run "$name" ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda ' "$work/out"
+  check $? "[$name] ran gradient checks on the cuda plugin"
 done
+
+# The optimizer over several steps with adnn_plan_set_optimizer_step
+# (t/optimizer-steps), which also runs on every backend that makes a context.
+if [ -x "$build/t/optimizer-steps" ]; then
+  run_prog=$build/t/optimizer-steps
+  run_prog_name=t/optimizer-steps
+  run t/optimizer-steps ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda .* match the oracle' "$work/out"
+  check $? "[t/optimizer-steps] ran the multi-step optimizer checks on the cuda plugin"
+fi
 
 echo "1..$count"
