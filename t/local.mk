@@ -423,6 +423,7 @@ EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__in
 	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py \
 	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
 	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py
+EXTRA_DIST += python/tests/test_training_loss.py
 
 # ---- training: gradient checks of batch-norm training / backward and norm backward ----
 # Central differences in F64 on every ready backend (t/gradcheck-norm.c says
