@@ -242,10 +242,17 @@ static void opt_run(const void *problem, const void *state, const void *const *i
   k.adamw = p->kind == ADNN_OPTIMIZER_ADAMW;
   int64_t *first_chunk = workspace;
   first_chunk[0] = 0;
-  for (int64_t i = 0; i < p->tensor_count; i++)
+  int64_t elements = 0;
+  for (int64_t i = 0; i < p->tensor_count; i++) {
     first_chunk[i + 1] = first_chunk[i] + (p->sizes[i] + OPT_CHUNK - 1) / OPT_CHUNK;
+    elements += p->sizes[i];
+  }
+  const int64_t chunks = first_chunk[p->tensor_count];
+  /* Many small tensors make many short chunks: below two grains of work in
+   * all, one thread does everything rather than waking the pool. */
+  const int64_t grain = elements < 2 * ADNN_CPU_GRAIN ? chunks : 1;
   opt_task t = {s, p, &k, first_chunk, inputs, outputs};
-  adnn_cpu_parallel_for(first_chunk[p->tensor_count], 1, opt_chunks, &t);
+  adnn_cpu_parallel_for(chunks, grain, opt_chunks, &t);
 }
 
 const adnn_cpu_impl adnn_cpu_optimizer_simd = {
