@@ -66,7 +66,12 @@
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(NORM, norm, 6, has_bias, "x[, gain][, bias]", "y", ADNN_OP_DTYPES_FLOAT, 0)          \
   X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
-  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)
+  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                   \
+  X(POOL2D_BACKWARD, pool2d_backward, 11, forward, "x, y, dy", "dx",                    \
+    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+  X(ACTIVATION_BACKWARD, activation_backward, 12, forward, "x, dy", "dx",               \
+    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+  X(SOFTMAX_BACKWARD, softmax_backward, 13, forward, "y, dy", "dx", ADNN_OP_DTYPES_FLOAT, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

@@ -74,4 +74,17 @@ static inline const char *adnn_cpu_conv2d_forced(const void *problem) {
 #define ADNN_CPU_REDUCE_IMPLS(X) X(reduce, simd) X(reduce, reference)
 #define ADNN_CPU_REDUCE_FORCED NULL
 
+/* The backward passes of pooling, activations and softmax: vectorized F32
+ * kernels (kernels/cpu/<op>.c), then the reference loops for F64. */
+#define ADNN_CPU_POOL2D_BACKWARD_IMPLS(X) X(pool2d_backward, simd) X(pool2d_backward, reference)
+#define ADNN_CPU_POOL2D_BACKWARD_FORCED NULL
+
+#define ADNN_CPU_ACTIVATION_BACKWARD_IMPLS(X) \
+  X(activation_backward, simd) X(activation_backward, reference)
+#define ADNN_CPU_ACTIVATION_BACKWARD_FORCED NULL
+
+#define ADNN_CPU_SOFTMAX_BACKWARD_IMPLS(X) \
+  X(softmax_backward, simd) X(softmax_backward, reference)
+#define ADNN_CPU_SOFTMAX_BACKWARD_FORCED NULL
+
 #endif
