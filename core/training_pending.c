@@ -21,9 +21,6 @@
 
 PENDING_(conv2d_backward_data)
 PENDING_(conv2d_backward_weights)
-PENDING_(pool2d_backward)
-PENDING_(activation_backward)
-PENDING_(softmax_backward)
 PENDING_(batchnorm_training)
 PENDING_(batchnorm_backward)
 PENDING_(norm_backward)

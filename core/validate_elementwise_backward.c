@@ -21,19 +21,6 @@
 #include "core/internal.h"
 #include "core/op_validate.h"
 
-/* Reads *forward (of op `kind`'s descriptor type, `size` bytes in this
- * library, first released layout `min_size` bytes) into *dst, which holds the
- * op's *_init() defaults. */
-static adnn_status read_forward(const char *func, const void *forward, const char *type,
-                                const char *init, size_t min_size, size_t size, void *dst) {
-  if (forward == NULL)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: forward is NULL; point it to the %s of "
-                      "the forward op", func, type);
-  return adnn__read_struct(func, type, init, forward, min_size, size, dst);
-}
-
-#define FORWARD_MIN_SIZE_(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
-
 /* dx has x's layout: as an output its elements need distinct addresses. */
 static adnn_status check_dx(const char *func, const adnn_tensor_desc *x) {
   if (!adnn__tensor_strides_disjoint(x))
@@ -62,14 +49,13 @@ static void forward_func(char *buf, size_t size, const char *func) {
 adnn_status adnn__pool2d_backward_validate(const char *func, const adnn_pool2d_backward_desc *d,
                                            adnn_plugin_pool2d_backward *p, adnn__op_io *io) {
   adnn_pool2d_desc fwd;
-  adnn_pool2d_desc_init(&fwd);
-  adnn_status st = read_forward(func, d->forward, "adnn_pool2d_desc", "adnn_pool2d_desc_init",
-                                FORWARD_MIN_SIZE_(adnn_pool2d_desc, ceil_mode), sizeof fwd, &fwd);
+  adnn_status st =
+      adnn__read_op_desc(func, "desc->forward", ADNN_PLUGIN_OP_POOL2D, d->forward, &fwd);
   if (st != ADNN_STATUS_SUCCESS) return st;
   char ffunc[160];
   forward_func(ffunc, sizeof ffunc, func);
   adnn__op_io fio;
-  memset(&fio, 0, sizeof fio);
+  adnn__op_io_init(&fio);
   fio.dtypes = io->dtypes;
   if ((st = adnn__pool2d_validate(ffunc, &fwd, &p->fwd, &fio)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dx(func, &fwd.x)) != ADNN_STATUS_SUCCESS) return st;
@@ -95,16 +81,13 @@ adnn_status adnn__activation_backward_validate(const char *func,
                                                adnn_plugin_activation_backward *p,
                                                adnn__op_io *io) {
   adnn_activation_desc fwd;
-  adnn_activation_desc_init(&fwd);
-  adnn_status st = read_forward(func, d->forward, "adnn_activation_desc",
-                                "adnn_activation_desc_init",
-                                FORWARD_MIN_SIZE_(adnn_activation_desc, activation), sizeof fwd,
-                                &fwd);
+  adnn_status st =
+      adnn__read_op_desc(func, "desc->forward", ADNN_PLUGIN_OP_ACTIVATION, d->forward, &fwd);
   if (st != ADNN_STATUS_SUCCESS) return st;
   char ffunc[160];
   forward_func(ffunc, sizeof ffunc, func);
   adnn__op_io fio;
-  memset(&fio, 0, sizeof fio);
+  adnn__op_io_init(&fio);
   fio.dtypes = io->dtypes;
   if ((st = adnn__activation_validate(ffunc, &fwd, &p->fwd, &fio)) != ADNN_STATUS_SUCCESS)
     return st;
@@ -130,14 +113,13 @@ adnn_status adnn__softmax_backward_validate(const char *func,
                                             const adnn_softmax_backward_desc *d,
                                             adnn_plugin_softmax_backward *p, adnn__op_io *io) {
   adnn_softmax_desc fwd;
-  adnn_softmax_desc_init(&fwd);
-  adnn_status st = read_forward(func, d->forward, "adnn_softmax_desc", "adnn_softmax_desc_init",
-                                FORWARD_MIN_SIZE_(adnn_softmax_desc, log), sizeof fwd, &fwd);
+  adnn_status st =
+      adnn__read_op_desc(func, "desc->forward", ADNN_PLUGIN_OP_SOFTMAX, d->forward, &fwd);
   if (st != ADNN_STATUS_SUCCESS) return st;
   char ffunc[160];
   forward_func(ffunc, sizeof ffunc, func);
   adnn__op_io fio;
-  memset(&fio, 0, sizeof fio);
+  adnn__op_io_init(&fio);
   fio.dtypes = io->dtypes;
   if ((st = adnn__softmax_validate(ffunc, &fwd, &p->fwd, &fio)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dx(func, &fwd.x)) != ADNN_STATUS_SUCCESS) return st;
