@@ -291,6 +291,12 @@ t_core_register_LDADD = libadnn.la
 t_core_execute_multi_SOURCES = t/core-execute-multi.c t/tap.h t/rng.h
 t_core_execute_multi_LDADD = libadnn.la
 
+# ---- gradient checks of the backward ops (central differences in F64) ----------
+check_PROGRAMS += t/gradcheck-elementwise
+TESTS += t/gradcheck-elementwise
+t_gradcheck_elementwise_SOURCES = t/gradcheck-elementwise.c t/tap.h t/rng.h
+t_gradcheck_elementwise_LDADD = libadnn.la -lm
+
 # ---- sanitizers (./configure --enable-sanitizers) ---------------------------------
 # Every program is built with ASan + UBSan (configure adds the flags to CFLAGS
 # and LDFLAGS). allocator_may_return_null=1 lets adnn_malloc's 2^60-byte request
