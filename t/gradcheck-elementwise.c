@@ -12,12 +12,14 @@
  * y_j depends on x_j alone, so every element is perturbed at once.
  *
  * Step and tolerance (doc/numerics.md, "Gradient checks"): h = 1e-5 *
- * max(1, |x_i|); the check is |dx_i - fd_i| <= 1e-6 * (1 + |fd_i|). In F64 the
- * truncation error of central differences is h^2 |f'''| / 6 (below 1e-9 for
+ * max(1, |x_i|); the check is |dx_i - fd_i| <= 1e-7 * (1 + |fd_i|). In F64 the
+ * truncation error of central differences is h^2 |f'''| / 6 (below 1e-10 for
  * these functions on these ranges) and the rounding error about
- * 1e-16 |y| / h (1e-11), so the bound leaves two orders of magnitude of
- * margin and still fails a gradient that is wrong in the 6th digit (the
- * self-test at the end shows it fails a gradient scaled by 1 + 1e-5).
+ * 1e-16 |y| / h (1e-11); the worst errors measured are 3e-11, and 1e-9 for
+ * softplus above 20, where the backward follows PyTorch's threshold (f' = 1)
+ * while the forward is exact (f' = 1 - 2e-9 at 20). The bound still fails a
+ * gradient that is wrong in the 7th digit (the self-test shows it fails one
+ * scaled by 1 + 1e-6).
  *
  * Non-differentiable points are skipped, never tested here (their values are
  * those of doc/ops.md, checked exactly by t/conformance): activation inputs
@@ -39,7 +41,7 @@
 
 #define F64 ADNN_DTYPE_F64
 #define STEP 1e-5
-#define TOL 1e-6
+#define TOL 1e-7
 
 static adnn_context *ctx;
 static const char *backend;
@@ -364,17 +366,17 @@ static void check_pool(adnn_pool_kind kind, int64_t n, int64_t c, int64_t h, int
   free(x), free(y), free(w), free(g), free(fd);
 }
 
-/* The comparison can fail: a gradient off by a relative 1e-5 is caught. */
+/* The comparison can fail: a gradient off by a relative 1e-6 is caught. */
 static void self_test(void) {
   const int64_t dims[1] = {4};
   adnn_tensor_desc t;
   adnn_tensor_desc_init(&t, F64, 1, dims);
   const double fd[4] = {0.5, -1.0, 2.0, 0.0};
   double g[4];
-  for (int i = 0; i < 4; i++) g[i] = fd[i] * (1.0 + 1e-5);
+  for (int i = 0; i < 4; i++) g[i] = fd[i] * (1.0 + 1e-6);
   int bad = 0;
   for (int i = 0; i < 4; i++) bad += !(fabs(g[i] - fd[i]) / (1.0 + fabs(fd[i])) <= TOL);
-  ok(bad >= 2, "self-test: a gradient scaled by 1 + 1e-5 fails the bound on %d of 4 elements",
+  ok(bad >= 2, "self-test: a gradient scaled by 1 + 1e-6 fails the bound on %d of 4 elements",
      bad);
 }
 
