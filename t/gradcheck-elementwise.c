@@ -26,6 +26,11 @@
  * within 2h of a kink (0, the clamp bounds, +-3 for hardswish, 20 for
  * softplus's threshold); max pooling gets inputs whose values are at least
  * 0.01 apart, so no window's maximum changes within h.
+ *
+ * Last, the recipe of doc/ops.md for training through a fused activation:
+ * for the activations whose derivative depends only on the side of the kinks
+ * (identity, relu, leaky relu with alpha > 0, clamp with alpha < beta),
+ * activation_backward given y in place of x must give exactly the same dx.
  */
 #include "config.h"
 
@@ -366,6 +371,89 @@ static void check_pool(adnn_pool_kind kind, int64_t n, int64_t c, int64_t h, int
   free(x), free(y), free(w), free(g), free(fd);
 }
 
+/* doc/ops.md's recipe for a fused activation: for identity, relu, leaky
+ * relu with alpha > 0 and clamp with alpha < beta, activation_backward with
+ * the forward's y passed as x gives exactly the dx it gives from x. Checked
+ * on kinks, bounds, infinities and NaN, in F32 (the vector kernels) and F64,
+ * element by element for equality (NaN where NaN). */
+static void check_from_y(adnn_activation act, adnn_dtype dt) {
+  enum { N = 1031 };
+  const int64_t dims[1] = {N};
+  adnn_activation_desc f;
+  adnn_activation_desc_init(&f);
+  adnn_tensor_desc_init(&f.x, dt, 1, dims);
+  f.y = f.x;
+  f.activation = act;
+  adnn_activation_backward_desc b;
+  adnn_activation_backward_desc_init(&b);
+  b.forward = &f;
+  adnn_plan *fp = NULL, *bp = NULL;
+  if (adnn_plan_create_activation(ctx, &f, &fp) != ADNN_STATUS_SUCCESS ||
+      adnn_plan_create_activation_backward(ctx, &b, &bp) != ADNN_STATUS_SUCCESS) {
+    ok(0, "%s from-y %s: plans: %s", backend, adnn_activation_name(act.kind), adnn_last_error());
+    adnn_plan_destroy(fp);
+    return;
+  }
+  static const double specials[] = {0.0, -0.0, 1e-30, -1e-30, 6.0, -1.5, 2.5, 5.999, 6.001,
+                                    -1.4999, INFINITY, -INFINITY, NAN};
+  const size_t es = dt == F64 ? sizeof(double) : sizeof(float), bytes = N * es;
+  double hx[N], hg[N];
+  tap_rng r = tap_rng_seed(0xf7 + (uint64_t)act.kind * 3 + (dt == F64));
+  for (int i = 0; i < N; i++) {
+    hx[i] = i < (int)(sizeof specials / sizeof specials[0]) ? specials[i]
+                                                              : tap_rng_uniform(&r, -8, 8);
+    hg[i] = tap_rng_uniform(&r, -2, 2);
+  }
+  unsigned char hostx[N * sizeof(double)], hostg[N * sizeof(double)];
+  for (int i = 0; i < N; i++) {
+    if (dt == F64) {
+      memcpy(hostx + i * es, &hx[i], es);
+      memcpy(hostg + i * es, &hg[i], es);
+    } else {
+      const float fx = (float)hx[i], fg = (float)hg[i];
+      memcpy(hostx + i * es, &fx, es);
+      memcpy(hostg + i * es, &fg, es);
+    }
+  }
+  void *x = dev_alloc(bytes), *y = dev_alloc(bytes), *g = dev_alloc(bytes);
+  void *d1 = dev_alloc(bytes), *d2 = dev_alloc(bytes);
+  if (adnn_memcpy(ctx, x, hostx, bytes, ADNN_MEMCPY_HOST_TO_DEVICE) != ADNN_STATUS_SUCCESS ||
+      adnn_memcpy(ctx, g, hostg, bytes, ADNN_MEMCPY_HOST_TO_DEVICE) != ADNN_STATUS_SUCCESS)
+    tap_bail(adnn_last_error());
+  const void *fin[1] = {x}, *from_x[2] = {x, g}, *from_y[2] = {y, g};
+  if (adnn_plan_execute(fp, fin, 1, y) != ADNN_STATUS_SUCCESS ||
+      adnn_plan_execute(bp, from_x, 2, d1) != ADNN_STATUS_SUCCESS ||
+      adnn_plan_execute(bp, from_y, 2, d2) != ADNN_STATUS_SUCCESS)
+    tap_bail(adnn_last_error());
+  unsigned char a1[N * sizeof(double)], a2[N * sizeof(double)];
+  if (adnn_memcpy(ctx, a1, d1, bytes, ADNN_MEMCPY_DEVICE_TO_HOST) != ADNN_STATUS_SUCCESS ||
+      adnn_memcpy(ctx, a2, d2, bytes, ADNN_MEMCPY_DEVICE_TO_HOST) != ADNN_STATUS_SUCCESS)
+    tap_bail(adnn_last_error());
+  int bad = 0, first = -1;
+  for (int i = 0; i < N; i++) {
+    double v1, v2;
+    if (dt == F64) {
+      memcpy(&v1, a1 + i * es, es);
+      memcpy(&v2, a2 + i * es, es);
+    } else {
+      float f1, f2;
+      memcpy(&f1, a1 + i * es, es);
+      memcpy(&f2, a2 + i * es, es);
+      v1 = f1, v2 = f2;
+    }
+    if (!(v1 == v2 || (isnan(v1) && isnan(v2)))) {
+      bad++;
+      if (first < 0) first = i;
+    }
+  }
+  ok(bad == 0, "%s from-y %s(%g,%g) %s: dx from y equals dx from x on %d elements", backend,
+     adnn_activation_name(act.kind), act.alpha, act.beta, adnn_dtype_name(dt), N - bad);
+  if (bad) diag("  first difference at element %d (x = %g)", first, hx[first]);
+  adnn_free(ctx, x), adnn_free(ctx, y), adnn_free(ctx, g), adnn_free(ctx, d1), adnn_free(ctx, d2);
+  adnn_plan_destroy(fp);
+  adnn_plan_destroy(bp);
+}
+
 /* The comparison can fail: a gradient off by a relative 1e-6 is caught. */
 static void self_test(void) {
   const int64_t dims[1] = {4};
@@ -407,6 +495,15 @@ static void check_backend(void) {
   check_pool(ADNN_POOL_AVG_INCLUDE_PAD, 1, 3, 7, 7, 3, 2, 1, 1, 1);
   check_pool(ADNN_POOL_AVG_EXCLUDE_PAD, 2, 2, 7, 6, 3, 2, 1, 1, 0);
   check_pool(ADNN_POOL_AVG_EXCLUDE_PAD, 1, 3, 5, 5, 2, 1, 1, 0, 1);
+  static const adnn_activation from_y[] = {{ADNN_ACTIVATION_IDENTITY, 0, 0},
+                                           {ADNN_ACTIVATION_RELU, 0, 0},
+                                           {ADNN_ACTIVATION_LEAKY_RELU, 0.1, 0},
+                                           {ADNN_ACTIVATION_CLAMP, 0, 6},
+                                           {ADNN_ACTIVATION_CLAMP, -1.5, 2.5}};
+  for (size_t i = 0; i < sizeof from_y / sizeof from_y[0]; i++) {
+    check_from_y(from_y[i], ADNN_DTYPE_F32);
+    check_from_y(from_y[i], F64);
+  }
 }
 
 int main(void) {
