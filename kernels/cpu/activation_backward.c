@@ -105,7 +105,7 @@ SIMD_INLINE VF NAME(vact_grad)(int kind, VF x, VF g, const NAME(act_params) *pa)
       r = NAME(vsel)(x > 20.0f, g, g * NAME(vsigmoid_stable)(x));
       break;
     case ADNN_ACTIVATION_HARDSWISH:
-      r = NAME(vsel)(x < -3.0f, zero, NAME(vsel)(x < 3.0f, g * (x / 3.0f + 0.5f), g));
+      r = NAME(vsel)(x < -3.0f, zero, NAME(vsel)(x <= 3.0f, g * (x / 3.0f + 0.5f), g));
       break;
     default:
       r = x * __builtin_nanf("");

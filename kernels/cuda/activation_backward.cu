@@ -68,7 +68,7 @@ __device__ __forceinline__ T activate_backward(const adnn_activation &a, T x, T 
       return x > T(20) ? g : g * sigmoid_stable(x);
     case ADNN_ACTIVATION_HARDSWISH:
       if (x < T(-3)) return T(0);
-      if (x < T(3)) return g * (x / T(3) + T(0.5));
+      if (x <= T(3)) return g * (x / T(3) + T(0.5));
       return g;
   }
   return x * T(NAN);

@@ -31,7 +31,7 @@ static double ref_tanh_grad(double x) {
  * there); everywhere else dx = dy * f'(x), so a non-finite dy propagates. The
  * value at a kink is PyTorch's (relu'(0) = 0, leaky_relu'(0) = alpha,
  * elu'(0) = alpha, clamp' = 0 at both bounds, hardswish'(-3) = -1/2,
- * hardswish'(3) = 1), and the smooth kinds take their limits at +-inf. */
+ * hardswish'(3) = 3/2), and the smooth kinds take their limits at +-inf. */
 double adnn_ref_activation_backward_apply(const adnn_activation *act, double x, double dy) {
   const double alpha = act->alpha, beta = act->beta;
   if (isnan(x)) return x;
@@ -78,7 +78,7 @@ double adnn_ref_activation_backward_apply(const adnn_activation *act, double x, 
       return x > 20.0 ? dy : dy * ref_sigmoid(x);
     case ADNN_ACTIVATION_HARDSWISH:
       if (x < -3.0) return 0.0;
-      if (x < 3.0) return dy * (x / 3.0 + 0.5);
+      if (x <= 3.0) return dy * (x / 3.0 + 0.5);
       return dy;
   }
   return NAN;
