@@ -274,6 +274,13 @@ static const pb_spec pb_specs[] = {
     {"nan", PMAX, 1, 3, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NCHW, F32, 2},
     {"nan", PMAX, 2, 17, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 0, NHWC, F32, 2},
     {"1x1 img", PMAX, 1, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, NCHW, F32, 0},
+    /* Rows long enough for the vector passes of the NCHW max path (16
+     * outputs per vector and a tail), with ties and NaN across columns. */
+    {"wide s2", PMAX, 1, 3, 7, 101, 3, 3, 2, 2, 1, 1, 1, 1, 1, NCHW, F32, 1},
+    {"wide s1", PMAX, 1, 2, 6, 77, 3, 3, 1, 1, 1, 1, 1, 1, 0, NCHW, F32, 2},
+    {"wide s1 ties", PMAX, 1, 2, 6, 77, 3, 2, 1, 1, 1, 1, 1, 1, 0, NCHW, F32, 1},
+    {"wide s3", PMAX, 1, 2, 6, 80, 3, 3, 3, 3, 0, 0, 0, 0, 0, PADDED, F32, 1},
+    {"wide s2", PMAX, 2, 2, 5, 64, 2, 2, 2, 2, 0, 0, 0, 0, 0, NCHW, F32, 2},
     {"3x3 s1", PINC, 1, 3, 6, 7, 3, 3, 1, 1, 1, 1, 1, 1, 0, NCHW, F32, 0},
     {"3x3 s2 edges", PINC, 1, 3, 8, 10, 3, 3, 2, 2, 0, 0, 0, 0, 1, NCHW, F32, 0},
     {"asym", PINC, 3, 4, 9, 7, 3, 3, 2, 2, 0, 1, 1, 0, 1, NHWC, F32, 0},
