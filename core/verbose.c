@@ -217,25 +217,24 @@ static void print_reduce(line_buf *p, const void *problem, const char **layout) 
   if (r->keep_dims) put(p, ":keep");
 }
 
-/* The backward passes of pooling, activations and softmax: the forward
- * problem in adnn-bench syntax with its direction as a last field
- * (benchdnn's dir=BWD_D). */
+/* The backward passes of pooling, activations and softmax: adnn-bench's
+ * direction field (benchdnn's dir=BWD_D), then the forward problem. */
 static void print_pool2d_backward(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_pool2d_backward *b = problem;
+  put(p, "dir=BWD_D:");
   print_pool2d(p, &b->fwd, layout);
-  put(p, ":dir=BWD_D");
 }
 
 static void print_activation_backward(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_activation_backward *b = problem;
+  put(p, "dir=BWD_D:");
   print_activation(p, &b->fwd, layout);
-  put(p, ":dir=BWD_D");
 }
 
 static void print_softmax_backward(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_softmax_backward *b = problem;
+  put(p, "dir=BWD_D:");
   print_softmax(p, &b->fwd, layout);
-  put(p, ":dir=BWD_D");
 }
 
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
