@@ -21,9 +21,6 @@
 
 PENDING_(conv2d_backward_data)
 PENDING_(conv2d_backward_weights)
-PENDING_(batchnorm_training)
-PENDING_(batchnorm_backward)
-PENDING_(norm_backward)
 PENDING_(softmax_cross_entropy)
 PENDING_(softmax_cross_entropy_backward)
 PENDING_(optimizer)
