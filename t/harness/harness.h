@@ -232,6 +232,11 @@ struct harness_case {
   harness_buffer in[HARNESS_MAX_INPUTS];
   harness_buffer out;  /**< y's layout (its values are not used) */
   int inplace;         /**< -1, or the input whose buffer y is */
+  /** Storage for the forward descriptor that a backward op's descriptor
+   *  points to (desc.<op>.forward == &forward.<forward op>), so that the
+   *  pointer lives as long as the case; a copy of the case keeps pointing to
+   *  the original's. */
+  harness_desc forward;
 };
 
 /** Starts a case of op in dtype named by the format (" f64" is appended for
