@@ -49,7 +49,8 @@ static const char *bwd_data_set_variant(harness_desc *hd, int v) {
 static int bwd_data_variant_expected(const char *backend, int v) {
   if (strcmp(backend, "cpu") != 0) return 0;
   const adnn_conv2d_algorithm a = conv_bwd_algorithms[v];
-  return a == ADNN_CONV2D_ALGO_REFERENCE;
+  return a == ADNN_CONV2D_ALGO_REFERENCE || a == ADNN_CONV2D_ALGO_IM2COL_GEMM ||
+         a == ADNN_CONV2D_ALGO_GEMM_1X1 || a == ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT;
 }
 
 /* ------------------------------------------------------------------------ */
