@@ -26,6 +26,7 @@ libadnn_la_SOURCES = \
 	core/op_validate.c \
 	core/validate_conv2d_backward.c \
 	core/ops.c \
+	core/training_pending.c \
 	core/tuner.h \
 	core/tuner.c \
 	core/tuner_select.c \

@@ -13,29 +13,12 @@
 #include "config.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/internal.h"
 #include "core/op_validate.h"
 
-/* TEMPORARY, until main's adnn_plan_execute_multi support lands (it brings
- * adnn__read_op_desc and adnn__op_io_init/free): local equivalents under the
- * same names, removed at that merge. */
-static adnn_status conv2d_bwd_read_op_desc_(const char *func, const char *what, int kind,
-                                            const void *src, void *dst) {
-  (void)kind;
-  char init_name[64];
-  snprintf(init_name, sizeof init_name, "adnn_conv2d_desc_init (%s)", what);
-  adnn_conv2d_desc_init((adnn_conv2d_desc *)dst);
-  return adnn__read_struct(func, "adnn_conv2d_desc", init_name, src,
-                           offsetof(adnn_conv2d_desc, algorithm) + sizeof(adnn_conv2d_algorithm),
-                           sizeof(adnn_conv2d_desc), dst);
-}
-#define adnn__read_op_desc conv2d_bwd_read_op_desc_
-#define adnn__op_io_init(io) memset((io), 0, sizeof *(io))
-#define adnn__op_io_free(io) ((void)(io))
 
 /* Reads *forward by the struct_size rule into *fwd and validates it as
  * adnn_plan_create_conv2d would (messages say "desc->forward"), filling the
@@ -44,6 +27,8 @@ static adnn_status conv2d_bwd_read_op_desc_(const char *func, const char *what, 
  * activation and AUTO, so that plugins never see them. */
 static adnn_status read_forward(const char *func, const adnn_conv2d_desc *forward,
                                 unsigned dtypes, adnn_plugin_conv2d *fp, adnn__op_io *fio) {
+  /* First, so that the caller may free *fio whatever happens. */
+  adnn__op_io_init(fio);
   if (forward == NULL)
     return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: desc->forward is NULL", func);
   adnn_conv2d_desc fwd;
@@ -51,7 +36,6 @@ static adnn_status read_forward(const char *func, const adnn_conv2d_desc *forwar
   if (st != ADNN_STATUS_SUCCESS) return st;
   char fwd_func[128];
   snprintf(fwd_func, sizeof fwd_func, "%s: desc->forward", func);
-  adnn__op_io_init(fio);
   fio->dtypes = dtypes;
   memset(fp, 0, sizeof *fp);
   st = adnn__conv2d_validate(fwd_func, &fwd, fp, fio);
