@@ -19,8 +19,6 @@
                       ": this op is not implemented in this build");                        \
   }
 
-PENDING_(conv2d_backward_data)
-PENDING_(conv2d_backward_weights)
 PENDING_(softmax_cross_entropy)
 PENDING_(softmax_cross_entropy_backward)
 PENDING_(optimizer)

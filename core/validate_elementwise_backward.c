@@ -7,9 +7,10 @@
  * Each backward descriptor points to its forward descriptor. That one is read
  * by the struct_size rule like any descriptor and checked by the forward
  * op's own validator, so a backward plan accepts exactly the problems the
- * forward op accepts, with the same messages (prefixed "forward:" so that the
- * caller knows which descriptor is wrong). The gradients have the layouts of
- * the forward tensors they are the gradients of: dx has x's, dy has y's. dx
+ * forward op accepts, with the same messages, prefixed "desc->forward:" so
+ * that the caller knows which descriptor is wrong ("...: desc->forward: x has
+ * rank 3"). The gradients have the layouts of the forward tensors they are
+ * the gradients of: dx has x's, dy has y's. dx
  * is an output, so x's strides must then give distinct addresses, which the
  * forward op never had to require of its input.
  */
@@ -39,7 +40,7 @@ static int same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
 
 /* The prefix of the forward validator's messages. */
 static void forward_func(char *buf, size_t size, const char *func) {
-  snprintf(buf, size, "%s: forward", func);
+  snprintf(buf, size, "%s: desc->forward", func);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -892,22 +892,22 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   if (op >= 0 && !colon) /* a kind name alone, "conv" included */
     return fail(err, errlen, "bad token '%.*s': %s descriptor has no fields (%s:...)", (int)n,
                 text, op_names[op], op_names[op]);
-  /* Backward convolutions are not in this grammar yet (conv2d_backward_*
-   * bring them): a direction of a convolution is refused, not ignored. */
-  if (dir > BENCH_DIR_FWD && (op == BENCH_OP_CONV || op < 0))
-    return fail(err, errlen, "bad token 'dir=%s:': this adnn-bench has no backward "
-                "convolution", bench_dir_name(dir));
   if (op == BENCH_OP_CONV) { /* optional "conv:" prefix; the colon is there */
     text += head + 1;
     n -= head + 1;
-    return parse_conv(text, n, p, err, errlen);
+    if (take_dir(&text, &n, &dir, err, errlen)) return -1;
+    if (parse_conv(text, n, p, err, errlen)) return -1;
+    p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+    return 0;
   }
   if (op < 0) {
     /* No op prefix: a convolution (its name may contain ':'). */
     if (colon && !memchr(text, 'n', head))
       return fail(err, errlen, "bad token '%.*s': unknown op (conv, pool, act, softmax, lnorm, "
                   "rmsnorm, bnorm, binary, reduce, gemm)", (int)head, text);
-    return parse_conv(text, n, p, err, errlen);
+    if (parse_conv(text, n, p, err, errlen)) return -1;
+    p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+    return 0;
   }
   /* Pooling, activations and softmax have a backward pass (BWD_D); no
    * other op of this grammar has one, and weights belong to convolutions. */
@@ -998,6 +998,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
   if (len) buf[0] = 0;
   switch (p->op) {
     case BENCH_OP_CONV:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       if (p->g != 1) put(&s, "g%lld", (long long)p->g);
       put(&s, "mb%lldic%lldih%lld", (long long)p->mb, (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);

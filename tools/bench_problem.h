@@ -7,9 +7,14 @@
  * adnn-bench(1):
  *
  *   convolution, oneDNN benchdnn's grammar:
- *     [conv:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>[oh<P>][ow<Q>][kh<R>][kw<S>]
- *     [sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>][pb<..>][pr<..>][_n<name>]
- *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none)
+ *     [[--]dir=<DIR>:][conv:][[--]dir=<DIR>:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>
+ *     [oh<P>][ow<Q>][kh<R>][kw<S>][sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>]
+ *     [pb<..>][pr<..>][_n<name>]
+ *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none). DIR is
+ *     benchdnn's direction (at most one): FWD_D or FWD_I (the forward op, the
+ *     default), BWD_D (backward data), BWD_W (backward weights), BWD_WB
+ *     (backward weights and bias); the canonical form writes "dir=<DIR>:"
+ *     first for the backward ones.
  *   other ops, colon-separated fields after the op name:
  *     [[--]dir=<DIR>:]pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
  *     [[--]dir=<DIR>:]act:<kind>[:a<alpha>][:b<beta>]:<dims>
