@@ -19,9 +19,6 @@
                       ": this op is not implemented in this build");                        \
   }
 
-PENDING_(pool2d_backward)
-PENDING_(activation_backward)
-PENDING_(softmax_backward)
 PENDING_(softmax_cross_entropy)
 PENDING_(softmax_cross_entropy_backward)
 PENDING_(optimizer)

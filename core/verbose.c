@@ -258,6 +258,26 @@ static void print_conv2d_backward_weights(line_buf *p, const void *problem, cons
   *layout = image_layout(&b->fwd.x);
 }
 
+/* The backward passes of pooling, activations and softmax: adnn-bench's
+ * direction field (benchdnn's dir=BWD_D), then the forward problem. */
+static void print_pool2d_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_pool2d_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_pool2d(p, &b->fwd, layout);
+}
+
+static void print_activation_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_activation_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_activation(p, &b->fwd, layout);
+}
+
+static void print_softmax_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_softmax_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_softmax(p, &b->fwd, layout);
+}
+
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
 #define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
   [ADNN_PLUGIN_OP_##NAME] = print_##name,

@@ -162,6 +162,8 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
         p->oh = pool_out(p->ih, p->kh, p->sh, p->pt, p->ceil_mode);
         p->ow = pool_out(p->iw, p->kw, p->sw, p->pl, p->ceil_mode);
         const int64_t x[4] = {p->mb, p->ic, p->ih, p->iw};
+        /* the forward op, or its backward pass (dir=BWD_D) */
+        p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
         if (p->oh >= 1 && p->ow >= 1 && elements(4, x) >= 0) return;
       }
     case BENCH_OP_ACT: {
@@ -174,12 +176,14 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       if (tap_rng_next(r) % 2) p->alpha = any_double(r);
       if (tap_rng_next(r) % 2) p->beta = any_double(r);
       random_dims(r, &p->rank, p->dims);
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
       return;
     }
     case BENCH_OP_SOFTMAX:
       random_dims(r, &p->rank, p->dims);
       p->axis = (int)pick(r, -p->rank, p->rank - 1);
       p->log_softmax = (int)(tap_rng_next(r) % 2);
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
       return;
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM:
@@ -353,6 +357,13 @@ static const struct {
     {"act:relu:-3", "expected"},
     {"act:relu:0", "dims are"},
     {"act:relu:a1:a2:3", "twice"},
+    {"dir=BWD_D:", "must follow"},
+    {"dir=BWD_D", "must follow"},
+    {"dir=BWD_X:act:relu:3", "the direction is"},
+    {"dir=BWD_D:dir=BWD_D:act:relu:3", "twice"},
+    {"dir=BWD_W:pool:max:mb1ic3ih5kh2", "no BWD_W direction"},
+    {"dir=BWD_D:lnorm:4x5", "no BWD_D direction"},
+    {"dir=BWD_D:gemm:m2n2k2", "no BWD_D direction"},
     {"act:relu:ainf:3", "expected"},
     {"act:relu:anan:3", "expected"},
     {"act:relu:a1e999:3", "expected"},
@@ -410,7 +421,6 @@ static const struct {
     {"foo:bar", "unknown op"},
     {"dir=BWD_X:mb1ic4ih5oc4kh3", "the direction is"},
     {"dir=BWD_D:conv:dir=BWD_W:mb1ic4ih5oc4kh3", "given twice"},
-    {"dir=BWD_D:pool:max:mb1ic3ih5kh2", "belongs to a convolution"},
     {"dir=BWD_D", "must follow"},
     {"--dir=:mb1ic4ih5oc4kh3", "the direction is"},
     {"mb1ic4ih5oc4kh3 junk", "spaces"},

@@ -178,6 +178,25 @@ static int build_reduce(adnn_plugin_reduce *p, adnn_dtype dt) {
   return 1;
 }
 
+/* The backward passes embed their forward problem. */
+static int build_pool2d_backward(adnn_plugin_pool2d_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_pool2d(&p->fwd, dt);
+  return 3;
+}
+
+static int build_activation_backward(adnn_plugin_activation_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_activation(&p->fwd, dt);
+  return 2;
+}
+
+static int build_softmax_backward(adnn_plugin_softmax_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_softmax(&p->fwd, dt);
+  return 2;
+}
+
 /* Storage for any op's problem. */
 typedef union any_problem {
 #define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \

@@ -140,6 +140,9 @@ harness_op_files = \
 	t/ops/conv2d_backward.h \
 	t/ops/conv2d_backward_data.c \
 	t/ops/conv2d_backward_weights.c \
+	t/ops/pool2d_backward.c \
+	t/ops/activation_backward.c \
+	t/ops/softmax_backward.c \
 	t/ops/batchnorm_training.c \
 	t/ops/batchnorm_backward.c \
 	t/ops/norm_backward.c
@@ -293,6 +296,12 @@ t_core_register_SOURCES = t/core-register.c t/tap.h t/rng.h
 t_core_register_LDADD = libadnn.la
 t_core_execute_multi_SOURCES = t/core-execute-multi.c t/tap.h t/rng.h
 t_core_execute_multi_LDADD = libadnn.la
+
+# ---- gradient checks of the backward ops (central differences in F64) ----------
+check_PROGRAMS += t/gradcheck-elementwise
+TESTS += t/gradcheck-elementwise
+t_gradcheck_elementwise_SOURCES = t/gradcheck-elementwise.c t/tap.h t/rng.h
+t_gradcheck_elementwise_LDADD = libadnn.la -lm
 
 # ---- sanitizers (./configure --enable-sanitizers) ---------------------------------
 # Every program is built with ASan + UBSan (configure adds the flags to CFLAGS

@@ -202,6 +202,25 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
   }
   harness_desc d, fwd;
   const char *name = describe(p, nhwc, algorithm, &d, &fwd);
+  /* dir=BWD_D of pooling, activations and softmax: the backward op, whose
+   * descriptor points to the forward one, kept in a slot of the harness
+   * that outlives the case. */
+  if (name && p->dir == BENCH_DIR_BWD_D && p->op != BENCH_OP_CONV) {
+    const harness_desc forward_desc = d;
+    memset(&d, 0, sizeof d);
+    if (p->op == BENCH_OP_POOL) {
+      *harness_pool2d_backward_forward(&d) = forward_desc.pool2d;
+      name = "pool2d_backward";
+    } else if (p->op == BENCH_OP_ACT) {
+      *harness_activation_backward_forward(&d) = forward_desc.activation;
+      name = "activation_backward";
+    } else if (p->op == BENCH_OP_SOFTMAX) {
+      *harness_softmax_backward_forward(&d) = forward_desc.softmax;
+      name = "softmax_backward";
+    } else {
+      name = NULL;
+    }
+  }
   const harness_op *op = name ? harness_op_find(name) : NULL;
   harness_case_init(c, op, dtype, "%s", text);
   if (!op) return -1;

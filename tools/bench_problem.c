@@ -835,9 +835,9 @@ const char *bench_dir_name(int dir) {
   }
 }
 
-/* A leading "dir=<DIR>:" or "--dir=<DIR>:" field of a convolution: consumed
- * from *text when there, its direction in *dir (which must still be -1: one
- * direction per descriptor). Returns 0, or -1 with a message. */
+/* A leading "dir=<DIR>:" or "--dir=<DIR>:" field: consumed from *text when
+ * there, its direction in *dir (which must still be -1: one direction per
+ * descriptor). Returns 0, or -1 with a message. */
 static int take_dir(const char **text, size_t *n, int *dir, char *err, size_t errlen) {
   const char *t = *text;
   size_t skip = 0;
@@ -856,8 +856,8 @@ static int take_dir(const char **text, size_t *n, int *dir, char *err, size_t er
   if (*dir >= 0)
     return fail(err, errlen, "bad token '%.*s': a direction given twice", (int)(skip + vn), t);
   if (!colon)
-    return fail(err, errlen, "bad token '%.*s': a convolution descriptor must follow the "
-                "direction (dir=%.*s:mb...)", (int)(skip + vn), t, (int)vn, v);
+    return fail(err, errlen, "bad token '%.*s': a descriptor must follow the direction "
+                "(dir=%.*s:...)", (int)(skip + vn), t, (int)vn, v);
   *dir = d;
   *text = colon + 1;
   *n -= (size_t)(colon + 1 - t);
@@ -879,7 +879,11 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
       return fail(err, errlen, "bad token '%.*s': spaces are not allowed in a descriptor",
                   (int)n, text);
   int dir = -1;
-  if (take_dir(&text, &n, &dir, err, errlen)) return -1;
+  /* Twice, so that a second direction is refused by name. */
+  if (take_dir(&text, &n, &dir, err, errlen) || take_dir(&text, &n, &dir, err, errlen)) return -1;
+  if (n == 0)
+    return fail(err, errlen, "bad token 'dir=%s:': a descriptor must follow the direction",
+                bench_dir_name(dir));
   const char *colon = memchr(text, ':', n);
   size_t head = colon ? (size_t)(colon - text) : n;
   int op = -1;
@@ -905,9 +909,13 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
     p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
     return 0;
   }
-  if (dir >= 0)
-    return fail(err, errlen, "bad token '%s:': a direction belongs to a convolution, not to %s",
-                bench_dir_name(dir), op_names[op]);
+  /* Pooling, activations and softmax have a backward pass (BWD_D); no
+   * other op of this grammar has one, and weights belong to convolutions. */
+  if (dir > BENCH_DIR_FWD &&
+      !(dir == BENCH_DIR_BWD_D &&
+        (op == BENCH_OP_POOL || op == BENCH_OP_ACT || op == BENCH_OP_SOFTMAX)))
+    return fail(err, errlen, "bad token 'dir=%s:': %s has no %s direction (pool, act and "
+                "softmax have BWD_D)", bench_dir_name(dir), op_names[op], bench_dir_name(dir));
   p->op = op;
   /* The name: from the first "_n" to the end. */
   const char *nm = NULL;
@@ -931,7 +939,9 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   if (head + 1 >= n)
     return fail(err, errlen, "bad token '%.*s': %s descriptor has no fields", (int)n, text,
                 op_names[op]);
-  return parse_compact(text, n, p, err, errlen);
+  if (parse_compact(text, n, p, err, errlen)) return -1;
+  p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+  return 0;
 }
 
 void bench_problem_set_mb(bench_problem *p, int64_t mb) {
@@ -1013,6 +1023,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
         put(&s, "pr%lld", (long long)p->pr);
       break;
     case BENCH_OP_POOL:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "pool:%s:mb%lldic%lldih%lld", pool_word(p->pool_kind), (long long)p->mb,
           (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
@@ -1027,6 +1038,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
     case BENCH_OP_ACT: {
       double alpha, beta;
       activation_defaults(p->act_kind, &alpha, &beta);
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "act:%s:", adnn_activation_name(p->act_kind));
       if (!same_double(p->alpha, alpha)) {
         put_double(&s, "a", p->alpha);
@@ -1040,6 +1052,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       break;
     }
     case BENCH_OP_SOFTMAX:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "softmax:axis%d:%s", p->axis, p->log_softmax ? "log:" : "");
       put_dims(&s, p->rank, p->dims);
       break;
@@ -1116,14 +1129,18 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
     case BENCH_OP_CONV:
       return e * ((double)p->mb * p->ic * p->ih * p->iw + (double)p->oc * (p->ic / p->g) * p->kh * p->kw +
                   (double)p->mb * p->oc * p->oh * p->ow);
-    case BENCH_OP_POOL:
-      return e * ((double)p->mb * p->ic * p->ih * p->iw + (double)p->mb * p->ic * p->oh * p->ow);
+    case BENCH_OP_POOL: {
+      /* Forward: x in, y out; backward: x, y and dy in, dx out. */
+      const double xs = (double)p->mb * p->ic * p->ih * p->iw, ys = (double)p->mb * p->ic * p->oh * p->ow;
+      return e * (p->dir == BENCH_DIR_BWD_D ? 2.0 * xs + 2.0 * ys : xs + ys);
+    }
     case BENCH_OP_BNORM: {
       double hw = (p->ih ? (double)p->ih : 1.0) * (p->iw ? (double)p->iw : 1.0);
       return e * (2.0 * (double)p->mb * p->ic * hw + 4.0 * p->ic);
     }
     case BENCH_OP_ACT:
-    case BENCH_OP_SOFTMAX: return e * 2.0 * count_of(p->rank, p->dims);
+    case BENCH_OP_SOFTMAX: /* backward: two inputs (x or y, and dy) and dx */
+      return e * (p->dir == BENCH_DIR_BWD_D ? 3.0 : 2.0) * count_of(p->rank, p->dims);
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM: {
       double d = count_of(p->norm_dims, p->dims + p->rank - p->norm_dims);

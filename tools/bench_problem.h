@@ -16,9 +16,12 @@
  *     (backward weights and bias); the canonical form writes "dir=<DIR>:"
  *     first for the backward ones.
  *   other ops, colon-separated fields after the op name:
- *     pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
- *     act:<kind>[:a<alpha>][:b<beta>]:<dims>
- *     softmax:[axis<A>:][log:]<dims>
+ *     [[--]dir=<DIR>:]pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
+ *     [[--]dir=<DIR>:]act:<kind>[:a<alpha>][:b<beta>]:<dims>
+ *     [[--]dir=<DIR>:]softmax:[axis<A>:][log:]<dims>
+ *   where DIR, benchdnn's direction, is FWD_D (the forward op, the default)
+ *   or BWD_D (its backward pass: pool2d_backward, activation_backward,
+ *   softmax_backward); the canonical form writes "dir=BWD_D:" first.
  *     lnorm:<dims>[:nd<D>][:nogain][:nobias][:eps<E>]
  *     rmsnorm:<dims>[:nd<D>][:nogain][:bias][:eps<E>]
  *     bnorm:mb..ic..ih..[iw..][:<activation kind>]
@@ -56,7 +59,7 @@ enum bench_op {
   BENCH_OP_GEMM
 };
 
-/* Directions of a convolution (benchdnn's --dir). */
+/* Directions (benchdnn's --dir): the forward op, or a backward pass. */
 enum bench_dir { BENCH_DIR_FWD = 0, BENCH_DIR_BWD_D, BENCH_DIR_BWD_W, BENCH_DIR_BWD_WB };
 
 #define BENCH_MAX_RANK 8
@@ -73,7 +76,7 @@ typedef struct bench_problem {
   int64_t g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw;
   int64_t pt, pb, pl, pr; /* padding top, bottom, left, right */
   int64_t dh, dw;
-  int dir; /* conv: enum bench_dir */
+  int dir; /* enum bench_dir */
   adnn_pool_kind pool_kind;
   int ceil_mode;
   /* act (and bnorm's fused activation) */

@@ -111,6 +111,19 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 }
 #define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_FORCED adnn_cpu_conv2d_backward_weights_forced
 
+/* The backward passes of pooling, activations and softmax: vectorized F32
+ * kernels (kernels/cpu/<op>.c), then the reference loops for F64. */
+#define ADNN_CPU_POOL2D_BACKWARD_IMPLS(X) X(pool2d_backward, simd) X(pool2d_backward, reference)
+#define ADNN_CPU_POOL2D_BACKWARD_FORCED NULL
+
+#define ADNN_CPU_ACTIVATION_BACKWARD_IMPLS(X) \
+  X(activation_backward, simd) X(activation_backward, reference)
+#define ADNN_CPU_ACTIVATION_BACKWARD_FORCED NULL
+
+#define ADNN_CPU_SOFTMAX_BACKWARD_IMPLS(X) \
+  X(softmax_backward, simd) X(softmax_backward, reference)
+#define ADNN_CPU_SOFTMAX_BACKWARD_FORCED NULL
+
 /* Batch-norm training and backward, layer / RMS norm backward: vectorized F32
  * kernels for the packed layouts (kernels/cpu/batchnorm_training.c,
  * norm_backward.c), the reference loops for F64 and other strides. */

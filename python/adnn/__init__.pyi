@@ -117,3 +117,13 @@ def conv2d_backward_weights(ctx: Context, x: TensorLike, dy: TensorLike, *,
                             bias: bool = ..., beta: float = ..., algorithm: str = "auto",
                             out: Union[None, TensorLike, Tuple[TensorLike, TensorLike]] = None
                             ) -> Union[Tensor, Tuple[Tensor, Tensor]]: ...
+# Backward ops: the keywords are the forward op's; the result has x's layout.
+def pool2d_backward(ctx: Context, x: TensorLike, y: TensorLike, dy: TensorLike, *,
+                    kind: str = "max", kernel: Pair = ..., stride: Pair = ...,
+                    padding: Padding = ..., ceil_mode: bool = ...,
+                    out: Optional[TensorLike] = None) -> Tensor: ...
+def activation_backward(ctx: Context, x: TensorLike, dy: TensorLike, *,
+                        activation: ActivationSpec = "identity",
+                        out: Optional[TensorLike] = None) -> Tensor: ...
+def softmax_backward(ctx: Context, y: TensorLike, dy: TensorLike, *, axis: int = ...,
+                     log: bool = ..., out: Optional[TensorLike] = None) -> Tensor: ...

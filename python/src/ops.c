@@ -50,6 +50,19 @@ typedef struct op_binding {
   /* The expected length of packed-vector input i, or -1 when not one. */
   int64_t (*vector_len)(const void *desc, TensorObject *const *in, int i);
   const char *doc;
+  /* Backward ops, whose descriptor only points to a forward descriptor: the
+   * inputs, parameters and output above are fields of that FORWARD
+   * descriptor (of fwd_size bytes, set up by fwd_init), which is also the
+   * plan cache's key, and fwd_create makes the backward plan from it. */
+  size_t fwd_size;
+  void (*fwd_init)(void *fwd);
+  adnn_status (*fwd_create)(adnn_context *ctx, const void *fwd, adnn_plan **plan);
+  /* Backward ops: two inputs that must share one layout (they land in one
+   * forward tensor, e.g. y and dy), -1 for none; and the input whose layout
+   * the output must have (dx has x's), -1 for none. Index 0 means input 0,
+   * so an unused pair is written {-1, -1}. */
+  int same_layout[2];
+  int out_like;
   /* Ops whose descriptor points to another one (the backward convolutions:
    * `forward`): the binding's own storage, of desc_size bytes (0: the
    * descriptor's size), set up by init (NULL: the descriptor's *_init) and
@@ -244,6 +257,88 @@ static const op_binding binding_reduce = {
     .doc = "Reduction (sum, mean, max, min) over axes (an int or a tuple).",
 };
 
+/* ---- backward ops: forward descriptors and the backward plans made from them ---------- */
+
+static void fwd_init_pool2d(void *d) { adnn_pool2d_desc_init(d); }
+static void fwd_init_activation(void *d) { adnn_activation_desc_init(d); }
+static void fwd_init_softmax(void *d) { adnn_softmax_desc_init(d); }
+
+static adnn_status fwd_create_pool2d_backward(adnn_context *c, const void *fwd, adnn_plan **p) {
+  adnn_pool2d_backward_desc d;
+  adnn_pool2d_backward_desc_init(&d);
+  d.forward = fwd;
+  return adnn_plan_create_pool2d_backward(c, &d, p);
+}
+
+static adnn_status fwd_create_activation_backward(adnn_context *c, const void *fwd,
+                                                  adnn_plan **p) {
+  adnn_activation_backward_desc d;
+  adnn_activation_backward_desc_init(&d);
+  d.forward = fwd;
+  return adnn_plan_create_activation_backward(c, &d, p);
+}
+
+static adnn_status fwd_create_softmax_backward(adnn_context *c, const void *fwd, adnn_plan **p) {
+  adnn_softmax_backward_desc d;
+  adnn_softmax_backward_desc_init(&d);
+  d.forward = fwd;
+  return adnn_plan_create_softmax_backward(c, &d, p);
+}
+
+/* pool2d_backward(ctx, x, y, dy, *, <pool2d's parameters>) -> dx (x's layout). */
+static const op_binding binding_pool2d_backward = {
+    .inputs = {T_IN("x", adnn_pool2d_desc, x), T_IN("y", adnn_pool2d_desc, y),
+               T_IN("dy", adnn_pool2d_desc, y)},
+    .params = {{"kind", P_ENUM, OFF(adnn_pool2d_desc, kind), pool_kinds},
+               {"kernel", P_PAIR, OFF(adnn_pool2d_desc, kernel_h)},
+               {"stride", P_PAIR, OFF(adnn_pool2d_desc, stride_h)},
+               {"padding", P_PAD, OFF(adnn_pool2d_desc, pad_top)},
+               {"ceil_mode", P_BOOL, OFF(adnn_pool2d_desc, ceil_mode)}},
+    .y_off = OFF(adnn_pool2d_desc, x),
+    .output_dims = same_as_x,
+    .doc = "The gradient of pool2d with respect to x (the parameters are the forward's).",
+    .fwd_size = sizeof(adnn_pool2d_desc),
+    .fwd_init = fwd_init_pool2d,
+    .fwd_create = fwd_create_pool2d_backward,
+    .same_layout = {1, 2},
+    .out_like = 0,
+};
+
+/* activation_backward(ctx, x, dy, *, activation) -> dx = dy * act'(x). */
+static const op_binding binding_activation_backward = {
+    .inputs = {T_IN("x", adnn_activation_desc, x), T_IN("dy", adnn_activation_desc, y)},
+    .params = {{"activation", P_ACT, OFF(adnn_activation_desc, activation)}},
+    .y_off = OFF(adnn_activation_desc, x),
+    .output_dims = same_as_x,
+    .doc = "dx = dy * act'(x), with doc/ops.md's values at the kinks.",
+    .fwd_size = sizeof(adnn_activation_desc),
+    .fwd_init = fwd_init_activation,
+    .fwd_create = fwd_create_activation_backward,
+    .same_layout = {-1, -1},
+    .out_like = 0,
+};
+
+/* softmax_backward(ctx, y, dy, *, axis, log) -> dx. */
+static const op_binding binding_softmax_backward = {
+    .inputs = {T_IN("y", adnn_softmax_desc, y), T_IN("dy", adnn_softmax_desc, y)},
+    .params = {{"axis", P_INT32, OFF(adnn_softmax_desc, axis)},
+               {"log", P_BOOL, OFF(adnn_softmax_desc, log)}},
+    .y_off = OFF(adnn_softmax_desc, x),
+    .output_dims = same_as_x,
+    .doc = "The gradient of softmax (log=True: log-softmax) along axis, from y and dy.",
+    .fwd_size = sizeof(adnn_softmax_desc),
+    .fwd_init = fwd_init_softmax,
+    .fwd_create = fwd_create_softmax_backward,
+    .same_layout = {0, 1},
+    .out_like = -1,
+};
+
+static int same_tensor_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
+  if (a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i] || (a->dims[i] > 1 && a->strides[i] != b->strides[i])) return 0;
+  return 1;
+}
 /* The backward convolutions: the backward descriptor and the forward one it
  * points to in one storage. The keywords are the forward convolution's
  * (stride, padding, dilation, groups), and the shape the gradients cannot
@@ -967,7 +1062,12 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *result = NULL, *plan_cap = NULL, *out2_obj = NULL;
   TensorObject *in[MAX_INPUTS] = {0}, *y = NULL, *y2 = NULL;
   _Alignas(16) char desc[1024];
-  if (b->init)
+  /* A backward op of pooling, activations or softmax fills its forward
+   * descriptor (fwd_init, see op_binding); a backward convolution its own
+   * storage (init). */
+  if (b->fwd_create)
+    b->fwd_init(desc);
+  else if (b->init)
     b->init(desc);
   else
     e->init(desc);
@@ -1005,6 +1105,14 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
                    "adnn.%s: %s must be a packed vector of %lld elements (has %lld%s)", op,
                    b->inputs[i].name, (long long)want, (long long)n,
                    adnn_tensor_desc_is_packed(&in[i]->desc) ? "" : ", not packed");
+      goto done;
+    }
+  }
+  if (b->fwd_create && b->same_layout[0] >= 0) {
+    const int i0 = b->same_layout[0], i1 = b->same_layout[1];
+    if (!same_tensor_layout(&in[i0]->desc, &in[i1]->desc)) {
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: %s and %s must have the same shape and strides",
+                   op, b->inputs[i0].name, b->inputs[i1].name);
       goto done;
     }
   }
@@ -1065,11 +1173,18 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   } else if ((y = (TensorObject *)adnn_py_tensor_empty(c, in[0]->desc.dtype, rank, dims)) == NULL) {
     goto done;
   }
+  if (b->fwd_create && b->out_like >= 0 && !same_tensor_layout(&y->desc, &in[b->out_like]->desc)) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: the result must have %s's shape and strides "
+                 "(pass out= with them when %s is not packed)", op, b->inputs[b->out_like].name,
+                 b->inputs[b->out_like].name);
+    goto done;
+  }
   memcpy(desc + b->y_off, &y->desc, sizeof(adnn_tensor_desc));
 
-  plan_cap = adnn_py_plan_get(c, (int)(e - op_table), desc,
-                             b->desc_size ? b->desc_size : e->desc_size,
-                             b->create ? b->create : e->create, op);
+  const size_t key_size = b->fwd_create ? b->fwd_size : b->desc_size ? b->desc_size : e->desc_size;
+  plan_cap = adnn_py_plan_get(c, (int)(e - op_table), desc, key_size,
+                              b->fwd_create ? b->fwd_create : b->create ? b->create : e->create,
+                              op);
   if (plan_cap == NULL) goto done;
   adnn_plan *plan = PyCapsule_GetPointer(plan_cap, "adnn_plan");
   const void *ptrs[MAX_INPUTS];

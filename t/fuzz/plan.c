@@ -481,6 +481,69 @@ static adnn_status fuzz_reduce(reader *r, adnn_plan **plan, exec_args *e) {
   return adnn_plan_create_reduce(ctx, &d, plan);
 }
 
+/* The backward passes: a forward descriptor built as above (its plan is
+ * not created), the gradients in the forward tensors' layouts. */
+static adnn_status fuzz_pool2d_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_pool2d_desc f;
+  adnn_pool2d_desc_init(&f);
+  adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &f.x, 4, dt);
+  f.kind = (adnn_pool_kind)enum_val(r, 3);
+  f.kernel_h = shifted(param_val(r), 2);
+  f.kernel_w = shifted(param_val(r), 2);
+  f.stride_h = shifted(param_val(r), 2);
+  f.stride_w = shifted(param_val(r), 2);
+  f.pad_top = param_val(r);
+  f.pad_bottom = param_val(r);
+  f.pad_left = param_val(r);
+  f.pad_right = param_val(r);
+  f.ceil_mode = byte(r) & 1;
+  int64_t ydims[4] = {1, 1, 1, 1};
+  (void)adnn_pool2d_output_dims(&f, ydims);
+  packed(&f.y, dt, 4, ydims);
+  perturb(r, &f.y);
+  adnn_pool2d_backward_desc d;
+  adnn_pool2d_backward_desc_init(&d);
+  d.forward = byte(r) == 0xff ? NULL : &f;
+  e->n_inputs = 3;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = e->in_bytes[2] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_pool2d_backward(ctx, &d, plan);
+}
+
+static adnn_status fuzz_activation_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_activation_desc f;
+  adnn_activation_desc_init(&f);
+  tensor_val(r, &f.x, byte(r) % 5, dtype_val(r));
+  activation_val(r, &f.activation);
+  same_as_x(r, &f.x, &f.y);
+  adnn_activation_backward_desc d;
+  adnn_activation_backward_desc_init(&d);
+  d.forward = &f;
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_activation_backward(ctx, &d, plan);
+}
+
+static adnn_status fuzz_softmax_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_softmax_desc f;
+  adnn_softmax_desc_init(&f);
+  tensor_val(r, &f.x, byte(r) % 5, dtype_val(r));
+  f.axis = (int32_t)param_val(r);
+  f.log = byte(r) & 1;
+  same_as_x(r, &f.x, &f.y);
+  adnn_softmax_backward_desc d;
+  adnn_softmax_backward_desc_init(&d);
+  d.forward = &f;
+  e->n_inputs = 2;
+  e->in_bytes[0] = e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_softmax_backward(ctx, &d, plan);
+}
+
 /* One entry per row of the manifest: a row without its fuzz_<name> does not
  * compile. */
 typedef adnn_status (*fuzz_fn)(reader *, adnn_plan **, exec_args *);
