@@ -241,12 +241,49 @@ static void print_reduce(line_buf *p, const void *problem, const char **layout) 
   if (r->keep_dims) put(p, ":keep");
 }
 
-/* Softmax cross-entropy: xent:<reduction>:<N>x<C>[:ign<I>][:dir=BWD_D]. */
+/* The backward convolutions: adnn-bench's direction field (benchdnn's
+ * dir=BWD_D, BWD_W without and BWD_WB with the bias gradient), then the
+ * forward geometry. beta has no adnn-bench syntax (adnn-bench runs beta 0)
+ * and is not printed. */
+static void print_conv2d_backward_data(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_conv2d_backward_data *b = problem;
+  put(p, "dir=BWD_D:");
+  put_conv(p, &b->fwd);
+  *layout = image_layout(&b->fwd.x);
+}
+
+static void print_conv2d_backward_weights(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_conv2d_backward_weights *b = problem;
+  put(p, "dir=%s:", b->fwd.has_bias ? "BWD_WB" : "BWD_W");
+  put_conv(p, &b->fwd);
+  *layout = image_layout(&b->fwd.x);
+}
+
+/* The backward passes of pooling, activations and softmax: adnn-bench's
+ * direction field (benchdnn's dir=BWD_D), then the forward problem. */
+static void print_pool2d_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_pool2d_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_pool2d(p, &b->fwd, layout);
+}
+
+static void print_activation_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_activation_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_activation(p, &b->fwd, layout);
+}
+
+static void print_softmax_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_softmax_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_softmax(p, &b->fwd, layout);
+}
+
+/* Softmax cross-entropy: [dir=BWD_D:]xent:<reduction>:<N>x<C>[:ign<I>]. */
 static void put_xent(line_buf *p, const adnn_plugin_softmax_cross_entropy *x, int backward) {
-  put(p, "xent:%s:%lldx%lld", adnn_loss_reduction_name(x->reduction), (long long)x->N,
-      (long long)x->C);
+  put(p, "%sxent:%s:%lldx%lld", backward ? "dir=BWD_D:" : "",
+      adnn_loss_reduction_name(x->reduction), (long long)x->N, (long long)x->C);
   if (x->ignore_index != -100) put(p, ":ign%lld", (long long)x->ignore_index);
-  if (backward) put(p, ":dir=BWD_D");
 }
 
 static void print_softmax_cross_entropy(line_buf *p, const void *problem, const char **layout) {

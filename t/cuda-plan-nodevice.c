@@ -86,6 +86,21 @@ static int build_conv2d(adnn_plugin_conv2d *p, adnn_dtype dt) {
   return 2;
 }
 
+static int build_conv2d_backward_data(adnn_plugin_conv2d_backward_data *p, adnn_dtype dt) {
+  build_conv2d(&p->fwd, dt);
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  p->algorithm = ADNN_CONV2D_ALGO_AUTO;
+  return 2;
+}
+
+static int build_conv2d_backward_weights(adnn_plugin_conv2d_backward_weights *p,
+                                         adnn_dtype dt) {
+  build_conv2d(&p->fwd, dt);
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  p->algorithm = ADNN_CONV2D_ALGO_AUTO;
+  return 2;
+}
+
 static int build_pool2d(adnn_plugin_pool2d *p, adnn_dtype dt) {
   p->x = p->y = tensor4(dt, 1, 2, 3, 3);
   p->N = 1, p->C = 2, p->H = 3, p->W = 3, p->P = 3, p->Q = 3;
@@ -161,6 +176,25 @@ static int build_reduce(adnn_plugin_reduce *p, adnn_dtype dt) {
   p->count = 9;
   p->outputs = 2;
   return 1;
+}
+
+/* The backward passes embed their forward problem. */
+static int build_pool2d_backward(adnn_plugin_pool2d_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_pool2d(&p->fwd, dt);
+  return 3;
+}
+
+static int build_activation_backward(adnn_plugin_activation_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_activation(&p->fwd, dt);
+  return 2;
+}
+
+static int build_softmax_backward(adnn_plugin_softmax_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_softmax(&p->fwd, dt);
+  return 2;
 }
 
 /* logits [3, 4] (labels [3] I32), mean: a scalar loss. */

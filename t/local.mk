@@ -137,6 +137,12 @@ harness_op_files = \
 	t/ops/norm.c \
 	t/ops/binary.c \
 	t/ops/reduce.c \
+	t/ops/conv2d_backward.h \
+	t/ops/conv2d_backward_data.c \
+	t/ops/conv2d_backward_weights.c \
+	t/ops/pool2d_backward.c \
+	t/ops/activation_backward.c \
+	t/ops/softmax_backward.c \
 	t/ops/batchnorm_training.c \
 	t/ops/batchnorm_backward.c \
 	t/ops/norm_backward.c \
@@ -293,6 +299,12 @@ t_core_register_LDADD = libadnn.la
 t_core_execute_multi_SOURCES = t/core-execute-multi.c t/tap.h t/rng.h
 t_core_execute_multi_LDADD = libadnn.la
 
+# ---- gradient checks of the backward ops (central differences in F64) ----------
+check_PROGRAMS += t/gradcheck-elementwise
+TESTS += t/gradcheck-elementwise
+t_gradcheck_elementwise_SOURCES = t/gradcheck-elementwise.c t/tap.h t/rng.h
+t_gradcheck_elementwise_LDADD = libadnn.la -lm
+
 # ---- training: the loss and the optimizer ------------------------------------------
 # Finite-difference gradient check of softmax cross-entropy (F64), and the
 # fused optimizer over several steps with a changing learning rate against a
@@ -424,6 +436,18 @@ EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__in
 	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
 	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py
 EXTRA_DIST += python/tests/test_training_loss.py
+
+# ---- conv2d backward: gradient checks and determinism ------------------------
+# Central differences of the forward plan against backward data and weights in
+# F64 on every ready backend (t/gradcheck-conv2d.c documents step and
+# tolerance), and bitwise-identical CPU gradients from a fixed seed.
+conv2d_backward_tests = t/gradcheck-conv2d t/conv2d-backward-determinism
+check_PROGRAMS += $(conv2d_backward_tests)
+TESTS += $(conv2d_backward_tests)
+t_gradcheck_conv2d_SOURCES = t/gradcheck-conv2d.c t/tap.h t/rng.h
+t_gradcheck_conv2d_LDADD = libadnn.la -lm
+t_conv2d_backward_determinism_SOURCES = t/conv2d-backward-determinism.c t/tap.h t/rng.h
+t_conv2d_backward_determinism_LDADD = libadnn.la
 
 # ---- training: gradient checks of batch-norm training / backward and norm backward ----
 # Central differences in F64 on every ready backend (t/gradcheck-norm.c says

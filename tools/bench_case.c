@@ -20,13 +20,20 @@ static adnn_tensor_desc packed(int rank, const int64_t *dims) {
 static harness_desc forward;
 
 /* The descriptor of every op but gemm, in F32 (the dtype is set afterwards
- * through the op's traits). Returns the op's name. */
+ * through the op's traits), and for a backward convolution the forward
+ * descriptor it points to in *fwd (bench_case_build points it there again
+ * once the case holds it). Returns the op's name. */
 static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algorithm algorithm,
-                            harness_desc *d) {
+                            harness_desc *d, harness_desc *fwd) {
   memset(d, 0, sizeof *d);
+  memset(fwd, 0, sizeof *fwd);
   switch (p->op) {
     case BENCH_OP_CONV: {
-      adnn_conv2d_desc *c = &d->conv2d;
+      /* A backward direction: the forward descriptor goes to *fwd (with a
+       * bias for BWD_WB, whose db output exists iff the forward op has one),
+       * the backward descriptor forces the algorithm. */
+      const int bwd = p->dir != BENCH_DIR_FWD;
+      adnn_conv2d_desc *c = bwd ? &fwd->conv2d : &d->conv2d;
       adnn_conv2d_desc_init(c);
       c->x = image(p->mb, p->ic, p->ih, p->iw, nhwc);
       c->w = image(p->oc, p->ic / p->g, p->kh, p->kw, nhwc);
@@ -40,8 +47,24 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       c->dilation_h = p->dh;
       c->dilation_w = p->dw;
       c->groups = p->g;
-      c->algorithm = algorithm;
-      return "conv2d";
+      if (!bwd) {
+        c->algorithm = algorithm;
+        return "conv2d";
+      }
+      if (p->dir == BENCH_DIR_BWD_D) {
+        adnn_conv2d_backward_data_desc_init(&d->conv2d_backward_data);
+        d->conv2d_backward_data.forward = c;
+        d->conv2d_backward_data.algorithm = algorithm;
+        return "conv2d_backward_data";
+      }
+      if (p->dir == BENCH_DIR_BWD_WB) {
+        c->has_bias = 1;
+        c->bias = harness_vector_desc(ADNN_DTYPE_F32, p->oc);
+      }
+      adnn_conv2d_backward_weights_desc_init(&d->conv2d_backward_weights);
+      d->conv2d_backward_weights.forward = c;
+      d->conv2d_backward_weights.algorithm = algorithm;
+      return "conv2d_backward_weights";
     }
     case BENCH_OP_POOL: {
       adnn_pool2d_desc *c = &d->pool2d;
@@ -133,14 +156,14 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
     case BENCH_OP_XENT: {
       /* F32 logits [N, C], int32 labels, the reduction's loss. */
       adnn_softmax_cross_entropy_desc *c =
-          p->xent_backward ? &forward.softmax_cross_entropy : &d->softmax_cross_entropy;
+          p->dir == BENCH_DIR_BWD_D ? &forward.softmax_cross_entropy : &d->softmax_cross_entropy;
       adnn_softmax_cross_entropy_desc_init(c);
       c->logits = packed(2, p->dims);
       c->labels = harness_tensor_desc(ADNN_DTYPE_I32, 1, p->dims, HARNESS_PACKED);
       c->loss = packed(p->loss_reduction == ADNN_LOSS_REDUCTION_NONE ? 1 : 0, p->dims);
       c->reduction = p->loss_reduction;
       c->ignore_index = p->ignore_index;
-      if (!p->xent_backward) return "softmax_cross_entropy";
+      if (p->dir != BENCH_DIR_BWD_D) return "softmax_cross_entropy";
       adnn_softmax_cross_entropy_backward_desc_init(&d->softmax_cross_entropy_backward);
       d->softmax_cross_entropy_backward.forward = c;
       return "softmax_cross_entropy_backward";
@@ -212,12 +235,37 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
     harness_case_init(c, NULL, dtype, "%s", text);
     return gemm_case(p, c);
   }
-  harness_desc d;
-  const char *name = describe(p, nhwc, algorithm, &d);
+  harness_desc d, fwd;
+  const char *name = describe(p, nhwc, algorithm, &d, &fwd);
+  /* dir=BWD_D of pooling, activations and softmax: the backward op, whose
+   * descriptor points to the forward one, kept in a slot of the harness
+   * that outlives the case. */
+  if (name && p->dir == BENCH_DIR_BWD_D && p->op != BENCH_OP_CONV) {
+    const harness_desc forward_desc = d;
+    memset(&d, 0, sizeof d);
+    if (p->op == BENCH_OP_POOL) {
+      *harness_pool2d_backward_forward(&d) = forward_desc.pool2d;
+      name = "pool2d_backward";
+    } else if (p->op == BENCH_OP_ACT) {
+      *harness_activation_backward_forward(&d) = forward_desc.activation;
+      name = "activation_backward";
+    } else if (p->op == BENCH_OP_SOFTMAX) {
+      *harness_softmax_backward_forward(&d) = forward_desc.softmax;
+      name = "softmax_backward";
+    } else {
+      name = NULL;
+    }
+  }
   const harness_op *op = name ? harness_op_find(name) : NULL;
   harness_case_init(c, op, dtype, "%s", text);
   if (!op) return -1;
   c->desc = d;
+  /* A backward convolution's forward descriptor lives in the case. */
+  c->forward = fwd;
+  if (strcmp(name, "conv2d_backward_data") == 0)
+    c->desc.conv2d_backward_data.forward = &c->forward.conv2d;
+  if (strcmp(name, "conv2d_backward_weights") == 0)
+    c->desc.conv2d_backward_weights.forward = &c->forward.conv2d;
   op->traits->set_dtype(&c->desc, dtype);
   if (harness_case_alloc(c) != 0) return -1;
   harness_case_fill(c);

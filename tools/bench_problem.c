@@ -799,8 +799,8 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
     }
     case BENCH_OP_XENT: {
       if (nf < 3)
-        return fail(err, errlen, "xent descriptor is xent:<mean|sum|none>:<N>x<C>[:ign<I>]"
-                    "[:dir=FWD_D|BWD_D]");
+        return fail(err, errlen, "xent descriptor is [dir=BWD_D:]xent:<mean|sum|none>:<N>x<C>"
+                    "[:ign<I>]");
       int red = -1;
       for (int k = ADNN_LOSS_REDUCTION_MEAN; k <= ADNN_LOSS_REDUCTION_NONE; k++)
         if (field_is(&f[1], adnn_loss_reduction_name((adnn_loss_reduction)k))) red = k;
@@ -815,11 +815,8 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
         } else if (f[k].n > 3 && strncmp(f[k].s, "ign", 3) == 0 &&
                    parse_signed(&f[k], 3, &p->ignore_index) == 0) {
           ONCE(F_IGN, k);
-        } else if (field_is(&f[k], "dir=FWD_D") || field_is(&f[k], "dir=BWD_D")) {
-          ONCE(F_DIR, k);
-          p->xent_backward = field_is(&f[k], "dir=BWD_D");
         } else
-          return bad_field(&f[k], op, "expected <N>x<C>, ign<I> or dir=FWD_D|BWD_D", err, errlen);
+          return bad_field(&f[k], op, "expected <N>x<C> or ign<I>", err, errlen);
       }
       if (!(seen & F_DIMS)) return fail(err, errlen, "xent descriptor needs <N>x<C>");
       return 0;
@@ -922,6 +919,58 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
   return 0;
 }
 
+int bench_dir_parse(const char *s, size_t n) {
+  static const struct {
+    const char *name;
+    int dir;
+  } dirs[] = {{"FWD_D", BENCH_DIR_FWD},
+              {"FWD_I", BENCH_DIR_FWD},
+              {"BWD_D", BENCH_DIR_BWD_D},
+              {"BWD_W", BENCH_DIR_BWD_W},
+              {"BWD_WB", BENCH_DIR_BWD_WB}};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+    if (strlen(dirs[i].name) == n && strncmp(dirs[i].name, s, n) == 0) return dirs[i].dir;
+  return -1;
+}
+
+const char *bench_dir_name(int dir) {
+  switch (dir) {
+    case BENCH_DIR_BWD_D: return "BWD_D";
+    case BENCH_DIR_BWD_W: return "BWD_W";
+    case BENCH_DIR_BWD_WB: return "BWD_WB";
+    default: return "FWD_D";
+  }
+}
+
+/* A leading "dir=<DIR>:" or "--dir=<DIR>:" field: consumed from *text when
+ * there, its direction in *dir (which must still be -1: one direction per
+ * descriptor). Returns 0, or -1 with a message. */
+static int take_dir(const char **text, size_t *n, int *dir, char *err, size_t errlen) {
+  const char *t = *text;
+  size_t skip = 0;
+  if (*n >= 6 && strncmp(t, "--dir=", 6) == 0)
+    skip = 6;
+  else if (*n >= 4 && strncmp(t, "dir=", 4) == 0)
+    skip = 4;
+  else
+    return 0;
+  const char *v = t + skip, *colon = memchr(v, ':', *n - skip);
+  const size_t vn = colon ? (size_t)(colon - v) : *n - skip;
+  const int d = bench_dir_parse(v, vn);
+  if (d < 0)
+    return fail(err, errlen, "bad token '%.*s': the direction is FWD_D, FWD_I, BWD_D, BWD_W or "
+                "BWD_WB", (int)(skip + vn), t);
+  if (*dir >= 0)
+    return fail(err, errlen, "bad token '%.*s': a direction given twice", (int)(skip + vn), t);
+  if (!colon)
+    return fail(err, errlen, "bad token '%.*s': a descriptor must follow the direction "
+                "(dir=%.*s:...)", (int)(skip + vn), t, (int)vn, v);
+  *dir = d;
+  *text = colon + 1;
+  *n -= (size_t)(colon + 1 - t);
+  return 0;
+}
+
 int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t errlen) {
   memset(p, 0, sizeof *p);
   if (err && errlen) err[0] = 0;
@@ -936,6 +985,12 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
     if (isspace((unsigned char)text[i]) || !isprint((unsigned char)text[i]))
       return fail(err, errlen, "bad token '%.*s': spaces are not allowed in a descriptor",
                   (int)n, text);
+  int dir = -1;
+  /* Twice, so that a second direction is refused by name. */
+  if (take_dir(&text, &n, &dir, err, errlen) || take_dir(&text, &n, &dir, err, errlen)) return -1;
+  if (n == 0)
+    return fail(err, errlen, "bad token 'dir=%s:': a descriptor must follow the direction",
+                bench_dir_name(dir));
   const char *colon = memchr(text, ':', n);
   size_t head = colon ? (size_t)(colon - text) : n;
   int op = -1;
@@ -947,15 +1002,29 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   if (op == BENCH_OP_CONV) { /* optional "conv:" prefix; the colon is there */
     text += head + 1;
     n -= head + 1;
-    return parse_conv(text, n, p, err, errlen);
+    if (take_dir(&text, &n, &dir, err, errlen)) return -1;
+    if (parse_conv(text, n, p, err, errlen)) return -1;
+    p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+    return 0;
   }
   if (op < 0) {
     /* No op prefix: a convolution (its name may contain ':'). */
     if (colon && !memchr(text, 'n', head))
       return fail(err, errlen, "bad token '%.*s': unknown op (conv, pool, act, softmax, lnorm, "
                   "rmsnorm, bnorm, binary, reduce, gemm, xent, optim)", (int)head, text);
-    return parse_conv(text, n, p, err, errlen);
+    if (parse_conv(text, n, p, err, errlen)) return -1;
+    p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+    return 0;
   }
+  /* Pooling, activations, softmax and the cross-entropy loss have a
+   * backward pass (BWD_D); no other op of this grammar has one, and weights
+   * belong to convolutions. */
+  if (dir > BENCH_DIR_FWD &&
+      !(dir == BENCH_DIR_BWD_D && (op == BENCH_OP_POOL || op == BENCH_OP_ACT ||
+                                   op == BENCH_OP_SOFTMAX || op == BENCH_OP_XENT)))
+    return fail(err, errlen, "bad token 'dir=%s:': %s has no %s direction (pool, act, "
+                "softmax and xent have BWD_D)", bench_dir_name(dir), op_names[op],
+                bench_dir_name(dir));
   p->op = op;
   /* The name: from the first "_n" to the end. */
   const char *nm = NULL;
@@ -979,7 +1048,9 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   if (head + 1 >= n)
     return fail(err, errlen, "bad token '%.*s': %s descriptor has no fields", (int)n, text,
                 op_names[op]);
-  return parse_compact(text, n, p, err, errlen);
+  if (parse_compact(text, n, p, err, errlen)) return -1;
+  p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+  return 0;
 }
 
 void bench_problem_set_mb(bench_problem *p, int64_t mb) {
@@ -1036,6 +1107,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
   if (len) buf[0] = 0;
   switch (p->op) {
     case BENCH_OP_CONV:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       if (p->g != 1) put(&s, "g%lld", (long long)p->g);
       put(&s, "mb%lldic%lldih%lld", (long long)p->mb, (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
@@ -1060,6 +1132,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
         put(&s, "pr%lld", (long long)p->pr);
       break;
     case BENCH_OP_POOL:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "pool:%s:mb%lldic%lldih%lld", pool_word(p->pool_kind), (long long)p->mb,
           (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
@@ -1074,6 +1147,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
     case BENCH_OP_ACT: {
       double alpha, beta;
       activation_defaults(p->act_kind, &alpha, &beta);
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "act:%s:", adnn_activation_name(p->act_kind));
       if (!same_double(p->alpha, alpha)) {
         put_double(&s, "a", p->alpha);
@@ -1087,6 +1161,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       break;
     }
     case BENCH_OP_SOFTMAX:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "softmax:axis%d:%s", p->axis, p->log_softmax ? "log:" : "");
       put_dims(&s, p->rank, p->dims);
       break;
@@ -1134,10 +1209,10 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
           p->ta ? ":ta" : "", p->tb ? ":tb" : "");
       break;
     case BENCH_OP_XENT:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "xent:%s:", adnn_loss_reduction_name(p->loss_reduction));
       put_dims(&s, p->rank, p->dims);
       if (p->ignore_index != DEFAULT_IGNORE_INDEX) put(&s, ":ign%lld", (long long)p->ignore_index);
-      if (p->xent_backward) put(&s, ":dir=BWD_D");
       break;
     case BENCH_OP_OPTIM:
       put(&s, "optim:%s:", adnn_optimizer_kind_name(p->opt_kind));
@@ -1188,14 +1263,18 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
     case BENCH_OP_CONV:
       return e * ((double)p->mb * p->ic * p->ih * p->iw + (double)p->oc * (p->ic / p->g) * p->kh * p->kw +
                   (double)p->mb * p->oc * p->oh * p->ow);
-    case BENCH_OP_POOL:
-      return e * ((double)p->mb * p->ic * p->ih * p->iw + (double)p->mb * p->ic * p->oh * p->ow);
+    case BENCH_OP_POOL: {
+      /* Forward: x in, y out; backward: x, y and dy in, dx out. */
+      const double xs = (double)p->mb * p->ic * p->ih * p->iw, ys = (double)p->mb * p->ic * p->oh * p->ow;
+      return e * (p->dir == BENCH_DIR_BWD_D ? 2.0 * xs + 2.0 * ys : xs + ys);
+    }
     case BENCH_OP_BNORM: {
       double hw = (p->ih ? (double)p->ih : 1.0) * (p->iw ? (double)p->iw : 1.0);
       return e * (2.0 * (double)p->mb * p->ic * hw + 4.0 * p->ic);
     }
     case BENCH_OP_ACT:
-    case BENCH_OP_SOFTMAX: return e * 2.0 * count_of(p->rank, p->dims);
+    case BENCH_OP_SOFTMAX: /* backward: two inputs (x or y, and dy) and dx */
+      return e * (p->dir == BENCH_DIR_BWD_D ? 3.0 : 2.0) * count_of(p->rank, p->dims);
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM: {
       double d = count_of(p->norm_dims, p->dims + p->rank - p->norm_dims);
@@ -1224,7 +1303,7 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
        * logits, labels and dloss in, d logits out. */
       const double n = (double)p->dims[0], x = n * (double)p->dims[1];
       const double loss = p->loss_reduction == ADNN_LOSS_REDUCTION_NONE ? n : 1.0;
-      return e * (p->xent_backward ? 2.0 * x + loss : x + loss) + 4.0 * n;
+      return e * (p->dir == BENCH_DIR_BWD_D ? 2.0 * x + loss : x + loss) + 4.0 * n;
     }
     case BENCH_OP_OPTIM: {
       /* the gradient in; the parameters and every state in and out. */

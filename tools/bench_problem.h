@@ -7,20 +7,28 @@
  * adnn-bench(1):
  *
  *   convolution, oneDNN benchdnn's grammar:
- *     [conv:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>[oh<P>][ow<Q>][kh<R>][kw<S>]
- *     [sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>][pb<..>][pr<..>][_n<name>]
- *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none)
+ *     [[--]dir=<DIR>:][conv:][[--]dir=<DIR>:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>
+ *     [oh<P>][ow<Q>][kh<R>][kw<S>][sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>]
+ *     [pb<..>][pr<..>][_n<name>]
+ *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none). DIR is
+ *     benchdnn's direction (at most one): FWD_D or FWD_I (the forward op, the
+ *     default), BWD_D (backward data), BWD_W (backward weights), BWD_WB
+ *     (backward weights and bias); the canonical form writes "dir=<DIR>:"
+ *     first for the backward ones.
  *   other ops, colon-separated fields after the op name:
- *     pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
- *     act:<kind>[:a<alpha>][:b<beta>]:<dims>
- *     softmax:[axis<A>:][log:]<dims>
+ *     [[--]dir=<DIR>:]pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
+ *     [[--]dir=<DIR>:]act:<kind>[:a<alpha>][:b<beta>]:<dims>
+ *     [[--]dir=<DIR>:]softmax:[axis<A>:][log:]<dims>
+ *   where DIR, benchdnn's direction, is FWD_D (the forward op, the default)
+ *   or BWD_D (its backward pass: pool2d_backward, activation_backward,
+ *   softmax_backward); the canonical form writes "dir=BWD_D:" first.
  *     lnorm:<dims>[:nd<D>][:nogain][:nobias][:eps<E>]
  *     rmsnorm:<dims>[:nd<D>][:nogain][:bias][:eps<E>]
  *     bnorm:mb..ic..ih..[iw..][:<activation kind>]
  *     binary:<add|sub|mul|div|max|min>:<dims>+<dims>
  *     reduce:<sum|mean|max|min>:<dims>:axes<A>[,<A>...][:keep]
  *     gemm:m<M>n<N>k<K>[:ta][:tb]
- *     xent:<mean|sum|none>:<N>x<C>[:ign<I>][:dir=FWD_D|BWD_D]
+ *     [[--]dir=<DIR>:]xent:<mean|sum|none>:<N>x<C>[:ign<I>]   (BWD_D: d logits)
  *     optim:<sgd|adam|adamw>:<S0>[x<S1>...][:lr<..>][:wd<..>][:mom<..>][:damp<..>]
  *           [:nesterov][:b1<..>][:b2<..>][:eps<..>]   (one tensor per size)
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
@@ -57,6 +65,9 @@ enum bench_op {
   BENCH_OP_COUNT  /* one past the last */
 };
 
+/* Directions (benchdnn's --dir): the forward op, or a backward pass. */
+enum bench_dir { BENCH_DIR_FWD = 0, BENCH_DIR_BWD_D, BENCH_DIR_BWD_W, BENCH_DIR_BWD_WB };
+
 #define BENCH_MAX_RANK 8
 #define BENCH_NAME_MAX 96
 #define BENCH_NUMBER_MAX INT64_C(2147483647)
@@ -71,6 +82,7 @@ typedef struct bench_problem {
   int64_t g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw;
   int64_t pt, pb, pl, pr; /* padding top, bottom, left, right */
   int64_t dh, dw;
+  int dir; /* enum bench_dir */
   adnn_pool_kind pool_kind;
   int ceil_mode;
   /* act (and bnorm's fused activation) */
@@ -94,11 +106,10 @@ typedef struct bench_problem {
    * batch-norm training's momentum (default 0.1). */
   int norm_dir;
   double momentum;
-  /* xent: the reduction, ignore_index (default -100) and the direction
-   * (0 the loss, 1 dir=BWD_D: d logits); dims[0..1] are N and C. */
+  /* xent: the reduction and ignore_index (default -100); dims[0..1] are N
+   * and C; dir BWD_D is the backward op (d logits). */
   adnn_loss_reduction loss_reduction;
   int64_t ignore_index;
-  int xent_backward;
   /* optim: the kind and the hyperparameters (adnn_optimizer_desc_init's
    * defaults); dims[0..rank-1] are the tensors' sizes. */
   adnn_optimizer_kind opt_kind;
@@ -136,6 +147,12 @@ double bench_problem_flops(const bench_problem *p);
 /* Bytes read and written by one run, for elements of elem_size bytes (inputs
  * once, output once). */
 double bench_problem_bytes(const bench_problem *p, size_t elem_size);
+
+/* The direction named s[0..n) (FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB), or -1. */
+int bench_dir_parse(const char *s, size_t n);
+
+/* The canonical name of a direction ("FWD_D", "BWD_D", "BWD_W", "BWD_WB"). */
+const char *bench_dir_name(int dir);
 
 /* The name of an op ("conv", "pool", ...). */
 const char *bench_op_name(int op);

@@ -317,6 +317,30 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_epilogue_launch(const adnn_cuda_la
                                                               const void *src, const void *bias,
                                                               int64_t bias_stride, void *y);
 
+/* ---- pool2d_backward.cu, activation_backward.cu, softmax_backward.cu ---- */
+
+/** dx of pooling from x and dy (max: the window's first NaN, else first
+ *  maximum, in row-major order; average: dy over the forward divisor), one
+ *  thread per element of dx numbered in x's memory order `x_order`, each
+ *  gathering from the windows that contain it (no atomics). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_pool2d_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_pool2d_backward *p,
+    const adnn_cuda_memory_order *x_order, const void *x, const void *dy, void *dx);
+
+/** dx = dy * act'(x) over p->fwd.count elements. `e` coalesces x's layout
+ *  (strides[0]: x and dx) and y's (strides[1]: dy). dx == dy is allowed. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_activation_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_activation_backward *p,
+    const adnn_cuda_elementwise_layout *e, const void *x, const void *dy, void *dx);
+
+/** Softmax / log-softmax backward (p->fwd.log) along the axis, laid out by
+ *  `s`: x's layout (strides[0], x_stride) for dx and y's (strides[1],
+ *  y_stride) for y and dy. One thread per slice; dx == dy is
+ *  allowed. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_softmax_backward *p,
+    const adnn_cuda_softmax_layout *s, const void *y, const void *dy, void *dx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,12 +7,17 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/ref.h \
 	kernels/ref/activation.c \
 	kernels/ref/conv2d.c \
+	kernels/ref/conv2d_backward_data.c \
+	kernels/ref/conv2d_backward_weights.c \
 	kernels/ref/pool2d.c \
 	kernels/ref/softmax.c \
 	kernels/ref/batchnorm.c \
 	kernels/ref/norm.c \
 	kernels/ref/binary.c \
 	kernels/ref/reduce.c \
+	kernels/ref/pool2d_backward.c \
+	kernels/ref/activation_backward.c \
+	kernels/ref/softmax_backward.c \
 	kernels/ref/batchnorm_training.c \
 	kernels/ref/batchnorm_backward.c \
 	kernels/ref/norm_backward.c \

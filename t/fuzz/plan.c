@@ -192,7 +192,9 @@ static size_t vector_bytes(adnn_dtype dtype, int64_t n) {
   return (size_t)n * es;
 }
 
-static adnn_status fuzz_conv2d(reader *r, adnn_plan **plan, exec_args *e) {
+/* A conv2d descriptor from the bytes: the forward op's, and the one the
+ * backward descriptors point to. */
+static void conv2d_desc_val(reader *r, adnn_conv2d_desc *dp) {
   adnn_conv2d_desc d;
   adnn_conv2d_desc_init(&d);
   adnn_dtype dt = dtype_val(r);
@@ -218,12 +220,51 @@ static adnn_status fuzz_conv2d(reader *r, adnn_plan **plan, exec_args *e) {
   (void)adnn_conv2d_output_dims(&d, ydims);
   packed(&d.y, dt, 4, ydims);
   perturb(r, &d.y);
+  *dp = d;
+}
+
+static adnn_status fuzz_conv2d(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_conv2d_desc d;
+  conv2d_desc_val(r, &d);
   e->n_inputs = d.has_bias ? 3 : 2;
   e->in_bytes[0] = span(&d.x);
   e->in_bytes[1] = span(&d.w);
   e->in_bytes[2] = span(&d.bias);
   e->out_bytes = span(&d.y);
   return adnn_plan_create_conv2d(ctx, &d, plan);
+}
+
+/* The backward convolutions: a forward descriptor (sometimes none), beta and
+ * an algorithm. Backward weights with a bias has two outputs, which
+ * adnn_plan_execute refuses; that refusal is exercised too. */
+static adnn_status fuzz_conv2d_backward_data(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_conv2d_desc f;
+  conv2d_desc_val(r, &f);
+  adnn_conv2d_backward_data_desc d;
+  adnn_conv2d_backward_data_desc_init(&d);
+  d.forward = byte(r) < 0xf8 ? &f : NULL;
+  d.beta = byte(r) & 1 ? 1.0 : 0.0;
+  d.algorithm = (adnn_conv2d_algorithm)enum_val(r, 7);
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&f.y);
+  e->in_bytes[1] = span(&f.w);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_conv2d_backward_data(ctx, &d, plan);
+}
+
+static adnn_status fuzz_conv2d_backward_weights(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_conv2d_desc f;
+  conv2d_desc_val(r, &f);
+  adnn_conv2d_backward_weights_desc d;
+  adnn_conv2d_backward_weights_desc_init(&d);
+  d.forward = byte(r) < 0xf8 ? &f : NULL;
+  d.beta = byte(r) & 1 ? 1.0 : 0.0;
+  d.algorithm = (adnn_conv2d_algorithm)enum_val(r, 7);
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.w);
+  return adnn_plan_create_conv2d_backward_weights(ctx, &d, plan);
 }
 
 static adnn_status fuzz_pool2d(reader *r, adnn_plan **plan, exec_args *e) {
@@ -438,6 +479,69 @@ static adnn_status fuzz_reduce(reader *r, adnn_plan **plan, exec_args *e) {
   e->in_bytes[0] = span(&d.x);
   e->out_bytes = span(&d.y);
   return adnn_plan_create_reduce(ctx, &d, plan);
+}
+
+/* The backward passes: a forward descriptor built as above (its plan is
+ * not created), the gradients in the forward tensors' layouts. */
+static adnn_status fuzz_pool2d_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_pool2d_desc f;
+  adnn_pool2d_desc_init(&f);
+  adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &f.x, 4, dt);
+  f.kind = (adnn_pool_kind)enum_val(r, 3);
+  f.kernel_h = shifted(param_val(r), 2);
+  f.kernel_w = shifted(param_val(r), 2);
+  f.stride_h = shifted(param_val(r), 2);
+  f.stride_w = shifted(param_val(r), 2);
+  f.pad_top = param_val(r);
+  f.pad_bottom = param_val(r);
+  f.pad_left = param_val(r);
+  f.pad_right = param_val(r);
+  f.ceil_mode = byte(r) & 1;
+  int64_t ydims[4] = {1, 1, 1, 1};
+  (void)adnn_pool2d_output_dims(&f, ydims);
+  packed(&f.y, dt, 4, ydims);
+  perturb(r, &f.y);
+  adnn_pool2d_backward_desc d;
+  adnn_pool2d_backward_desc_init(&d);
+  d.forward = byte(r) == 0xff ? NULL : &f;
+  e->n_inputs = 3;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = e->in_bytes[2] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_pool2d_backward(ctx, &d, plan);
+}
+
+static adnn_status fuzz_activation_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_activation_desc f;
+  adnn_activation_desc_init(&f);
+  tensor_val(r, &f.x, byte(r) % 5, dtype_val(r));
+  activation_val(r, &f.activation);
+  same_as_x(r, &f.x, &f.y);
+  adnn_activation_backward_desc d;
+  adnn_activation_backward_desc_init(&d);
+  d.forward = &f;
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_activation_backward(ctx, &d, plan);
+}
+
+static adnn_status fuzz_softmax_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_softmax_desc f;
+  adnn_softmax_desc_init(&f);
+  tensor_val(r, &f.x, byte(r) % 5, dtype_val(r));
+  f.axis = (int32_t)param_val(r);
+  f.log = byte(r) & 1;
+  same_as_x(r, &f.x, &f.y);
+  adnn_softmax_backward_desc d;
+  adnn_softmax_backward_desc_init(&d);
+  d.forward = &f;
+  e->n_inputs = 2;
+  e->in_bytes[0] = e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_softmax_backward(ctx, &d, plan);
 }
 
 /* logits [N, C], labels [N] (I32, or another dtype when the bytes say so),
