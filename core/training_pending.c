@@ -19,14 +19,3 @@
                       ": this op is not implemented in this build");                        \
   }
 
-PENDING_(softmax_cross_entropy)
-PENDING_(softmax_cross_entropy_backward)
-PENDING_(optimizer)
-
-adnn_status adnn_plan_set_optimizer_step(adnn_plan *plan, double lr, int64_t step) {
-  (void)plan;
-  (void)lr;
-  (void)step;
-  return adnn__fail(ADNN_STATUS_NOT_SUPPORTED,
-                    "adnn_plan_set_optimizer_step: the optimizer is not implemented in this build");
-}

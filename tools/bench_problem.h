@@ -28,6 +28,9 @@
  *     binary:<add|sub|mul|div|max|min>:<dims>+<dims>
  *     reduce:<sum|mean|max|min>:<dims>:axes<A>[,<A>...][:keep]
  *     gemm:m<M>n<N>k<K>[:ta][:tb]
+ *     [[--]dir=<DIR>:]xent:<mean|sum|none>:<N>x<C>[:ign<I>]   (BWD_D: d logits)
+ *     optim:<sgd|adam|adamw>:<S0>[x<S1>...][:lr<..>][:wd<..>][:mom<..>][:damp<..>]
+ *           [:nesterov][:b1<..>][:b2<..>][:eps<..>]   (one tensor per size)
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
  *   pb<..>/pr<..> (convolution) give the bottom/right padding explicitly.
  *
@@ -56,7 +59,10 @@ enum bench_op {
   BENCH_OP_BNORM,
   BENCH_OP_BINARY,
   BENCH_OP_REDUCE,
-  BENCH_OP_GEMM
+  BENCH_OP_GEMM,
+  BENCH_OP_XENT,  /* softmax cross-entropy (dir=BWD_D: its backward) */
+  BENCH_OP_OPTIM, /* the fused optimizer step */
+  BENCH_OP_COUNT  /* one past the last */
 };
 
 /* Directions (benchdnn's --dir): the forward op, or a backward pass. */
@@ -100,6 +106,15 @@ typedef struct bench_problem {
    * batch-norm training's momentum (default 0.1). */
   int norm_dir;
   double momentum;
+  /* xent: the reduction and ignore_index (default -100); dims[0..1] are N
+   * and C; dir BWD_D is the backward op (d logits). */
+  adnn_loss_reduction loss_reduction;
+  int64_t ignore_index;
+  /* optim: the kind and the hyperparameters (adnn_optimizer_desc_init's
+   * defaults); dims[0..rank-1] are the tensors' sizes. */
+  adnn_optimizer_kind opt_kind;
+  double lr, weight_decay, sgd_momentum, dampening, beta1, beta2, opt_eps;
+  int nesterov;
 } bench_problem;
 
 /* The directions of the normalizations (benchdnn's --dir): the forward op

@@ -80,8 +80,14 @@
     "y, saved_mean, saved_inv_std, running_mean, running_var", ADNN_OP_DTYPES_FLOAT, 0)   \
   X(BATCHNORM_BACKWARD, batchnorm_backward, 15, forward,                                  \
     "x, dy, scale, saved_mean, saved_inv_std", "dx, dscale, dshift", ADNN_OP_DTYPES_FLOAT, 0) \
-  X(NORM_BACKWARD, norm_backward, 16, forward, "x, dy[, gain]", "dx[, dgain][, dbias]",   \
-    ADNN_OP_DTYPES_FLOAT, 0)
+  X(NORM_BACKWARD, norm_backward, 16, forward, "x, dy[, gain]", "dx[, dgain][, dbias]",  \
+    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+  X(SOFTMAX_CROSS_ENTROPY, softmax_cross_entropy, 17, ignore_index, "logits, labels",     \
+    "loss", ADNN_OP_DTYPES_FLOAT, 0)                                                        \
+  X(SOFTMAX_CROSS_ENTROPY_BACKWARD, softmax_cross_entropy_backward, 18, forward,          \
+    "logits, labels, dloss", "dlogits", ADNN_OP_DTYPES_FLOAT, 0)                           \
+  X(OPTIMIZER, optimizer, 19, epsilon, "grad_0..grad_{T-1}",                               \
+    "p_0..p_{T-1}[, buf_0..buf_{T-1} | m_0..m_{T-1}, v_0..v_{T-1}]", ADNN_OP_DTYPES_FLOAT, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

@@ -33,6 +33,8 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/activation.c \
 	kernels/cpu/binary.c \
 	kernels/cpu/reduce.c \
+	kernels/cpu/softmax_cross_entropy.c \
+	kernels/cpu/optimizer.c \
 	kernels/cpu/softmax.c \
 	kernels/cpu/batchnorm.c \
 	kernels/cpu/norm.c \

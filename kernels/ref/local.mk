@@ -20,6 +20,8 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/softmax_backward.c \
 	kernels/ref/batchnorm_training.c \
 	kernels/ref/batchnorm_backward.c \
-	kernels/ref/norm_backward.c
+	kernels/ref/norm_backward.c \
+	kernels/ref/softmax_cross_entropy.c \
+	kernels/ref/optimizer.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm

@@ -100,6 +100,16 @@ def batchnorm_backward(ctx: Context, x: TensorLike, dy: TensorLike, scale: Tenso
 def norm_backward(ctx: Context, x: TensorLike, dy: TensorLike, gain: Optional[TensorLike] = None,
                   *, kind: str = "layer", norm_dims: int = ..., epsilon: float = ...,
                   has_bias: bool = ...) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]: ...
+def softmax_cross_entropy(ctx: Context, logits: TensorLike, labels: TensorLike, *,
+                          reduction: str = "mean", ignore_index: int = ...) -> Tensor: ...
+def softmax_cross_entropy_backward(ctx: Context, logits: TensorLike, labels: TensorLike,
+                                   dloss: TensorLike, *, reduction: str = "mean",
+                                   ignore_index: int = ...) -> Tensor: ...
+def optimizer(ctx: Context, grads: Sequence[TensorLike], *, params: Sequence[TensorLike],
+              states: Optional[Sequence[TensorLike]] = None, kind: str = "sgd",
+              lr: float = ..., step: int = ..., weight_decay: float = ...,
+              momentum: float = ..., dampening: float = ..., nesterov: bool = ...,
+              beta1: float = ..., beta2: float = ..., epsilon: float = ...) -> None: ...
 def binary(ctx: Context, a: TensorLike, b: TensorLike, *, op: str = "add", alpha: float = ...,
            beta: float = ..., out: Optional[TensorLike] = None) -> Tensor: ...
 def reduce(ctx: Context, x: TensorLike, *, kind: str = "sum", axes: Axes = ...,
