@@ -28,7 +28,6 @@ libadnn_la_SOURCES = \
 	core/validate_elementwise_backward.c \
 	core/validate_norm_training.c \
 	core/ops.c \
-	core/training_pending.c \
 	core/validate_loss_optimizer.c \
 	core/tuner.h \
 	core/tuner.c \
