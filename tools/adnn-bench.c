@@ -678,7 +678,7 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
     } else if ((v = opt_value(a, "--warmup"))) {
       if (parse_int(v, 0, 100000, &n)) return usage_error("bad token '%s': --warmup is an integer >= 0", v);
       o.warmup = (int)n;
-    } else if ((v = opt_value(a, "--dir"))) {
+    } else if ((v = opt_value(a, "--dir")) && !strchr(v, ':')) {
       /* benchdnn's --dir: the direction of the problems that follow, give
        * none of their own and whose op has it. */
       if ((o.dir = bench_dir_parse(v, strlen(v))) < 0)
@@ -701,7 +701,8 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
         o.perfdb_export = argv[++i];
       else
         o.perfdb_import = argv[++i];
-    } else if (a[0] == '-' && a[1] == '-') {
+    } else if (a[0] == '-' && a[1] == '-' && strncmp(a, "--dir=", 6) != 0) {
+      /* (--dir=<DIR>:<problem> is a problem with its direction.) */
       return usage_error("bad token '%s': unknown option", a);
     } else {
       snprintf(where, sizeof where, "argument %d", i);

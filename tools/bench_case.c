@@ -249,8 +249,10 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
   const char *name = describe(p, nhwc, algorithm, &d, &fwd);
   /* dir=BWD_D of pooling, activations and softmax: the backward op, whose
    * descriptor points to the forward one, kept in a slot of the harness
-   * that outlives the case. */
-  if (name && p->dir == BENCH_DIR_BWD_D && p->op != BENCH_OP_CONV) {
+   * that outlives the case. (describe gives the backward ops of conv and
+   * xent itself; this block used to catch xent too and drop its case.) */
+  if (name && p->dir == BENCH_DIR_BWD_D &&
+      (p->op == BENCH_OP_POOL || p->op == BENCH_OP_ACT || p->op == BENCH_OP_SOFTMAX)) {
     const harness_desc forward_desc = d;
     memset(&d, 0, sizeof d);
     if (p->op == BENCH_OP_POOL) {
@@ -262,8 +264,6 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
     } else if (p->op == BENCH_OP_SOFTMAX) {
       *harness_softmax_backward_forward(&d) = forward_desc.softmax;
       name = "softmax_backward";
-    } else {
-      name = NULL;
     }
   }
   const harness_op *op = name ? harness_op_find(name) : NULL;
