@@ -49,7 +49,7 @@ diag_file() { sed 's/^/# /' "$1"; }
 if ! sh "$src/t/cuda-emu/build.sh" "$build" "$work/plugin" >"$work/build.log" 2>&1; then
   check 1 "the emulated plugin builds"
   diag_file "$work/build.log"
-echo "1..$count"
+  echo "1..$count"
   exit 0
 fi
 check 0 "the emulated plugin builds (t/cuda-emu/build.sh)"
