@@ -217,6 +217,24 @@ static void print_reduce(line_buf *p, const void *problem, const char **layout) 
   if (r->keep_dims) put(p, ":keep");
 }
 
+/* The backward convolutions: the forward problem in adnn-bench syntax with
+ * its direction (benchdnn's dir=BWD_D / BWD_W), and beta when it is not 0. */
+static void print_conv2d_backward_data(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_conv2d_backward_data *b = problem;
+  put_conv(p, &b->fwd);
+  put(p, "_dir=BWD_D");
+  if (b->beta != 0.0) put(p, "_beta%.17g", b->beta);
+  *layout = image_layout(&b->fwd.x);
+}
+
+static void print_conv2d_backward_weights(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_conv2d_backward_weights *b = problem;
+  put_conv(p, &b->fwd);
+  put(p, "_dir=BWD_W%s", b->fwd.has_bias ? "" : "_nobias");
+  if (b->beta != 0.0) put(p, "_beta%.17g", b->beta);
+  *layout = image_layout(&b->fwd.x);
+}
+
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
 #define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
   [ADNN_PLUGIN_OP_##NAME] = print_##name,

@@ -136,7 +136,10 @@ harness_op_files = \
 	t/ops/batchnorm.c \
 	t/ops/norm.c \
 	t/ops/binary.c \
-	t/ops/reduce.c
+	t/ops/reduce.c \
+	t/ops/conv2d_backward.h \
+	t/ops/conv2d_backward_data.c \
+	t/ops/conv2d_backward_weights.c
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la
 t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
 	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \

@@ -74,4 +74,29 @@ static inline const char *adnn_cpu_conv2d_forced(const void *problem) {
 #define ADNN_CPU_REDUCE_IMPLS(X) X(reduce, simd) X(reduce, reference)
 #define ADNN_CPU_REDUCE_FORCED NULL
 
+/* conv2d backward data and backward weights: the reference loops (F64 and
+ * every layout) until the fast kernels land. The forward's algorithm enum
+ * names the backward algorithms; a forced one is looked up by that name. */
+#define ADNN_CPU_CONV2D_BACKWARD_DATA_IMPLS(X) X(conv2d_backward_data, reference)
+
+/** The implementation a conv2d backward-data problem forces (by name), or
+ *  NULL for AUTO. */
+static inline const char *adnn_cpu_conv2d_backward_data_forced(const void *problem) {
+  const adnn_plugin_conv2d_backward_data *p = (const adnn_plugin_conv2d_backward_data *)problem;
+  if (p->algorithm == ADNN_CONV2D_ALGO_AUTO) return NULL;
+  return adnn_plugin_conv2d_algorithm_name(p->algorithm);
+}
+#define ADNN_CPU_CONV2D_BACKWARD_DATA_FORCED adnn_cpu_conv2d_backward_data_forced
+
+#define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_IMPLS(X) X(conv2d_backward_weights, reference)
+
+/** The implementation a conv2d backward-weights problem forces, or NULL. */
+static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *problem) {
+  const adnn_plugin_conv2d_backward_weights *p =
+      (const adnn_plugin_conv2d_backward_weights *)problem;
+  if (p->algorithm == ADNN_CONV2D_ALGO_AUTO) return NULL;
+  return adnn_plugin_conv2d_algorithm_name(p->algorithm);
+}
+#define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_FORCED adnn_cpu_conv2d_backward_weights_forced
+
 #endif
