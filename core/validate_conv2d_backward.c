@@ -20,23 +20,6 @@
 #include "core/internal.h"
 #include "core/op_validate.h"
 
-/* TEMPORARY, until main's adnn_plan_execute_multi support lands (it brings
- * adnn__read_op_desc and adnn__op_io_init/free): local equivalents under the
- * same names, removed at that merge. */
-static adnn_status conv2d_bwd_read_op_desc_(const char *func, const char *what, int kind,
-                                            const void *src, void *dst) {
-  (void)kind;
-  char init_name[64];
-  snprintf(init_name, sizeof init_name, "adnn_conv2d_desc_init (%s)", what);
-  adnn_conv2d_desc_init((adnn_conv2d_desc *)dst);
-  return adnn__read_struct(func, "adnn_conv2d_desc", init_name, src,
-                           offsetof(adnn_conv2d_desc, algorithm) + sizeof(adnn_conv2d_algorithm),
-                           sizeof(adnn_conv2d_desc), dst);
-}
-#define adnn__read_op_desc conv2d_bwd_read_op_desc_
-#define adnn__op_io_init(io) memset((io), 0, sizeof *(io))
-#define adnn__op_io_free(io) ((void)(io))
-
 /* Reads *forward by the struct_size rule into *fwd and validates it as
  * adnn_plan_create_conv2d would (messages say "desc->forward"), filling the
  * forward problem and its spans. The forward activation, bias input and
