@@ -27,6 +27,7 @@
  * activation and AUTO, so that plugins never see them. */
 static adnn_status read_forward(const char *func, const adnn_conv2d_desc *forward,
                                 unsigned dtypes, adnn_plugin_conv2d *fp, adnn__op_io *fio) {
+  adnn__op_io_init(fio); /* first: the callers free it on every path */
   if (forward == NULL)
     return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: desc->forward is NULL", func);
   adnn_conv2d_desc fwd;
@@ -34,7 +35,6 @@ static adnn_status read_forward(const char *func, const adnn_conv2d_desc *forwar
   if (st != ADNN_STATUS_SUCCESS) return st;
   char fwd_func[128];
   snprintf(fwd_func, sizeof fwd_func, "%s: desc->forward", func);
-  adnn__op_io_init(fio);
   fio->dtypes = dtypes;
   memset(fp, 0, sizeof *fp);
   st = adnn__conv2d_validate(fwd_func, &fwd, fp, fio);
