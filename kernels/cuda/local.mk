@@ -49,3 +49,8 @@ cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernel
 	kernels/cuda/batchnorm.lo kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-pad_pack.lo \
 	kernels/cuda/conv2d-epilogue.lo kernels/cuda/reduce.lo
 $(cuda_kernel_objects): $(cuda_kernel_headers)
+# conv2d backward (data, weights): the direct kernels of the CUDA plugin.
+kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/conv2d_backward_data-direct.cu \
+	kernels/cuda/conv2d_backward_weights-direct.cu
+kernels/cuda/conv2d_backward_data-direct.lo kernels/cuda/conv2d_backward_weights-direct.lo: \
+	$(cuda_kernel_headers)
