@@ -241,7 +241,7 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
  * ADNN_EMU_CUDNN_BWD_DATA_ALGOS and ADNN_EMU_CUDNN_BWD_FILTER_ALGOS (cuDNN's
  * names without the prefix, in ranking order: ALGO_0, ALGO_1, FFT,
  * FFT_TILING, WINOGRAD, WINOGRAD_NONFUSED, and for the filter ALGO_3; default
- * ALGO_1 for both). As in real cuDNN, ALGO_0 (both directions) and the
+ * ALGO_1 for both; "none" offers none). As in real cuDNN, ALGO_0 (both directions) and the
  * filter's ALGO_3 are reported non-deterministic, the Winograd algorithms are
  * usable only for 3x3 filters with stride 1 and dilation 1, and the filter's
  * WINOGRAD is never usable (cuDNN does not implement it). Workspaces are
