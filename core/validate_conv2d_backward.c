@@ -13,12 +13,12 @@
 #include "config.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/internal.h"
 #include "core/op_validate.h"
+
 
 /* Reads *forward by the struct_size rule into *fwd and validates it as
  * adnn_plan_create_conv2d would (messages say "desc->forward"), filling the
@@ -27,7 +27,8 @@
  * activation and AUTO, so that plugins never see them. */
 static adnn_status read_forward(const char *func, const adnn_conv2d_desc *forward,
                                 unsigned dtypes, adnn_plugin_conv2d *fp, adnn__op_io *fio) {
-  adnn__op_io_init(fio); /* first: the callers free it on every path */
+  /* First, so that the caller may free *fio whatever happens. */
+  adnn__op_io_init(fio);
   if (forward == NULL)
     return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: desc->forward is NULL", func);
   adnn_conv2d_desc fwd;

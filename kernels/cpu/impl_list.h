@@ -74,10 +74,18 @@ static inline const char *adnn_cpu_conv2d_forced(const void *problem) {
 #define ADNN_CPU_REDUCE_IMPLS(X) X(reduce, simd) X(reduce, reference)
 #define ADNN_CPU_REDUCE_FORCED NULL
 
-/* conv2d backward data and backward weights: the reference loops (F64 and
- * every layout) until the fast kernels land. The forward's algorithm enum
- * names the backward algorithms; a forced one is looked up by that name. */
-#define ADNN_CPU_CONV2D_BACKWARD_DATA_IMPLS(X) X(conv2d_backward_data, reference)
+/* conv2d backward data and backward weights, F32 and F64 (doc/cpu.md): a
+ * depthwise problem has one clearly best method (direct), a 1x1 stride-1
+ * unpadded one is a plain GEMM per image and group; im2col_gemm (GEMM +
+ * col2im for data, im2col + GEMM for weights) runs any geometry of the packed
+ * layouts; reference runs everything else (padded strides). The forward's
+ * algorithm enum names the backward algorithms; a forced one is looked up by
+ * that name. */
+#define ADNN_CPU_CONV2D_BACKWARD_DATA_IMPLS(X) \
+  X(conv2d_backward_data, depthwise_direct)    \
+  X(conv2d_backward_data, gemm_1x1)            \
+  X(conv2d_backward_data, im2col_gemm)         \
+  X(conv2d_backward_data, reference)
 
 /** The implementation a conv2d backward-data problem forces (by name), or
  *  NULL for AUTO. */
@@ -88,7 +96,11 @@ static inline const char *adnn_cpu_conv2d_backward_data_forced(const void *probl
 }
 #define ADNN_CPU_CONV2D_BACKWARD_DATA_FORCED adnn_cpu_conv2d_backward_data_forced
 
-#define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_IMPLS(X) X(conv2d_backward_weights, reference)
+#define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_IMPLS(X) \
+  X(conv2d_backward_weights, depthwise_direct)    \
+  X(conv2d_backward_weights, gemm_1x1)            \
+  X(conv2d_backward_weights, im2col_gemm)         \
+  X(conv2d_backward_weights, reference)
 
 /** The implementation a conv2d backward-weights problem forces, or NULL. */
 static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *problem) {

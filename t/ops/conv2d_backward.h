@@ -205,4 +205,12 @@ static int conv_bwd_check_forward(const adnn_conv2d_desc *d, char *why, size_t w
   return 0;
 }
 
+/* Initial values of the in-out outputs (beta != 0): uniform in [-1, 1) at
+ * every element of the case's output buffer (gaps stay NaN). */
+static void conv_bwd_fill_initial(harness_case *c, tap_rng *r) {
+  if (!c->inout) return;
+  for (int64_t i = 0; i < c->out.span; i++)
+    if (c->out.member[i]) c->out.v[i] = harness_round(c->dtype, tap_rng_uniform(r, -1.0, 1.0));
+}
+
 #endif

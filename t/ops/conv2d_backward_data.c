@@ -39,6 +39,17 @@ static void bwd_data_fill(const harness_desc *hd, harness_buffer *in, int n_in, 
   for (int i = 0; i < n_in; i++) harness_fill_uniform(&in[i], r, -1.0, 1.0);
 }
 
+/* dx is read and updated when beta != 0. */
+static unsigned bwd_data_inout(const harness_desc *hd) {
+  return hd->conv2d_backward_data.beta != 0.0 ? 1u : 0u;
+}
+
+static void bwd_data_fill_outputs(const harness_desc *hd, harness_buffer *out, int n_out,
+                                  tap_rng *r) {
+  (void)hd;
+  for (int i = 0; i < n_out; i++) harness_fill_uniform(&out[i], r, -1.0, 1.0);
+}
+
 static const char *bwd_data_set_variant(harness_desc *hd, int v) {
   hd->conv2d_backward_data.algorithm = conv_bwd_algorithms[v];
   return conv_bwd_algorithm_names[v];
@@ -49,7 +60,8 @@ static const char *bwd_data_set_variant(harness_desc *hd, int v) {
 static int bwd_data_variant_expected(const char *backend, int v) {
   if (strcmp(backend, "cpu") != 0) return 0;
   const adnn_conv2d_algorithm a = conv_bwd_algorithms[v];
-  return a == ADNN_CONV2D_ALGO_REFERENCE;
+  return a == ADNN_CONV2D_ALGO_REFERENCE || a == ADNN_CONV2D_ALGO_IM2COL_GEMM ||
+         a == ADNN_CONV2D_ALGO_GEMM_1X1 || a == ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -131,11 +143,17 @@ static void bwd_data_case(harness_suite *suite, const conv_bwd_spec *s, double b
   harness_fill_mixed(&c.in[0], &r);
   const double wscale = 1.0 / sqrt((double)(s->c / s->g * s->r * s->s));
   harness_fill_uniform(&c.in[1], &r, -2 * wscale, 2 * wscale);
+  conv_bwd_fill_initial(&c, &r);
   harness_submit(suite, &c);
 }
 
+/* Every geometry with beta 0 (dx overwritten, its NaN poison never read)
+ * and with beta 1 (the gradient added to dx's initial values). */
 static void bwd_data_cases(harness_suite *suite) {
-  for (size_t i = 0; i < CONV_BWD_SPEC_COUNT; i++) bwd_data_case(suite, &conv_bwd_specs[i], 0.0);
+  for (size_t i = 0; i < CONV_BWD_SPEC_COUNT; i++) {
+    bwd_data_case(suite, &conv_bwd_specs[i], 0.0);
+    bwd_data_case(suite, &conv_bwd_specs[i], 1.0);
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -311,4 +329,6 @@ const harness_op_traits harness_conv2d_backward_data_traits = {
     .cases = bwd_data_cases,
     .oracle_selftests = bwd_data_oracle_selftests,
     .bad_descriptors = bwd_data_bad_descriptors,
+    .inout = bwd_data_inout,
+    .fill_outputs = bwd_data_fill_outputs,
 };

@@ -23,6 +23,27 @@ static int bwd_weights_inputs(const harness_desc *hd, harness_tensor *in) {
 
 static adnn_tensor_desc bwd_weights_output(const harness_desc *hd) { return fwd_of(hd)->w; }
 
+/* {dw} or {dw, db}: db exists iff the forward op has a bias. */
+static int bwd_weights_outputs(const harness_desc *hd, harness_tensor *out) {
+  const adnn_conv2d_desc *f = fwd_of(hd);
+  out[0] = (harness_tensor){"dw", f->w};
+  if (!f->has_bias) return 1;
+  out[1] = (harness_tensor){"db", f->bias};
+  return 2;
+}
+
+/* Every output is read and updated when beta != 0. */
+static unsigned bwd_weights_inout(const harness_desc *hd) {
+  if (hd->conv2d_backward_weights.beta == 0.0) return 0u;
+  return fwd_of(hd)->has_bias ? 3u : 1u;
+}
+
+static void bwd_weights_fill_outputs(const harness_desc *hd, harness_buffer *out, int n_out,
+                                     tap_rng *r) {
+  (void)hd;
+  for (int i = 0; i < n_out; i++) harness_fill_uniform(&out[i], r, -1.0, 1.0);
+}
+
 static void bwd_weights_set_dtype(harness_desc *hd, adnn_dtype dt) {
   conv_bwd_set_forward_dtype(fwd_of(hd), dt);
 }
@@ -49,7 +70,8 @@ static const char *bwd_weights_set_variant(harness_desc *hd, int v) {
 static int bwd_weights_variant_expected(const char *backend, int v) {
   if (strcmp(backend, "cpu") != 0) return 0;
   const adnn_conv2d_algorithm a = conv_bwd_algorithms[v];
-  return a == ADNN_CONV2D_ALGO_REFERENCE;
+  return a == ADNN_CONV2D_ALGO_REFERENCE || a == ADNN_CONV2D_ALGO_IM2COL_GEMM ||
+         a == ADNN_CONV2D_ALGO_GEMM_1X1 || a == ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -122,6 +144,15 @@ static int bwd_weights_oracle(const harness_desc *hd, const double *const *in, d
   return 0;
 }
 
+static int bwd_weights_oracle_outputs(const harness_desc *hd, const double *const *in,
+                                      double *const *out, char *why, size_t why_len) {
+  const adnn_conv2d_backward_weights_desc *b = &hd->conv2d_backward_weights;
+  if (conv_bwd_check_forward(b->forward, why, why_len) != 0) return -1;
+  weights_oracle(b->forward, b->beta, in[0], in[1], out[0]);
+  if (b->forward->has_bias) bias_oracle(b->forward, b->beta, in[1], out[1]);
+  return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Cases                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -136,10 +167,6 @@ static void bwd_weights_case(harness_suite *suite, const conv_bwd_spec *s, doubl
     harness_case_free(&c);
     return;
   }
-  /* Until the harness runs ops with several outputs, only dw is checked
-   * here: the forward bias is dropped (db exists iff the forward op has a
-   * bias). */
-  f->has_bias = 0;
   adnn_conv2d_backward_weights_desc *d = &c.desc.conv2d_backward_weights;
   adnn_conv2d_backward_weights_desc_init(d);
   d->forward = f;
@@ -148,12 +175,17 @@ static void bwd_weights_case(harness_suite *suite, const conv_bwd_spec *s, doubl
   tap_rng r = tap_rng_seed(harness_seed(c.name));
   harness_fill_mixed(&c.in[0], &r);
   harness_fill_uniform(&c.in[1], &r, -1.0, 1.0);
+  conv_bwd_fill_initial(&c, &r);
   harness_submit(suite, &c);
 }
 
+/* Every geometry with beta 0 and beta 1; with a forward bias (db) where the
+ * spec has one. */
 static void bwd_weights_cases(harness_suite *suite) {
-  for (size_t i = 0; i < CONV_BWD_SPEC_COUNT; i++)
+  for (size_t i = 0; i < CONV_BWD_SPEC_COUNT; i++) {
     bwd_weights_case(suite, &conv_bwd_specs[i], 0.0);
+    bwd_weights_case(suite, &conv_bwd_specs[i], 1.0);
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -295,6 +327,41 @@ static void bwd_weights_bad_descriptors(const harness_report *rep, adnn_context 
     adnn_free(ctx, buf);
   }
   adnn_plan_destroy(plan);
+
+  /* With a forward bias the plan has two outputs, {dw, db}: one or three
+   * are refused, adnn_plan_execute (one) included, and db may not overlap
+   * dw. */
+  f.has_bias = 1;
+  f.bias = harness_vector_desc(ADNN_DTYPE_F32, 6);
+  plan = NULL;
+  st = adnn_plan_create_conv2d_backward_weights(ctx, &d, &plan);
+  if (!harness_is_status(rep, st, ADNN_STATUS_SUCCESS,
+                         "%s conv2d_backward_weights: a good plan with db", bn))
+    return;
+  const size_t floats2 = 100 + 54 + 216 + 6 + 16;
+  if (adnn_malloc(ctx, floats2 * sizeof(float), &buf) == ADNN_STATUS_SUCCESS) {
+    (void)adnn_memset(ctx, buf, 0, floats2 * sizeof(float));
+    float *base = buf;
+    const void *in[2] = {base, base + 100};
+    void *outs[3] = {base + 154, base + 370, base + 380};
+    harness_is_status(rep, adnn_plan_execute(plan, in, 2, outs[0]), ADNN_STATUS_BAD_PARAM,
+                      "%s conv2d_backward_weights: adnn_plan_execute (one output) on {dw, db}",
+                      bn);
+    harness_contains(rep, adnn_last_error(), "adnn_plan_execute_multi",
+                     "%s conv2d_backward_weights: the message points to execute_multi", bn);
+    harness_is_status(rep, adnn_plan_execute_multi(plan, in, 2, outs, 3), ADNN_STATUS_BAD_PARAM,
+                      "%s conv2d_backward_weights: three outputs for {dw, db}", bn);
+    harness_contains(rep, adnn_last_error(), "2 output(s)",
+                     "%s conv2d_backward_weights: the message says how many", bn);
+    void *overlapping[2] = {base + 154, base + 160};
+    harness_is_status(rep, adnn_plan_execute_multi(plan, in, 2, overlapping, 2),
+                      ADNN_STATUS_BAD_PARAM, "%s conv2d_backward_weights: db overlapping dw",
+                      bn);
+    harness_is_status(rep, adnn_plan_execute_multi(plan, in, 2, outs, 2), ADNN_STATUS_SUCCESS,
+                      "%s conv2d_backward_weights: {dw, db} run", bn);
+    adnn_free(ctx, buf);
+  }
+  adnn_plan_destroy(plan);
 }
 
 const harness_op_traits harness_conv2d_backward_weights_traits = {
@@ -310,4 +377,8 @@ const harness_op_traits harness_conv2d_backward_weights_traits = {
     .cases = bwd_weights_cases,
     .oracle_selftests = bwd_weights_oracle_selftests,
     .bad_descriptors = bwd_weights_bad_descriptors,
+    .outputs = bwd_weights_outputs,
+    .inout = bwd_weights_inout,
+    .fill_outputs = bwd_weights_fill_outputs,
+    .oracle_outputs = bwd_weights_oracle_outputs,
 };
