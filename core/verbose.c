@@ -217,21 +217,21 @@ static void print_reduce(line_buf *p, const void *problem, const char **layout) 
   if (r->keep_dims) put(p, ":keep");
 }
 
-/* The backward convolutions: the forward problem in adnn-bench syntax with
- * its direction (benchdnn's dir=BWD_D / BWD_W), and beta when it is not 0. */
+/* The backward convolutions: adnn-bench's direction field (benchdnn's
+ * dir=BWD_D, BWD_W without and BWD_WB with the bias gradient), then the
+ * forward geometry. beta has no adnn-bench syntax (adnn-bench runs beta 0)
+ * and is not printed. */
 static void print_conv2d_backward_data(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_conv2d_backward_data *b = problem;
+  put(p, "dir=BWD_D:");
   put_conv(p, &b->fwd);
-  put(p, "_dir=BWD_D");
-  if (b->beta != 0.0) put(p, "_beta%.17g", b->beta);
   *layout = image_layout(&b->fwd.x);
 }
 
 static void print_conv2d_backward_weights(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_conv2d_backward_weights *b = problem;
+  put(p, "dir=%s:", b->fwd.has_bias ? "BWD_WB" : "BWD_W");
   put_conv(p, &b->fwd);
-  put(p, "_dir=BWD_W%s", b->fwd.has_bias ? "" : "_nobias");
-  if (b->beta != 0.0) put(p, "_beta%.17g", b->beta);
   *layout = image_layout(&b->fwd.x);
 }
 
