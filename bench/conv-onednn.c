@@ -4,8 +4,8 @@
  * oneDNN; it links oneDNN and nothing of adnn (it compiles the problem parser
  * of adnn-bench in), so oneDNN never becomes a dependency of the library.
  *
- * For each convolution it creates, in the direction --dir names (benchdnn's
- * FWD, BWD_D, BWD_W, BWD_WB; default FWD), a forward-inference primitive, or
+ * For each convolution it creates, in its direction (a "dir=" of its own or the
+ * --dir before it: benchdnn's FWD_D, BWD_D, BWD_W, BWD_WB), a forward-inference primitive, or
  * a backward-data / backward-weights primitive (with its forward-training
  * primitive as the hint), with oneDNN's preferred ("any") formats for every
  * tensor, as a framework that keeps activations in oneDNN's layout would; the
@@ -15,7 +15,7 @@
  * implementation name).
  *
  * usage: conv-onednn [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N]
- *                    [--dir=FWD|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]
+ *                    [--dir=FWD_D|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]
  *                    (bench/peer.h)
  * Threads: oneDNN's own runtime (OMP_NUM_THREADS with Debian's OpenMP build).
  */
@@ -28,7 +28,7 @@
 
 #include "bench/peer.h"
 
-static peer_options options = {"conv-onednn", "onednn", 0, 0, 1, 500, 0, PEER_DIR_FWD};
+static peer_options options = {"conv-onednn", "onednn", 0, 0, 1, 500, 0, BENCH_DIR_FWD};
 
 #define CHECK(call)                                                              \
   do {                                                                           \
@@ -93,8 +93,8 @@ static dnnl_status_t input_in(dnnl_engine_t eng, dnnl_stream_t stream,
   return s;
 }
 
-/* One convolution in the direction o->dir (benchdnn's FWD / BWD_D / BWD_W /
- * BWD_WB). Every direction is set up as a training framework would: the
+/* One convolution in its direction p->dir (benchdnn's FWD_D / BWD_D / BWD_W /
+ * BWD_WB: the problem's "dir=" or the --dir before it). Every direction is set up as a training framework would: the
  * forward primitive (forward_training for the backward ones, whose hint it
  * is), oneDNN's preferred formats for every tensor, the inputs reordered into
  * them once outside the timed loop, the outputs left in them. */
@@ -105,7 +105,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   dnnl_memory_t mem[4] = {NULL, NULL, NULL, NULL};
   dnnl_primitive_desc_t fwd_pd = NULL, pd = NULL;
   dnnl_primitive_t prim = NULL;
-  const int dir = options.dir;
+  const int dir = p->dir;
   const int grouped = p->g > 1;
   dnnl_dims_t src_dims = {p->mb, p->ic, p->ih, p->iw};
   dnnl_dims_t dst_dims = {p->mb, p->oc, p->oh, p->ow};
@@ -130,19 +130,19 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   CHECK(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, dnnl_format_tag_any));
   CHECK(dnnl_memory_desc_init_by_tag(&bia_any, 1, bia_dims, dnnl_f32, dnnl_x));
   CHECK(dnnl_dilated_convolution_forward_desc_init(
-      &fd, dir == PEER_DIR_FWD ? dnnl_forward_inference : dnnl_forward_training,
-      dnnl_convolution_direct, &src_any, &wei_any, dir == PEER_DIR_BWD_WB ? &bia_any : NULL,
+      &fd, dir == BENCH_DIR_FWD ? dnnl_forward_inference : dnnl_forward_training,
+      dnnl_convolution_direct, &src_any, &wei_any, dir == BENCH_DIR_BWD_WB ? &bia_any : NULL,
       &dst_any, strides, dil, pad_l, pad_r));
   CHECK(dnnl_primitive_desc_create(&fwd_pd, &fd, NULL, eng, NULL));
-  if (dir == PEER_DIR_BWD_D) {
+  if (dir == BENCH_DIR_BWD_D) {
     CHECK(dnnl_dilated_convolution_backward_data_desc_init(&cd, dnnl_convolution_direct,
                                                            &src_any, &wei_any, &dst_any, strides,
                                                            dil, pad_l, pad_r));
     CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, fwd_pd));
-  } else if (dir == PEER_DIR_BWD_W || dir == PEER_DIR_BWD_WB) {
+  } else if (dir == BENCH_DIR_BWD_W || dir == BENCH_DIR_BWD_WB) {
     CHECK(dnnl_dilated_convolution_backward_weights_desc_init(
         &cd, dnnl_convolution_direct, &src_any, &wei_any,
-        dir == PEER_DIR_BWD_WB ? &bia_any : NULL, &dst_any, strides, dil, pad_l, pad_r));
+        dir == BENCH_DIR_BWD_WB ? &bia_any : NULL, &dst_any, strides, dil, pad_l, pad_r));
     CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, fwd_pd));
   } else {
     pd = fwd_pd;
@@ -152,7 +152,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   double create_ms = peer_now_ms() - t0;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
   conv_run r = {prim, stream, 3, {{0, NULL}}};
-  if (dir == PEER_DIR_BWD_D) {
+  if (dir == BENCH_DIR_BWD_D) {
     /* dy, w -> dx */
     CHECK(input_in(eng, stream, &dst_md, dst_n,
                    dnnl_primitive_desc_query_md(pd, dnnl_query_diff_dst_md, 0), &mem[0]));
@@ -163,7 +163,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
     r.args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, mem[0]};
     r.args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mem[1]};
     r.args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_SRC, mem[2]};
-  } else if (dir == PEER_DIR_BWD_W || dir == PEER_DIR_BWD_WB) {
+  } else if (dir == BENCH_DIR_BWD_W || dir == BENCH_DIR_BWD_WB) {
     /* x, dy -> dw (, db) */
     CHECK(input_in(eng, stream, &src_md, src_n,
                    dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &mem[0]));
@@ -175,7 +175,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
     r.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, mem[0]};
     r.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, mem[1]};
     r.args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_WEIGHTS, mem[2]};
-    if (dir == PEER_DIR_BWD_WB) {
+    if (dir == BENCH_DIR_BWD_WB) {
       CHECK(dnnl_memory_create(&mem[3],
                                dnnl_primitive_desc_query_md(pd, dnnl_query_diff_weights_md, 1),
                                eng, DNNL_MEMORY_ALLOCATE));

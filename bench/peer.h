@@ -8,8 +8,10 @@
  * link libadnn.
  *
  * Command line: [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N]
- *               [--dir=FWD|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]
- *               (as adnn-bench's; --dir as benchdnn's, for every convolution)
+ *               [--dir=FWD_D|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]
+ *               (as adnn-bench's: --dir gives the convolutions after it that
+ *               name no direction of their own ("dir=BWD_D:...") benchdnn's
+ *               direction, bench_problem.dir)
  */
 #ifndef ADNN_BENCH_PEER_H
 #define ADNN_BENCH_PEER_H
@@ -26,16 +28,8 @@ typedef struct peer_options {
   int warmup;
   double time_ms;
   int64_t mb;          /**< minibatch override, 0: none */
-  int dir;             /**< enum peer_dir, from --dir (benchdnn's names) */
+  int dir;             /**< the last --dir (enum bench_dir), while reading */
 } peer_options;
-
-/** The direction of a convolution (benchdnn's --dir): forward, backward data
- *  (dy, w -> dx), backward weights (x, dy -> dw) and backward weights with
- *  the bias gradient (-> dw, db). */
-enum peer_dir { PEER_DIR_FWD = 0, PEER_DIR_BWD_D, PEER_DIR_BWD_W, PEER_DIR_BWD_WB };
-
-/** "FWD", "BWD_D", "BWD_W" or "BWD_WB". */
-const char *peer_dir_name(int dir);
 
 /** Reads the options and the problems (each with --mb applied). Returns 0,
  *  or 2 (a usage or parse error, already printed on stderr). *list is
