@@ -4,12 +4,13 @@
  * oneDNN; it links oneDNN and nothing of adnn (it compiles the problem parser
  * of adnn-bench in), so oneDNN never becomes a dependency of the library.
  *
- * For each convolution it creates, in its direction (a "dir=" of its own or the
- * --dir before it: benchdnn's FWD_D, BWD_D, BWD_W, BWD_WB), a forward-inference primitive, or
- * a backward-data / backward-weights primitive (with its forward-training
- * primitive as the hint), with oneDNN's preferred ("any") formats for every
- * tensor, as a framework that keeps activations in oneDNN's layout would; the
- * plain NCHW inputs are reordered once, outside the timed loop. GEMM problems run through dnnl_sgemm
+ * For each convolution it creates, in its direction (a "dir=" of its own or
+ * the --dir before it: benchdnn's FWD_D, BWD_D, BWD_W, BWD_WB), a
+ * forward-inference primitive, or a backward-data / backward-weights
+ * primitive (with its forward-training primitive as the hint), with
+ * oneDNN's preferred ("any") formats for every tensor, as a framework that
+ * keeps activations in oneDNN's layout would; the plain NCHW inputs are
+ * reordered once, outside the timed loop. GEMM problems run through dnnl_sgemm
  * (row-major). Other ops are reported as unsupported. It prints the columns of
  * `adnn-bench --mode=perf --csv` (backend "onednn", algorithm = oneDNN's
  * implementation name).
