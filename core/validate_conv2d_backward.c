@@ -47,18 +47,36 @@ static adnn_status read_forward(const char *func, const adnn_conv2d_desc *forwar
   return ADNN_STATUS_SUCCESS;
 }
 
-/* The backward descriptor's own fields, shared by both ops. ADNN_CONV2D_ALGO
- * names forward algorithms and is not applied to backward plans: a value
- * chosen for the forward op (winograd_f2x3, say) would make every backward
- * plan fail. */
+/* ADNN_CONV2D_ALGO forces an algorithm for backward descriptors that say
+ * AUTO too, as for the forward op (adnn_training(3)); a forward-only name
+ * (winograd_f2x3) then makes backward plans NOT_SUPPORTED, which says so. */
+static adnn_conv2d_algorithm algo_from_env(void) {
+  const char *v = adnn__env_get(ADNN_ENV_CONV2D_ALGO);
+  if (v == NULL) return ADNN_CONV2D_ALGO_AUTO;
+#define CONV2D_BWD_ALGO_BY_NAME_(NAME, name, value, def) \
+  if (strcmp(v, #name) == 0) return ADNN_CONV2D_ALGO_##NAME;
+  ADNN_CONV2D_ALGO_LIST(CONV2D_BWD_ALGO_BY_NAME_)
+#undef CONV2D_BWD_ALGO_BY_NAME_
+  adnn__env_warn_ignored(ADNN_ENV_CONV2D_ALGO, v, "not an algorithm name");
+  return ADNN_CONV2D_ALGO_AUTO;
+}
+
+/* The backward descriptor's own fields, shared by both ops; *algorithm
+ * becomes the one the plan must run (AUTO, or forced by the descriptor or
+ * ADNN_CONV2D_ALGO). */
 static adnn_status check_backward_fields(const char *func, double beta,
-                                         adnn_conv2d_algorithm algorithm, adnn__op_io *io) {
+                                         adnn_conv2d_algorithm *algorithm, adnn__op_io *io) {
   if (!isfinite(beta))
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: beta (%g) must be finite", func, beta);
-  if (strcmp(adnn_conv2d_algorithm_name(algorithm), "unknown") == 0)
+  if (strcmp(adnn_conv2d_algorithm_name(*algorithm), "unknown") == 0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: algorithm %d is not an adnn_conv2d_algorithm",
-                      func, (int)algorithm);
-  if (algorithm != ADNN_CONV2D_ALGO_AUTO) io->forced = "forced by the descriptor";
+                      func, (int)*algorithm);
+  if (*algorithm != ADNN_CONV2D_ALGO_AUTO) {
+    io->forced = "forced by the descriptor";
+  } else {
+    *algorithm = algo_from_env();
+    if (*algorithm != ADNN_CONV2D_ALGO_AUTO) io->forced = "forced by ADNN_CONV2D_ALGO";
+  }
   return ADNN_STATUS_SUCCESS;
 }
 
@@ -76,8 +94,9 @@ adnn_status adnn__conv2d_backward_data_validate(const char *func,
                                                 adnn_plugin_conv2d_backward_data *p,
                                                 adnn__op_io *io) {
   adnn__op_io fio;
+  adnn_conv2d_algorithm algorithm = d->algorithm;
   adnn_status st = read_forward(func, d->forward, io->dtypes, &p->fwd, &fio);
-  if (st == ADNN_STATUS_SUCCESS) st = check_backward_fields(func, d->beta, d->algorithm, io);
+  if (st == ADNN_STATUS_SUCCESS) st = check_backward_fields(func, d->beta, &algorithm, io);
   if (st == ADNN_STATUS_SUCCESS) st = check_gradient_output(func, "dx", "x", &p->fwd.x);
   if (st != ADNN_STATUS_SUCCESS) {
     adnn__op_io_free(&fio);
@@ -87,7 +106,7 @@ adnn_status adnn__conv2d_backward_data_validate(const char *func,
   p->fwd.has_bias = 0;
   memset(&p->fwd.bias, 0, sizeof p->fwd.bias);
   p->beta = d->beta;
-  p->algorithm = d->algorithm;
+  p->algorithm = algorithm;
   io->dtype = fio.dtype;
   io->n_inputs = 2;
   io->n_outputs = 1;
@@ -104,8 +123,9 @@ adnn_status adnn__conv2d_backward_weights_validate(const char *func,
                                                    adnn_plugin_conv2d_backward_weights *p,
                                                    adnn__op_io *io) {
   adnn__op_io fio;
+  adnn_conv2d_algorithm algorithm = d->algorithm;
   adnn_status st = read_forward(func, d->forward, io->dtypes, &p->fwd, &fio);
-  if (st == ADNN_STATUS_SUCCESS) st = check_backward_fields(func, d->beta, d->algorithm, io);
+  if (st == ADNN_STATUS_SUCCESS) st = check_backward_fields(func, d->beta, &algorithm, io);
   if (st == ADNN_STATUS_SUCCESS) st = check_gradient_output(func, "dw", "w", &p->fwd.w);
   if (st == ADNN_STATUS_SUCCESS && p->fwd.has_bias)
     st = check_gradient_output(func, "db", "bias", &p->fwd.bias);
@@ -114,7 +134,7 @@ adnn_status adnn__conv2d_backward_weights_validate(const char *func,
     return st;
   }
   p->beta = d->beta;
-  p->algorithm = d->algorithm;
+  p->algorithm = algorithm;
   io->dtype = fio.dtype;
   io->n_inputs = 2;
   io->input_bytes[0] = fio.input_bytes[0];  /* x */
