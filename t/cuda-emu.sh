@@ -57,7 +57,22 @@ diag_file() { sed 's/^/# /' "$1"; }
 if ! sh "$src/t/cuda-emu/build.sh" "$build" "$work/plugin" >"$work/build.log" 2>&1; then
   check 1 "the emulated plugin builds"
   diag_file "$work/build.log"
-  echo "1..$count"
+  # The finite-difference gradient checks (t/gradcheck-*) on the emulated plugin:
+# each runs on every backend that makes a context, so here on cuda too.
+for prog in "$build"/t/gradcheck-*; do
+  case $prog in *.o | *.log | *.trs | *.c) continue ;; esac
+  [ -f "$prog" ] && [ -x "$prog" ] || continue
+  name=t/$(basename "$prog")
+  run_prog=$prog
+  run_prog_name=$name
+  run "$name" ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda ' "$work/out"
+  check $? "[$name] ran gradient checks on the cuda plugin"
+done
+
+echo "1..$count"
   exit 0
 fi
 check 0 "the emulated plugin builds (t/cuda-emu/build.sh)"
@@ -71,7 +86,7 @@ run() {
   label=$1
   shift
   env ADNN_PLUGIN_PATH="$plugins" ADNN_CACHE_DIR="$work/cache" ADNN_LOG=warn "$@" \
-    "$build/t/conformance" >"$work/out" 2>"$work/err"
+    "${run_prog:-$build/t/conformance}" >"$work/out" 2>"$work/err"
   rc=$?
   awk -v n="$count" -v label="$label" '
     /^(not )?ok / {
@@ -87,7 +102,7 @@ run() {
     END { print n > "/dev/stderr" }' "$work/out" 2>"$work/count"
   count=$(cat "$work/count")
   grep -q '^ok\|^not ok' "$work/out" || diag_file "$work/err"
-  check "$rc" "[$label] t/conformance exits with status 0 (got $rc)"
+  check "$rc" "[$label] ${run_prog_name:-t/conformance} exits with status 0 (got $rc)"
 }
 
 run "stand-in IMPLICIT_GEMM" ADNN_TUNE=off ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM
@@ -168,5 +183,20 @@ run "backward workspace limit" ADNN_TUNE=off ADNN_TUNE_WORKSPACE_LIMIT=1000 \
 ! grep -q '\[auto\] (cudnn:ALGO_1' "$work/out" &&
   grep -q '^ok .* cuda conv2d_backward_data .*\[auto\] (cudnn:ALGO_0)' "$work/out"
 check $? "[backward workspace limit] AUTO skips ALGO_1 (1500-byte workspace) for ALGO_0 (500)"
+
+# The finite-difference gradient checks (t/gradcheck-*) on the emulated plugin:
+# each runs on every backend that makes a context, so here on cuda too.
+for prog in "$build"/t/gradcheck-*; do
+  case $prog in *.o | *.log | *.trs | *.c) continue ;; esac
+  [ -f "$prog" ] && [ -x "$prog" ] || continue
+  name=t/$(basename "$prog")
+  run_prog=$prog
+  run_prog_name=$name
+  run "$name" ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda ' "$work/out"
+  check $? "[$name] ran gradient checks on the cuda plugin"
+done
 
 echo "1..$count"

@@ -145,7 +145,10 @@ harness_op_files = \
 	t/ops/reduce.c \
 	t/ops/conv2d_backward.h \
 	t/ops/conv2d_backward_data.c \
-	t/ops/conv2d_backward_weights.c
+	t/ops/conv2d_backward_weights.c \
+	t/ops/batchnorm_training.c \
+	t/ops/batchnorm_backward.c \
+	t/ops/norm_backward.c
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la
 t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
 	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \
@@ -428,3 +431,11 @@ t_gradcheck_conv2d_SOURCES = t/gradcheck-conv2d.c t/tap.h t/rng.h
 t_gradcheck_conv2d_LDADD = libadnn.la -lm
 t_conv2d_backward_determinism_SOURCES = t/conv2d-backward-determinism.c t/tap.h t/rng.h
 t_conv2d_backward_determinism_LDADD = libadnn.la
+
+# ---- training: gradient checks of batch-norm training / backward and norm backward ----
+# Central differences in F64 on every ready backend (t/gradcheck-norm.c says
+# the step and the tolerance), and bitwise-identical F32 CPU gradients twice.
+check_PROGRAMS += t/gradcheck-norm
+TESTS += t/gradcheck-norm
+t_gradcheck_norm_SOURCES = t/gradcheck-norm.c t/tap.h t/rng.h
+t_gradcheck_norm_LDADD = libadnn.la -lm

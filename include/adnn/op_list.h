@@ -70,7 +70,13 @@
   X(CONV2D_BACKWARD_DATA, conv2d_backward_data, 9, algorithm, "dy, w", "dx",             \
     ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
   X(CONV2D_BACKWARD_WEIGHTS, conv2d_backward_weights, 10, algorithm, "x, dy", "dw[, db]", \
-    ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)
+    ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
+  X(BATCHNORM_TRAINING, batchnorm_training, 14, momentum, "x, scale, shift",              \
+    "y, saved_mean, saved_inv_std, running_mean, running_var", ADNN_OP_DTYPES_FLOAT, 0)   \
+  X(BATCHNORM_BACKWARD, batchnorm_backward, 15, forward,                                  \
+    "x, dy, scale, saved_mean, saved_inv_std", "dx, dscale, dshift", ADNN_OP_DTYPES_FLOAT, 0) \
+  X(NORM_BACKWARD, norm_backward, 16, forward, "x, dy[, gain]", "dx[, dgain][, dbias]",  \
+    ADNN_OP_DTYPES_FLOAT, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */
