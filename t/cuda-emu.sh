@@ -24,6 +24,8 @@
 #      first algorithm under ADNN_DETERMINISTIC=1, falls back to the direct
 #      kernel when cuDNN offers only non-deterministic ones, and respects the
 #      workspace limit.
+# Then t/optimizer-steps, which tests every ready backend itself, runs with
+# the emulated plugin too, and so do the gradient checks (t/gradcheck-*).
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -198,5 +200,17 @@ for prog in "$build"/t/gradcheck-*; do
   grep -q '^ok .* - cuda ' "$work/out"
   check $? "[$name] ran gradient checks on the cuda plugin"
 done
+
+# The optimizer over several steps with adnn_plan_set_optimizer_step
+# (t/optimizer-steps), which also runs on every backend that makes a context.
+if [ -x "$build/t/optimizer-steps" ]; then
+  run_prog=$build/t/optimizer-steps
+  run_prog_name=t/optimizer-steps
+  run t/optimizer-steps ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda .* match the oracle' "$work/out"
+  check $? "[t/optimizer-steps] ran the multi-step optimizer checks on the cuda plugin"
+fi
 
 echo "1..$count"
