@@ -91,7 +91,22 @@ struct adnn_plan {
   adnn__op_io io;
   /* How the algorithm was chosen: the candidates and the reason. */
   adnn__tune_record tune;
+  /* For ops with many tensors (the optimizer): room to sort every input
+   * and output span at execution, so that the overlap check costs
+   * O(n log n) rather than O(n^2) and allocates nothing. NULL otherwise. */
+  struct exec_span *spans;
 };
+
+/* One buffer of an execution, for the sorted overlap check. */
+typedef struct exec_span {
+  uintptr_t start, end;
+  size_t index;
+  int output;
+} exec_span;
+
+/* Up to this many tensors the pairwise overlap check is cheaper than
+ * sorting. */
+enum { PAIRWISE_OVERLAP_LIMIT = 32 };
 
 /* ------------------------------------------------------------------------ */
 /* Plan creation                                                             */
@@ -163,6 +178,17 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
     if (strncmp(msg, func, strlen(func)) == 0) return adnn__fail(st, "%s", msg);
     return adnn__fail(st, "%s: backend %s: %s", func, t->name, msg);
   }
+  const size_t n_tensors = (size_t)p->io.n_inputs + (size_t)p->io.n_outputs;
+  if (n_tensors > PAIRWISE_OVERLAP_LIMIT) {
+    p->spans = calloc(n_tensors, sizeof *p->spans);
+    if (p->spans == NULL) {
+      t->plan_destroy(p->pplan);
+      adnn__tune_record_free(&p->tune);
+      adnn__op_io_free(&p->io);
+      free(p);
+      return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory", func);
+    }
+  }
   const int added = adnn__handle_add_plan(p, ctx);
   if (added != 1) {
     /* A context destroyed meanwhile took its plugin state with it: the
@@ -170,6 +196,7 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
     if (added == 0) t->plan_destroy(p->pplan);
     adnn__tune_record_free(&p->tune);
     adnn__op_io_free(&p->io);
+    free(p->spans);
     free(p);
     if (added < 0)
       return adnn__fail(ADNN_STATUS_BAD_PARAM_HANDLE, "%s: ctx %p was destroyed while the plan "
@@ -243,6 +270,37 @@ static adnn_status orphan(const char *func, const adnn_plan *plan) {
                     (const void *)plan, plan->info->name);
 }
 
+/* Whether output o overlaps another output or an input other than as the
+ * op's documented in-place use; the failure names both. */
+static adnn_status output_overlaps(const char *func, const adnn_plan *plan,
+                                   const void *const *inputs, void *const *outputs, size_t o) {
+  const size_t want = (size_t)plan->op.n_inputs, want_out = (size_t)plan->op.n_outputs;
+  for (size_t q = 0; q < want_out; q++)
+    if (q != o &&
+        overlaps(outputs[o], plan->io.output_bytes[o], outputs[q], plan->io.output_bytes[q]))
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: outputs[%zu] and outputs[%zu] overlap; "
+                        "every output needs memory of its own", func, o < q ? o : q, o < q ? q : o);
+  for (size_t i = 0; i < want; i++) {
+    if (!overlaps(inputs[i], plan->io.input_bytes[i], outputs[o], plan->io.output_bytes[o]))
+      continue;
+    if (o == 0 && inputs[i] == outputs[o] && i < 32 && (plan->io.inplace_inputs & (1u << i)))
+      continue;
+    if (want_out == 1)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                        "%s: the output overlaps inputs[%zu]; this op runs in place only when "
+                        "the output is exactly that input with the same layout", func, i);
+    return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                      "%s: outputs[%zu] overlaps inputs[%zu]; only outputs[0] may be exactly "
+                      "an input the op documents as allowed in place", func, o, i);
+  }
+  return ADNN_STATUS_SUCCESS;
+}
+
+static int span_cmp(const void *a, const void *b) {
+  const exec_span *x = a, *y = b;
+  return (x->start > y->start) - (x->start < y->start);
+}
+
 /* The checks every execution makes before the plugin runs, for both entry
  * points: counts, NULLs, every pointer inside memory of the plan's context
  * with its tensor's whole span, and no overlaps other than the in-place uses
@@ -284,23 +342,46 @@ static adnn_status check_execute(const char *func, adnn_plan *plan, adnn_context
     st = adnn__check_device_range(func, ctx, name, outputs[o], plan->io.output_bytes[o]);
     if (st != ADNN_STATUS_SUCCESS) return st;
   }
-  for (size_t o = 0; o < want_out; o++) {
-    for (size_t q = o + 1; q < want_out; q++)
-      if (overlaps(outputs[o], plan->io.output_bytes[o], outputs[q], plan->io.output_bytes[q]))
-        return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: outputs[%zu] and outputs[%zu] overlap; "
-                          "every output needs memory of its own", func, o, q);
-    for (size_t i = 0; i < want; i++) {
-      if (!overlaps(inputs[i], plan->io.input_bytes[i], outputs[o], plan->io.output_bytes[o]))
+  if (plan->spans == NULL) {
+    for (size_t o = 0; o < want_out; o++) {
+      st = output_overlaps(func, plan, inputs, outputs, o);
+      if (st != ADNN_STATUS_SUCCESS) return st;
+    }
+    return ADNN_STATUS_SUCCESS;
+  }
+  /* Many tensors: sort the spans by start; an output overlaps something
+   * exactly when, in that order, it starts before the furthest end of the
+   * spans before it, or a later span starts before its own end. Each such
+   * output is then checked against every tensor, which finds the culprit
+   * (and lets the documented in-place use through). */
+  exec_span *sp = plan->spans;
+  size_t n = 0;
+  for (size_t i = 0; i < want; i++)
+    if (plan->io.input_bytes[i] > 0)
+      sp[n++] = (exec_span){(uintptr_t)inputs[i], (uintptr_t)inputs[i] + plan->io.input_bytes[i],
+                            i, 0};
+  for (size_t o = 0; o < want_out; o++)
+    if (plan->io.output_bytes[o] > 0)
+      sp[n++] = (exec_span){(uintptr_t)outputs[o],
+                            (uintptr_t)outputs[o] + plan->io.output_bytes[o], o, 1};
+  qsort(sp, n, sizeof *sp, span_cmp);
+  uintptr_t furthest = 0;
+  for (size_t k = 0; k < n; k++) {
+    const int hit_before = k > 0 && sp[k].start < furthest;
+    const int hit_after = k + 1 < n && sp[k + 1].start < sp[k].end;
+    if (sp[k].end > furthest) furthest = sp[k].end;
+    if (!hit_before && !hit_after) continue;
+    /* An overlap involves sp[k]; find an output taking part in it. */
+    if (sp[k].output) {
+      st = output_overlaps(func, plan, inputs, outputs, sp[k].index);
+      if (st != ADNN_STATUS_SUCCESS) return st;
+    }
+    for (size_t o = 0; o < want_out && !sp[k].output; o++) {
+      if (!overlaps((const void *)sp[k].start, sp[k].end - sp[k].start, outputs[o],
+                    plan->io.output_bytes[o]))
         continue;
-      if (o == 0 && inputs[i] == outputs[o] && i < 32 && (plan->io.inplace_inputs & (1u << i)))
-        continue;
-      if (want_out == 1)
-        return adnn__fail(ADNN_STATUS_BAD_PARAM,
-                          "%s: the output overlaps inputs[%zu]; this op runs in place only when "
-                          "the output is exactly that input with the same layout", func, i);
-      return adnn__fail(ADNN_STATUS_BAD_PARAM,
-                        "%s: outputs[%zu] overlaps inputs[%zu]; only outputs[0] may be exactly "
-                        "an input the op documents as allowed in place", func, o, i);
+      st = output_overlaps(func, plan, inputs, outputs, o);
+      if (st != ADNN_STATUS_SUCCESS) return st;
     }
   }
   return ADNN_STATUS_SUCCESS;
@@ -358,6 +439,7 @@ void adnn_plan_destroy(adnn_plan *plan) {
   if (plan->pplan != NULL) plan->table->plan_destroy(plan->pplan);
   adnn__tune_record_free(&plan->tune);
   adnn__op_io_free(&plan->io);
+  free(plan->spans);
   free(plan);
 }
 

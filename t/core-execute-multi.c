@@ -114,6 +114,48 @@ int main(void) {
             "an output overlapping the input at another address is refused");
   contains(adnn_last_error(), "overlaps inputs[0]", "  and said so");
 
+  /* Many tensors (an Adam step over 40 tensors: 40 inputs, 120 outputs) take
+   * the sorted overlap check; it must find the same overlaps. */
+  {
+    enum { T = 40, LEN = 64 };
+    int64_t sizes[T];
+    for (int i = 0; i < T; i++) sizes[i] = LEN;
+    adnn_optimizer_desc od;
+    adnn_optimizer_desc_init(&od);
+    od.kind = ADNN_OPTIMIZER_ADAM;
+    od.tensor_count = T;
+    od.sizes = sizes;
+    adnn_plan *opt = NULL;
+    if (adnn_plan_create_optimizer(ctx, &od, &opt) != ADNN_STATUS_SUCCESS)
+      tap_bail(adnn_last_error());
+    const size_t tb = LEN * sizeof(float);
+    char *grads = dev(T * tb), *state = dev(3 * T * tb);
+    adnn_memset(ctx, grads, 0, T * tb);
+    adnn_memset(ctx, state, 0, 3 * T * tb);
+    const void *gi[T];
+    void *so[3 * T];
+    for (int i = 0; i < T; i++) gi[i] = grads + (size_t)i * tb;
+    for (int i = 0; i < 3 * T; i++) so[i] = state + (size_t)i * tb;
+    is_status(adnn_plan_execute_multi(opt, gi, T, so, 3 * T), ADNN_STATUS_SUCCESS,
+              "an Adam step over 40 separate tensors runs");
+    so[47] = so[5];
+    is_status(adnn_plan_execute_multi(opt, gi, T, so, 3 * T), ADNN_STATUS_BAD_PARAM,
+              "two of its 120 outputs on one buffer are refused");
+    contains(adnn_last_error(), "outputs[5] and outputs[47] overlap", "  and both are named");
+    so[47] = state + (size_t)47 * tb;
+    so[90] = (char *)gi[33] + 8;
+    is_status(adnn_plan_execute_multi(opt, gi, T, so, 3 * T), ADNN_STATUS_BAD_PARAM,
+              "an output overlapping one of the 40 inputs is refused");
+    contains(adnn_last_error(), "outputs[90] overlaps inputs[33]", "  and both are named");
+    so[90] = state + (size_t)90 * tb;
+    gi[7] = gi[8];
+    is_status(adnn_plan_execute_multi(opt, gi, T, so, 3 * T), ADNN_STATUS_SUCCESS,
+              "inputs may share memory (the same gradient for two tensors)");
+    adnn_plan_destroy(opt);
+    adnn_free(ctx, grads);
+    adnn_free(ctx, state);
+  }
+
   /* A destroyed plan. */
   adnn_plan_destroy(plan);
   is_status(adnn_plan_execute_multi(plan, in, 1, out, 1), ADNN_STATUS_BAD_PARAM_HANDLE,

@@ -515,8 +515,10 @@ ADNN_API adnn_status adnn_plan_create_conv2d_backward_data(
  *  forward: the convolution (activation and algorithm ignored). x has
  *  forward->x's layout, dy forward->y's, dw forward->w's, db forward->bias's.
  *  Execute inputs: {x, dy}; outputs: {dw} or {dw, db} (read and updated when
- *  beta != 0). The result is bitwise identical run to run on one backend and
- *  thread count (doc/numerics.md). */
+ *  beta != 0). On the CPU plugin the result is bitwise identical run to run
+ *  for a thread count; on CUDA only with ADNN_DETERMINISTIC=1 (or the
+ *  context's deterministic tuning option), which excludes cuDNN's
+ *  non-deterministic algorithms (doc/numerics.md). */
 typedef struct adnn_conv2d_backward_weights_desc {
   size_t struct_size;
   const adnn_conv2d_desc *forward;

@@ -163,7 +163,8 @@ static int check_device(ContextObject *c, int type, int id, const char *what) {
   }
   adnn_py_fail(AdnnDeviceError,
                "%s: the object lives on DLPack device (%d, %d) but the context is %s:%d; "
-               "copy it explicitly with adnn.copy(ctx, obj)",
+               "pass a tensor of the context's device (a CUDA tensor of another framework, through "
+               "DLPack): the binding has no host-to-device copy yet",
                what, type, id, adnn_context_get_backend(c->ctx), c->device);
   return -1;
 }
