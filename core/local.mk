@@ -25,6 +25,7 @@ libadnn_la_SOURCES = \
 	core/op_validate.h \
 	core/op_validate.c \
 	core/ops.c \
+	core/training_pending.c \
 	core/tuner.h \
 	core/tuner.c \
 	core/tuner_select.c \

@@ -14,24 +14,60 @@
 #include <adnn.h>
 #include <adnn/plugin.h>
 
-/* The most inputs and outputs any op has. */
-enum { ADNN__MAX_OP_INPUTS = 8, ADNN__MAX_OP_OUTPUTS = 4 };
+/* The inputs and outputs whose spans an op's io holds without allocating;
+ * an op with more (the optimizer's multi-tensor apply) grows its arrays with
+ * adnn__op_io_reserve. */
+enum { ADNN__MAX_OP_INPUTS = 8, ADNN__MAX_OP_OUTPUTS = 8 };
 
 /* What validation learns about an op besides its problem: how it is executed
- * and which memory it touches, for the checks at execution. */
+ * and which memory it touches, for the checks at execution. Its span arrays
+ * point into the struct itself: set one up with adnn__op_io_init (a
+ * validator of a backward op that runs the forward op's validator on a local
+ * adnn__op_io must do so), and never copy one by assignment. */
 typedef struct adnn__op_io {
   unsigned dtypes;       /* in: the dtypes the op accepts (ADNN_OP_DTYPE bits) */
   adnn_dtype dtype;      /* out: the op's element type */
   int32_t n_inputs;      /* out: input pointers at execution */
   int32_t n_outputs;     /* out: output pointers at execution */
-  size_t input_bytes[ADNN__MAX_OP_INPUTS];   /* out: byte spans */
-  size_t output_bytes[ADNN__MAX_OP_OUTPUTS]; /* out: byte spans */
+  /* out: byte spans, n_inputs and n_outputs of them. They point to the
+   * inline arrays below unless adnn__op_io_reserve made them larger. */
+  size_t *input_bytes;
+  size_t *output_bytes;
+  size_t inline_input_bytes[ADNN__MAX_OP_INPUTS];
+  size_t inline_output_bytes[ADNN__MAX_OP_OUTPUTS];
   /* out: bit i set when output 0 may be exactly input i (same pointer; the
    * layouts were checked to be identical). */
   unsigned inplace_inputs;
   /* out: NULL, or why the algorithm is fixed ("forced by the descriptor"). */
   const char *forced;
 } adnn__op_io;
+
+/* Points io's span arrays at its inline arrays (zeroed); called by the core
+ * before validation. */
+void adnn__op_io_init(adnn__op_io *io);
+/* Makes room for n_inputs input and n_outputs output spans (zeroed), for an
+ * op with more than the inline arrays hold. Returns SUCCESS or OUT_OF_MEMORY
+ * (recorded with func's name). */
+adnn_status adnn__op_io_reserve(const char *func, adnn__op_io *io, size_t n_inputs,
+                                size_t n_outputs);
+/* Frees what adnn__op_io_reserve allocated. */
+void adnn__op_io_free(adnn__op_io *io);
+
+/* Reads the caller's descriptor of op `kind` (a forward descriptor that a
+ * backward descriptor points to) by the struct_size rule into dst, which has
+ * room for this library's adnn_<name>_desc of that op; messages name func
+ * and `what` ("desc->forward"). Returns SUCCESS, BAD_PARAM_NULL (src NULL)
+ * or BAD_PARAM (struct_size too small). */
+adnn_status adnn__read_op_desc(const char *func, const char *what, adnn_plugin_op_kind kind,
+                               const void *src, void *dst);
+
+/* The problem a live plan gave its plugin, and the plan's op kind, for the
+ * functions that change a plan's per-execution values between executions
+ * (adnn_plan_set_optimizer_step). Returns SUCCESS, BAD_PARAM_NULL or
+ * BAD_PARAM_HANDLE (not a live plan, or an orphan). */
+struct adnn_plan;
+adnn_status adnn__plan_problem(const char *func, struct adnn_plan *plan,
+                               adnn_plugin_op_kind *kind, void **problem);
 
 /* One validator per op: `func` names the public function in messages; d is
  * a complete descriptor of the current layout (the caller has applied the

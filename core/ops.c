@@ -39,6 +39,7 @@ typedef struct op_info {
   const char *name;     /* "conv2d" */
   const char *func;     /* "adnn_plan_create_conv2d" */
   const char *inputs;   /* the execute inputs, for messages */
+  const char *outputs;  /* the outputs, for messages */
   size_t desc_size;     /* sizeof the descriptor in this library */
   size_t desc_min_size; /* the end of its first released layout */
   size_t problem_size;  /* sizeof the plugin problem in this library */
@@ -59,11 +60,12 @@ ADNN_OP_LIST(OP_ADAPTERS_)
 #undef OP_ADAPTERS_
 
 static const op_info op_table[ADNN_PLUGIN_OP_LIMIT_] = {
-#define OP_INFO_(NAME, op, value, v1_end, inputs_, outputs, dtypes_, flags_)                     \
+#define OP_INFO_(NAME, op, value, v1_end, inputs_, outputs_, dtypes_, flags_)                    \
   [ADNN_PLUGIN_OP_##NAME] = {                                                                      \
       .name = #op,                                                                               \
       .func = "adnn_plan_create_" #op,                                                           \
       .inputs = inputs_,                                                                           \
+      .outputs = outputs_,                                                                         \
       .desc_size = sizeof(adnn_##op##_desc),                                                     \
       .desc_min_size = offsetof(adnn_##op##_desc, v1_end) + sizeof(((adnn_##op##_desc *)0)->v1_end), \
       .problem_size = sizeof(adnn_plugin_##op),                                                  \
@@ -121,9 +123,11 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
   if (p == NULL) return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory", func);
   p->table = ctx->table;
   p->info = info;
+  adnn__op_io_init(&p->io);
   p->io.dtypes = info->dtypes;
   st = info->validate(func, &d, &p->problem, &p->io);
   if (st != ADNN_STATUS_SUCCESS) {
+    adnn__op_io_free(&p->io);
     free(p);
     return st;
   }
@@ -153,6 +157,7 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", adnn_last_error());
     adnn__tune_record_free(&p->tune);
+    adnn__op_io_free(&p->io);
     free(p);
     /* Plugins usually name the function already; avoid saying it twice. */
     if (strncmp(msg, func, strlen(func)) == 0) return adnn__fail(st, "%s", msg);
@@ -164,6 +169,7 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
      * plugin plan is left alone rather than destroyed against freed state. */
     if (added == 0) t->plan_destroy(p->pplan);
     adnn__tune_record_free(&p->tune);
+    adnn__op_io_free(&p->io);
     free(p);
     if (added < 0)
       return adnn__fail(ADNN_STATUS_BAD_PARAM_HANDLE, "%s: ctx %p was destroyed while the plan "
@@ -237,45 +243,101 @@ static adnn_status orphan(const char *func, const adnn_plan *plan) {
                     (const void *)plan, plan->info->name);
 }
 
-adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t n_inputs,
-                              void *output) {
-  const char *func = "adnn_plan_execute";
-  adnn_context *ctx = NULL;
-  adnn_status st = adnn__check_plan(func, plan, &ctx);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  if (ctx == NULL) return orphan(func, plan);
-  const size_t want = (size_t)plan->op.n_inputs;
+/* The checks every execution makes before the plugin runs, for both entry
+ * points: counts, NULLs, every pointer inside memory of the plan's context
+ * with its tensor's whole span, and no overlaps other than the in-place uses
+ * the op allows. */
+static adnn_status check_execute(const char *func, adnn_plan *plan, adnn_context *ctx,
+                                 const void *const *inputs, size_t n_inputs,
+                                 void *const *outputs, size_t n_outputs) {
+  const size_t want = (size_t)plan->op.n_inputs, want_out = (size_t)plan->op.n_outputs;
   if (n_inputs != want)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the %s plan takes %zu input(s) (%s), got %zu",
                       func, plan->info->name, want, plan->info->inputs, n_inputs);
-  if (inputs == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: inputs is NULL", func);
+  if (n_outputs != want_out)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the %s plan has %zu output(s) (%s), got %zu%s",
+                      func, plan->info->name, want_out, plan->info->outputs, n_outputs,
+                      n_outputs == 1 ? "; run it with adnn_plan_execute_multi" : "");
+  if (want > 0 && inputs == NULL)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: inputs is NULL", func);
   for (size_t i = 0; i < want; i++)
     if (inputs[i] == NULL)
       return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: inputs[%zu] is NULL", func, i);
-  if (output == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: output is NULL", func);
-  /* Every pointer must lie in memory of the plan's context, with the tensor's
-   * whole span from there (the spans were computed at plan creation). Checked before the
-   * overlap test, which assumes that each span is the buffer's. */
+  for (size_t o = 0; o < want_out; o++)
+    if (outputs[o] == NULL)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, want_out == 1 && n_outputs == 1 &&
+                        strcmp(func, "adnn_plan_execute") == 0 ? "%s: output is NULL"
+                        : "%s: outputs[%zu] is NULL", func, o);
+  /* Checked before the overlap tests, which assume that each span is the
+   * buffer's. */
+  adnn_status st;
   for (size_t i = 0; i < want; i++) {
     char name[32];
     snprintf(name, sizeof name, "inputs[%zu]", i);
     st = adnn__check_device_range(func, ctx, name, inputs[i], plan->io.input_bytes[i]);
     if (st != ADNN_STATUS_SUCCESS) return st;
   }
-  st = adnn__check_device_range(func, ctx, "output", output, plan->io.output_bytes[0]);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  for (size_t i = 0; i < want; i++) {
-    if (!overlaps(inputs[i], plan->io.input_bytes[i], output, plan->io.output_bytes[0])) continue;
-    if (inputs[i] == output && (plan->io.inplace_inputs & (1u << i))) continue;
-    return adnn__fail(ADNN_STATUS_BAD_PARAM,
-                      "%s: the output overlaps inputs[%zu]; this op runs in place only when the "
-                      "output is exactly that input with the same layout", func, i);
+  for (size_t o = 0; o < want_out; o++) {
+    char name[32];
+    if (want_out == 1) snprintf(name, sizeof name, "output");
+    else snprintf(name, sizeof name, "outputs[%zu]", o);
+    st = adnn__check_device_range(func, ctx, name, outputs[o], plan->io.output_bytes[o]);
+    if (st != ADNN_STATUS_SUCCESS) return st;
   }
-  void *const outputs[1] = {output};
+  for (size_t o = 0; o < want_out; o++) {
+    for (size_t q = o + 1; q < want_out; q++)
+      if (overlaps(outputs[o], plan->io.output_bytes[o], outputs[q], plan->io.output_bytes[q]))
+        return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: outputs[%zu] and outputs[%zu] overlap; "
+                          "every output needs memory of its own", func, o, q);
+    for (size_t i = 0; i < want; i++) {
+      if (!overlaps(inputs[i], plan->io.input_bytes[i], outputs[o], plan->io.output_bytes[o]))
+        continue;
+      if (o == 0 && inputs[i] == outputs[o] && i < 32 && (plan->io.inplace_inputs & (1u << i)))
+        continue;
+      if (want_out == 1)
+        return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                          "%s: the output overlaps inputs[%zu]; this op runs in place only when "
+                          "the output is exactly that input with the same layout", func, i);
+      return adnn__fail(ADNN_STATUS_BAD_PARAM,
+                        "%s: outputs[%zu] overlaps inputs[%zu]; only outputs[0] may be exactly "
+                        "an input the op documents as allowed in place", func, o, i);
+    }
+  }
+  return ADNN_STATUS_SUCCESS;
+}
+
+static adnn_status execute(const char *func, adnn_plan *plan, const void *const *inputs,
+                           size_t n_inputs, void *const *outputs, size_t n_outputs) {
+  adnn_context *ctx = NULL;
+  adnn_status st = adnn__check_plan(func, plan, &ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (ctx == NULL) return orphan(func, plan);
+  st = check_execute(func, plan, ctx, inputs, n_inputs, outputs, n_outputs);
+  if (st != ADNN_STATUS_SUCCESS) return st;
   if (adnn__verbose_level() >= 2)
     return adnn__verbose_execute(ctx, &plan->op, adnn_plan_get_algorithm(plan), plan->pplan,
                                  inputs, outputs);
   return plan->table->plan_execute(plan->pplan, inputs, outputs);
+}
+
+adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *inputs, size_t n_inputs,
+                              void *output) {
+  void *const outputs[1] = {output};
+  return execute("adnn_plan_execute", plan, inputs, n_inputs, outputs, 1);
+}
+
+adnn_status adnn_plan_execute_multi(adnn_plan *plan, const void *const *inputs, size_t n_inputs,
+                                    void *const *outputs, size_t n_outputs) {
+  const char *func = "adnn_plan_execute_multi";
+  if (outputs == NULL) {
+    /* The handle is checked first, as everywhere, so that a dead plan is
+     * reported as such. */
+    adnn_context *ctx = NULL;
+    adnn_status st = adnn__check_plan(func, plan, &ctx);
+    if (st != ADNN_STATUS_SUCCESS) return st;
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: outputs is NULL", func);
+  }
+  return execute(func, plan, inputs, n_inputs, outputs, n_outputs);
 }
 
 void adnn__plan_orphan(adnn_plan *plan, adnn_context *ctx) {
@@ -295,7 +357,66 @@ void adnn_plan_destroy(adnn_plan *plan) {
   }
   if (plan->pplan != NULL) plan->table->plan_destroy(plan->pplan);
   adnn__tune_record_free(&plan->tune);
+  adnn__op_io_free(&plan->io);
   free(plan);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers for the validators and per-op functions (op_validate.h)           */
+/* ------------------------------------------------------------------------ */
+
+void adnn__op_io_init(adnn__op_io *io) {
+  memset(io, 0, sizeof *io);
+  io->input_bytes = io->inline_input_bytes;
+  io->output_bytes = io->inline_output_bytes;
+}
+
+adnn_status adnn__op_io_reserve(const char *func, adnn__op_io *io, size_t n_inputs,
+                                size_t n_outputs) {
+  if (n_inputs > ADNN__MAX_OP_INPUTS) {
+    size_t *a = calloc(n_inputs, sizeof *a);
+    if (a == NULL) return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory", func);
+    if (io->input_bytes != io->inline_input_bytes) free(io->input_bytes);
+    io->input_bytes = a;
+  }
+  if (n_outputs > ADNN__MAX_OP_OUTPUTS) {
+    size_t *a = calloc(n_outputs, sizeof *a);
+    if (a == NULL) return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory", func);
+    if (io->output_bytes != io->inline_output_bytes) free(io->output_bytes);
+    io->output_bytes = a;
+  }
+  return ADNN_STATUS_SUCCESS;
+}
+
+void adnn__op_io_free(adnn__op_io *io) {
+  if (io->input_bytes != io->inline_input_bytes) free(io->input_bytes);
+  if (io->output_bytes != io->inline_output_bytes) free(io->output_bytes);
+  io->input_bytes = io->inline_input_bytes;
+  io->output_bytes = io->inline_output_bytes;
+}
+
+adnn_status adnn__read_op_desc(const char *func, const char *what, adnn_plugin_op_kind kind,
+                               const void *src, void *dst) {
+  if ((unsigned)kind >= ADNN_PLUGIN_OP_LIMIT_ || op_table[kind].name == NULL)
+    return adnn__fail(ADNN_STATUS_INTERNAL_ERROR, "%s: no op of kind %d", func, (int)kind);
+  if (src == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: %s is NULL", func, what);
+  const op_info *info = &op_table[kind];
+  char type[64], init[80];
+  snprintf(type, sizeof type, "adnn_%s_desc (%s)", info->name, what);
+  snprintf(init, sizeof init, "adnn_%s_desc_init", info->name);
+  info->init((op_desc *)dst);
+  return adnn__read_struct(func, type, init, src, info->desc_min_size, info->desc_size, dst);
+}
+
+adnn_status adnn__plan_problem(const char *func, adnn_plan *plan, adnn_plugin_op_kind *kind,
+                               void **problem) {
+  adnn_context *ctx = NULL;
+  adnn_status st = adnn__check_plan(func, plan, &ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (ctx == NULL) return orphan(func, plan);
+  *kind = plan->op.kind;
+  *problem = &plan->problem;
+  return ADNN_STATUS_SUCCESS;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -173,12 +173,18 @@ static int scratch_alloc(adnn_context *ctx, const adnn_plugin_op *op, const size
     }
   }
   free(host);
-  for (int i = 0; okay && i < s->n_outputs; i++)
+  /* Outputs are zeroed: an op that reads its outputs (a gradient accumulated
+   * with beta != 0) then reads defined values. */
+  for (int i = 0; okay && i < s->n_outputs; i++) {
     if (t->mem_alloc(ctx->pctx, out_bytes[i] ? out_bytes[i] : 1, &s->out[i]) !=
         ADNN_STATUS_SUCCESS) {
       s->out[i] = NULL;
       okay = 0;
+    } else if (out_bytes[i] &&
+               t->mem_set(ctx->pctx, s->out[i], 0, out_bytes[i]) != ADNN_STATUS_SUCCESS) {
+      okay = 0;
     }
+  }
   if (okay && t->synchronize(ctx->pctx) != ADNN_STATUS_SUCCESS) okay = 0;
   if (!okay) scratch_free(ctx, s);
   return okay;

@@ -19,7 +19,20 @@ adnn_man3_links = \
 	man/adnn_plan_create_conv2d.3 man/adnn_plan_create_pool2d.3 \
 	man/adnn_plan_create_activation.3 man/adnn_plan_create_softmax.3 \
 	man/adnn_plan_create_batchnorm.3 man/adnn_plan_create_norm.3 \
-	man/adnn_plan_create_binary.3 man/adnn_plan_create_reduce.3 man/adnn_plan_execute.3 man/adnn_plan_destroy.3 \
+	man/adnn_plan_create_binary.3 man/adnn_plan_create_reduce.3 man/adnn_plan_execute.3 man/adnn_plan_execute_multi.3 man/adnn_plan_destroy.3 \
+	man/adnn_training.3 \
+	man/adnn_plan_create_conv2d_backward_data.3 \
+	man/adnn_plan_create_conv2d_backward_weights.3 \
+	man/adnn_plan_create_pool2d_backward.3 \
+	man/adnn_plan_create_activation_backward.3 \
+	man/adnn_plan_create_softmax_backward.3 \
+	man/adnn_plan_create_batchnorm_training.3 \
+	man/adnn_plan_create_batchnorm_backward.3 \
+	man/adnn_plan_create_norm_backward.3 \
+	man/adnn_plan_create_softmax_cross_entropy.3 \
+	man/adnn_plan_create_softmax_cross_entropy_backward.3 \
+	man/adnn_plan_create_optimizer.3 \
+	man/adnn_plan_set_optimizer_step.3 \
 	man/adnn_plan_algorithm.3 man/adnn_plan_workspace_bytes.3 \
 	man/adnn_conv2d_output_dims.3 man/adnn_pool2d_output_dims.3 \
 	man/adnn_conv2d_algorithm_name.3 \

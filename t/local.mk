@@ -282,7 +282,7 @@ AM_TESTS_ENVIRONMENT += \
 	ADNN_TEST_PKGDATADIR='$(pkgdatadir)'; export ADNN_TEST_PKGDATADIR;
 
 # ---- safety: handle checks, pointer checks, external memory registration ----
-safety_tests = t/core-handles t/core-buffers t/core-register
+safety_tests = t/core-handles t/core-buffers t/core-register t/core-execute-multi
 check_PROGRAMS += $(safety_tests)
 TESTS += $(safety_tests)
 t_core_handles_SOURCES = t/core-handles.c t/tap.h t/rng.h
@@ -291,6 +291,8 @@ t_core_buffers_SOURCES = t/core-buffers.c t/tap.h t/rng.h
 t_core_buffers_LDADD = libadnn.la
 t_core_register_SOURCES = t/core-register.c t/tap.h t/rng.h
 t_core_register_LDADD = libadnn.la
+t_core_execute_multi_SOURCES = t/core-execute-multi.c t/tap.h t/rng.h
+t_core_execute_multi_LDADD = libadnn.la
 
 # ---- sanitizers (./configure --enable-sanitizers) ---------------------------------
 # Every program is built with ASan + UBSan (configure adds the flags to CFLAGS

@@ -2,6 +2,7 @@
  * context, a NaN-poisoned y, execution, and y back on the host. */
 #include "t/harness/harness.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,14 @@
  * memory. */
 static void *to_dtype(const harness_buffer *b) {
   const size_t n = b->span > 0 ? (size_t)b->span : 1;
+  if (b->desc.dtype == ADNN_DTYPE_I32) {
+    /* Class labels: integer values; a gap (NaN) becomes INT32_MIN. */
+    int32_t *p = malloc(n * sizeof *p);
+    if (p)
+      for (int64_t i = 0; i < b->span; i++)
+        p[i] = b->v[i] == b->v[i] ? (int32_t)b->v[i] : INT32_MIN;
+    return p;
+  }
   if (b->desc.dtype == ADNN_DTYPE_F64) {
     double *p = malloc(n * sizeof *p);
     if (p) memcpy(p, b->v, (size_t)b->span * sizeof *p);
@@ -43,24 +52,51 @@ adnn_status harness_upload(adnn_context *ctx, const harness_case *c, harness_dev
     free(host);
     if (st != ADNN_STATUS_SUCCESS) *step = "input allocation or copy";
   }
+  const int n_out = c->n_out > 0 ? c->n_out : 1;
   if (st == ADNN_STATUS_SUCCESS) {
-    if (c->inplace >= 0) {
+    if (c->inplace >= 0 && n_out == 1) {
       dev->y = dev->in[c->inplace];
     } else {
       /* 0xFF bytes are a NaN in F32 and F64: an element the backend does not
-       * write stays NaN and fails the comparison. */
+       * write stays NaN and fails the comparison, and so does a write into
+       * the gaps between outputs. Outputs read before they are written start
+       * from their initial values instead (the rest is still NaN). */
       const size_t bytes = bytes_of(&c->out);
       st = adnn_malloc(ctx, bytes ? bytes : 1, &dev->y);
-      if (st == ADNN_STATUS_SUCCESS) st = adnn_memset(ctx, dev->y, 0xFF, bytes);
+      if (st == ADNN_STATUS_SUCCESS) {
+        if (c->inout) {
+          void *host = to_dtype(&c->out);
+          st = host ? adnn_memcpy(ctx, dev->y, host, bytes, ADNN_MEMCPY_HOST_TO_DEVICE)
+                    : ADNN_STATUS_OUT_OF_MEMORY;
+          free(host);
+        } else {
+          st = adnn_memset(ctx, dev->y, 0xFF, bytes);
+        }
+      }
       if (st != ADNN_STATUS_SUCCESS) *step = "output allocation or poisoning";
     }
+  }
+  if (st == ADNN_STATUS_SUCCESS) {
+    const size_t esize = adnn_dtype_size(c->out.desc.dtype);
+    for (int o = 0; o < n_out; o++)
+      dev->out[o] = (char *)dev->y + (size_t)c->out_offset[o] * esize;
+    if (c->inplace >= 0) dev->out[0] = dev->in[c->inplace];
   }
   if (st != ADNN_STATUS_SUCCESS) harness_release(ctx, c, dev);
   return st;
 }
 
 adnn_status harness_execute(adnn_plan *plan, const harness_case *c, const harness_device *dev) {
-  return adnn_plan_execute(plan, (const void *const *)dev->in, (size_t)c->n_in, dev->y);
+  if (c->op != NULL && c->op->traits->outputs != NULL)
+    return adnn_plan_execute_multi(plan, (const void *const *)dev->in, (size_t)c->n_in,
+                                   (void *const *)dev->out, (size_t)c->n_out);
+  return adnn_plan_execute(plan, (const void *const *)dev->in, (size_t)c->n_in, dev->out[0]);
+}
+
+/* Host values of `count` elements of dtype t at src into dst. */
+static void from_dtype(adnn_dtype t, const void *src, double *dst, int64_t count) {
+  for (int64_t i = 0; i < count; i++)
+    dst[i] = t == ADNN_DTYPE_F64 ? ((const double *)src)[i] : (double)((const float *)src)[i];
 }
 
 adnn_status harness_download(adnn_context *ctx, const harness_case *c, const harness_device *dev,
@@ -69,10 +105,13 @@ adnn_status harness_download(adnn_context *ctx, const harness_case *c, const har
   void *host = malloc(bytes ? bytes : 1);
   if (!host) return ADNN_STATUS_OUT_OF_MEMORY;
   adnn_status st = adnn_memcpy(ctx, host, dev->y, bytes, ADNN_MEMCPY_DEVICE_TO_HOST);
-  if (st == ADNN_STATUS_SUCCESS) {
-    for (int64_t i = 0; i < c->out.span; i++)
-      y_out[i] = c->out.desc.dtype == ADNN_DTYPE_F64 ? ((const double *)host)[i]
-                                                     : (double)((const float *)host)[i];
+  if (st == ADNN_STATUS_SUCCESS) from_dtype(c->out.desc.dtype, host, y_out, c->out.span);
+  /* An output computed in place lives in its input's buffer. */
+  if (st == ADNN_STATUS_SUCCESS && c->inplace >= 0 && c->n_out > 1) {
+    const int64_t span = harness_span(&c->out_desc[0]);
+    const size_t b0 = (size_t)span * adnn_dtype_size(c->out.desc.dtype);
+    st = adnn_memcpy(ctx, host, dev->out[0], b0, ADNN_MEMCPY_DEVICE_TO_HOST);
+    if (st == ADNN_STATUS_SUCCESS) from_dtype(c->out.desc.dtype, host, y_out, span);
   }
   free(host);
   return st;
@@ -81,7 +120,8 @@ adnn_status harness_download(adnn_context *ctx, const harness_case *c, const har
 void harness_release(adnn_context *ctx, const harness_case *c, harness_device *dev) {
   for (int i = 0; i < c->n_in; i++)
     if (dev->in[i]) adnn_free(ctx, dev->in[i]);
-  if (c->inplace < 0 && dev->y) adnn_free(ctx, dev->y);
+  const int y_is_input = c->inplace >= 0 && (c->n_out > 0 ? c->n_out : 1) == 1;
+  if (!y_is_input && dev->y) adnn_free(ctx, dev->y);
   memset(dev, 0, sizeof *dev);
 }
 
@@ -95,8 +135,9 @@ void harness_run_with(adnn_context *ctx, const harness_case *c, harness_executor
     st = execute(arg, c, &dev);
     /* A plan runs as many times as wanted: the second run must give the same
      * y (it catches kernels that accumulate into y or consume plan state).
-     * In place, a second run would apply the op twice. */
-    if (st == ADNN_STATUS_SUCCESS && c->inplace < 0) st = execute(arg, c, &dev);
+     * In place, or with outputs that are read and updated, a second run
+     * would apply the op twice. */
+    if (st == ADNN_STATUS_SUCCESS && c->inplace < 0 && !c->inout) st = execute(arg, c, &dev);
     if (st == ADNN_STATUS_SUCCESS) st = adnn_context_synchronize(ctx);
     if (st != ADNN_STATUS_SUCCESS) step = "execution";
     if (st == ADNN_STATUS_SUCCESS) {

@@ -46,6 +46,9 @@
 
 /** The most execute inputs an op may take (batch norm takes 5). */
 #define HARNESS_MAX_INPUTS 8
+/** The most outputs a case may have (batch-norm training has 5; optimizer
+ *  cases with several tensors more). */
+#define HARNESS_MAX_OUTPUTS 16
 
 /* ------------------------------------------------------------------------ */
 /* Descriptors and ops                                                       */
@@ -120,6 +123,32 @@ typedef struct harness_op_traits {
   /** Bad descriptors through the public API on ctx: the statuses and
    *  messages of doc/ops.md's error rules. NULL: none. */
   void (*bad_descriptors)(const harness_report *r, adnn_context *ctx, const char *backend);
+
+  /* Ops with several outputs, or with outputs that are read before they are
+   * written. The harness lays a case's outputs out one after the other in
+   * one host buffer (c->out, each output starting at a multiple of 16
+   * elements, NaN gaps between them) and one device allocation, so that the
+   * comparison, the NaN poisoning and the gap checks are those of a single
+   * output; adnn_plan_execute_multi receives a pointer into it per output. */
+
+  /** The outputs of d in the order adnn_plan_execute_multi takes them (at
+   *  most HARNESS_MAX_OUTPUTS, all of one dtype); returns their number. NULL:
+   *  the op has one output, `output`, and runs with adnn_plan_execute. */
+  int (*outputs)(const harness_desc *d, harness_tensor *out);
+  /** Bit i set when output i is read and updated (running statistics,
+   *  optimizer parameters and states, a gradient accumulated with beta):
+   *  fill_outputs gives it initial values, which are uploaded instead of the
+   *  NaN poison, and such a case runs once (a second run would apply the op
+   *  twice). NULL: no output is read. Works for single-output ops too. */
+  unsigned (*inout)(const harness_desc *d);
+  /** Initial values of the outputs that `inout` marks: out[i] is a buffer of
+   *  output i's layout (fill only the marked ones). */
+  void (*fill_outputs)(const harness_desc *d, harness_buffer *out, int n_out, tap_rng *r);
+  /** The oracle of an op with `outputs`: out[i] holds output i's values at
+   *  its element offsets, preset to its initial values when `inout` marks it
+   *  and to NaN otherwise; writes every output. Returns as `oracle`. */
+  int (*oracle_outputs)(const harness_desc *d, const double *const *in, double *const *out,
+                        char *why, size_t why_len);
 } harness_op_traits;
 
 /** One op of the manifest. */
@@ -230,8 +259,16 @@ struct harness_case {
   harness_desc desc;
   int n_in;
   harness_buffer in[HARNESS_MAX_INPUTS];
-  harness_buffer out;  /**< y's layout (its values are not used) */
-  int inplace;         /**< -1, or the input whose buffer y is */
+  harness_buffer out;  /**< y's layout (its values are not used), or all the
+                            outputs one after the other (see the traits'
+                            `outputs`), with the initial values of in-out ones */
+  int inplace;         /**< -1, or the input whose buffer y (output 0) is */
+  /** The outputs: n_out (0 means one: `out` is y), their layouts, and where
+   *  each starts in `out` (in elements). */
+  int n_out;
+  adnn_tensor_desc out_desc[HARNESS_MAX_OUTPUTS];
+  int64_t out_offset[HARNESS_MAX_OUTPUTS];
+  unsigned inout; /**< the traits' `inout` bits for the descriptor */
 };
 
 /** Starts a case of op in dtype named by the format (" f64" is appended for
@@ -239,9 +276,11 @@ struct harness_case {
 void harness_case_init(harness_case *c, const harness_op *op, adnn_dtype dtype, const char *fmt,
                        ...) HARNESS_PRINTF_(4, 5);
 /** Once the descriptor is filled: allocates the buffers of its inputs (as the
- *  op's traits list them) and of y. Returns 0, or -1 when out of memory. */
+ *  op's traits list them) and of y (or of every output). Returns 0, or -1
+ *  when out of memory or when the outputs are too many or of mixed dtypes. */
 int harness_case_alloc(harness_case *c);
-/** Fills the inputs with the op's default data, seeded by the case's name. */
+/** Fills the inputs with the op's default data, seeded by the case's name,
+ *  and the in-out outputs with their initial values. */
 void harness_case_fill(harness_case *c);
 void harness_case_free(harness_case *c);
 
@@ -263,15 +302,17 @@ double *harness_oracle(const harness_case *c, char *why, size_t why_len);
 /** A case's buffers on a context. */
 typedef struct harness_device {
   void *in[HARNESS_MAX_INPUTS];
-  void *y; /**< the in-place input's buffer, or its own */
+  void *y; /**< the in-place input's buffer, or its own (every output) */
+  void *out[HARNESS_MAX_OUTPUTS]; /**< each output's pointer */
 } harness_device;
 
 /** Allocates and uploads the inputs; allocates y and fills it with NaN (every
- *  byte 0xFF), unless y is an input. Returns the status; on failure *step
+ *  byte 0xFF) or, for in-out outputs, their initial values, unless y is an input. Returns the status; on failure *step
  *  names what failed and what was allocated is freed. */
 adnn_status harness_upload(adnn_context *ctx, const harness_case *c, harness_device *dev,
                            const char **step);
-/** adnn_plan_execute with the case's inputs and y. */
+/** adnn_plan_execute with the case's inputs and y, or adnn_plan_execute_multi
+ *  with every output for an op with several. */
 adnn_status harness_execute(adnn_plan *plan, const harness_case *c, const harness_device *dev);
 /** Copies y back into y_out (out.span values). */
 adnn_status harness_download(adnn_context *ctx, const harness_case *c, const harness_device *dev,
@@ -296,9 +337,9 @@ typedef struct harness_run {
 /** One execution of c's computation on its device buffers. */
 typedef adnn_status (*harness_executor)(void *arg, const harness_case *c,
                                         const harness_device *dev);
-/** Runs c: upload, poison y with NaN, execute (twice unless in place: a plan
- *  is reusable, and a second run must give the same y), synchronize,
- *  download. */
+/** Runs c: upload, poison y with NaN, execute (twice unless in place or
+ *  with in-out outputs: a plan is reusable, and a second run must give the
+ *  same y), synchronize, download. */
 void harness_run_with(adnn_context *ctx, const harness_case *c, harness_executor execute,
                       void *arg, harness_run *r);
 /** harness_run_with executing `plan`; r->algorithm names what it ran. */
