@@ -30,7 +30,7 @@ def main(argv):
     out = sys.stdout
     out.write("# adnn-digits 1: the UCI optical recognition of handwritten digits, 8x8 images\n")
     out.write("# E. Alpaydin and C. Kaynak, UCI Machine Learning Repository, "
-              "https://doi.org/10.24432/C50P49\n")
+              "https://archive.ics.uci.edu/dataset/80\n")
     out.write("# License: CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/); "
               "attribution and format: doc/datasets.md\n")
     out.write("# Converted by tools/digits-convert.py from sklearn/datasets/data/digits.csv.gz\n")
