@@ -5,7 +5,8 @@
 # plugin. The emulated run must name backend cuda, and its epoch-1 loss must
 # equal the CPU's within 1e-4 relative and its test accuracy within 1 point
 # (doc/numerics.md: the two backends' sums run in other orders). One epoch
-# only: the emulation runs kernels as serial host loops (about 0.6 s a step).
+# only (below the 95 % of ten: --min-accuracy 0): the emulation runs kernels
+# as serial host loops (about 0.5 s a step).
 # This is not a GPU result (doc/cuda.md says what the emulation cannot
 # check). Skips when cuDNN's headers, a compiler or the example is missing.
 set -u
@@ -42,11 +43,11 @@ ok 0 "the emulated CUDA plugin builds (t/cuda-emu/build.sh)"
 
 ADNN_PLUGIN_PATH="$build/backends/cpu/.libs:$work/plugin"
 export ADNN_PLUGIN_PATH
-"$prog" --epochs 1 cpu >"$work/cpu" 2>"$work/cpu.err"
+"$prog" --epochs 1 --min-accuracy 0 cpu >"$work/cpu" 2>"$work/cpu.err"
 rc=$?
 ok $rc "train-cnn --epochs 1 on cpu (exit $rc)"
 [ $rc = 0 ] || diag "$(cat "$work/cpu" "$work/cpu.err")"
-ADNN_BACKEND=cuda ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM "$prog" --epochs 1 >"$work/cuda" 2>"$work/cuda.err"
+ADNN_BACKEND=cuda ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM "$prog" --epochs 1 --min-accuracy 0 >"$work/cuda" 2>"$work/cuda.err"
 rc=$?
 # While the training ops land one by one (issue 12), a build whose CUDA
 # plugin still refuses one skips; this clause goes once they are all merged.
@@ -57,8 +58,8 @@ if [ $rc != 0 ] && grep -q 'not implemented' "$work/cuda.err"; then
   exit 0
 fi
 ok $rc "train-cnn --epochs 1 with ADNN_BACKEND=cuda on the emulated plugin (exit $rc)"
-[ $rc = 0 ] || diag "$(cat "$work/cuda" "$work/cuda.err")"
 diag "$(cat "$work/cuda")"
+[ $rc = 0 ] || diag "$(cat "$work/cuda.err")"
 
 grep -q '^adnn .*: train-cnn on backend cuda:' "$work/cuda"
 ok $? "the emulated run used backend cuda"

@@ -62,7 +62,7 @@ ok $? "train-cnn prints the time per training step"
 rc=$?
 [ $rc = 0 ] && grep -q '^usage: train-cnn' "$tmp/out" && [ ! -s "$tmp/err" ]
 ok $? "train-cnn --help prints the usage on stdout and exits 0 (got $rc)"
-for args in "--bogus" "--epochs 0" "--epochs x" "cpu extra"; do
+for args in "--bogus" "--epochs 0" "--epochs x" "--min-accuracy 101" "--min-accuracy x" "cpu extra"; do
   # shellcheck disable=SC2086 # word splitting of $args is the point
   "$prog" $args >"$tmp/out" 2>"$tmp/err"
   rc=$?
@@ -73,6 +73,11 @@ done
 rc=$?
 [ $rc = 1 ] && grep -q 'cannot open .*missing.txt' "$tmp/err"
 ok $? "train-cnn --data MISSING: exit 1 with a message (got $rc)"
+# --min-accuracy is what decides the exit status: above what one epoch reaches, exit 1.
+"$prog" --epochs 1 --min-accuracy 100 cpu >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -q 'test accuracy .* is below 100%' "$tmp/err"
+ok $? "train-cnn --epochs 1 --min-accuracy 100: exit 1 saying so (got $rc)"
 printf '# x\n2\n3 0000\n' >"$tmp/bad.txt"
 "$prog" --data "$tmp/bad.txt" cpu >"$tmp/out" 2>"$tmp/err"
 rc=$?
