@@ -194,6 +194,29 @@ static void print_batchnorm(line_buf *p, const void *problem, const char **layou
   if (b->x.rank == 4) *layout = image_layout(&b->x);
 }
 
+/* Batch-norm training and backward, norm backward: the forward problem's
+ * string and benchdnn's direction (FWD_D: forward with batch statistics;
+ * BWD_DW: the gradients of data and weights), as adnn-bench parses them. */
+static void print_batchnorm_training(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_batchnorm_training *b = problem;
+  print_batchnorm(p, &b->fwd, layout);
+  put(p, ":dir=FWD_D");
+  if (b->momentum != 0.1) put(p, ":mom%.17g", b->momentum);
+  if (b->fwd.epsilon != 1e-5) put(p, ":eps%.17g", b->fwd.epsilon);
+}
+
+static void print_batchnorm_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_batchnorm_backward *b = problem;
+  print_batchnorm(p, &b->fwd, layout);
+  put(p, ":dir=BWD_DW");
+}
+
+static void print_norm_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_norm_backward *n = problem;
+  print_norm(p, &n->fwd, layout);
+  put(p, ":dir=BWD_DW");
+}
+
 static void print_binary(line_buf *p, const void *problem, const char **layout) {
   (void)layout;
   const adnn_plugin_binary *b = problem;

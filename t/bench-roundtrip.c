@@ -190,6 +190,7 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
         do p->eps = fabs(any_double(r));
         while (!(p->eps > 0));
       }
+      if (tap_rng_next(r) % 3 == 0) p->norm_dir = BENCH_NORM_BACKWARD;
       return;
     case BENCH_OP_BNORM: {
       p->mb = size_in(r, 8, big);
@@ -199,6 +200,20 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
         p->iw = tap_rng_next(r) % 2 ? p->ih : pick(r, 1, 30);
       }
       p->eps = 1e-5;
+      p->momentum = 0.1;
+      /* Training (dir=FWD_D, with a momentum) and backward (BWD_DW) take no
+       * activation and need 2 elements per channel. */
+      const int dir = (int)pick(r, 0, 2);
+      if (dir != BENCH_NORM_FORWARD && p->mb * (p->ih ? p->ih * p->iw : 1) >= 2) {
+        p->norm_dir = dir;
+        if (dir == BENCH_NORM_TRAINING && tap_rng_next(r) % 2)
+          p->momentum = (double)(tap_rng_next(r) % 1001) / 1000.0;
+        if (tap_rng_next(r) % 2) {
+          do p->eps = fabs(any_double(r));
+          while (!(p->eps > 0));
+        }
+        return;
+      }
       int k;
       do k = (int)pick(r, 0, COUNT_OF(activations) - 1);
       while (activation_params[k] != 0);
@@ -359,6 +374,15 @@ static const struct {
     {"bnorm:mb1ic4:leaky_relu", "parameterless"},
     {"bnorm:mb1ic4:relu:tanh", "twice"},
     {"bnorm:mb99999999999ic4", "mb is at most"},
+    {"bnorm:mb2ic4:relu:dir=FWD_D", "no fused activation"},
+    {"bnorm:mb2ic4:dir=BWD_DW:sigmoid", "no fused activation"},
+    {"bnorm:mb1ic4:dir=FWD_D", "at least 2 elements"},
+    {"bnorm:mb2ic4:mom0.5", "needs dir=FWD_D"},
+    {"bnorm:mb2ic4:dir=FWD_D:mom1.5", "expected"},
+    {"bnorm:mb2ic4:dir=FWD_D:dir=BWD_DW", "twice"},
+    {"bnorm:mb2ic4:dir=BWD_D", "expected"},
+    {"lnorm:4x8:dir=FWD_I", "expected"},
+    {"lnorm:4x8:dir=BWD_DW:dir=BWD_DW", "twice"},
     {"binary:add:3x4+5", "broadcast"},
     {"binary:add:3x4", "expected <dims>+<dims>"},
     {"binary:add:3x4+", "dims are"},

@@ -47,7 +47,22 @@ diag_file() { sed 's/^/# /' "$1"; }
 if ! sh "$src/t/cuda-emu/build.sh" "$build" "$work/plugin" >"$work/build.log" 2>&1; then
   check 1 "the emulated plugin builds"
   diag_file "$work/build.log"
-  echo "1..$count"
+  # The finite-difference gradient checks (t/gradcheck-*) on the emulated plugin:
+# each runs on every backend that makes a context, so here on cuda too.
+for prog in "$build"/t/gradcheck-*; do
+  case $prog in *.o | *.log | *.trs | *.c) continue ;; esac
+  [ -f "$prog" ] && [ -x "$prog" ] || continue
+  name=t/$(basename "$prog")
+  run_prog=$prog
+  run_prog_name=$name
+  run "$name" ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda ' "$work/out"
+  check $? "[$name] ran gradient checks on the cuda plugin"
+done
+
+echo "1..$count"
   exit 0
 fi
 check 0 "the emulated plugin builds (t/cuda-emu/build.sh)"
@@ -61,7 +76,7 @@ run() {
   label=$1
   shift
   env ADNN_PLUGIN_PATH="$plugins" ADNN_CACHE_DIR="$work/cache" ADNN_LOG=warn "$@" \
-    "$build/t/conformance" >"$work/out" 2>"$work/err"
+    "${run_prog:-$build/t/conformance}" >"$work/out" 2>"$work/err"
   rc=$?
   awk -v n="$count" -v label="$label" '
     /^(not )?ok / {
@@ -77,7 +92,7 @@ run() {
     END { print n > "/dev/stderr" }' "$work/out" 2>"$work/count"
   count=$(cat "$work/count")
   grep -q '^ok\|^not ok' "$work/out" || diag_file "$work/err"
-  check "$rc" "[$label] t/conformance exits with status 0 (got $rc)"
+  check "$rc" "[$label] ${run_prog_name:-t/conformance} exits with status 0 (got $rc)"
 }
 
 run "stand-in IMPLICIT_GEMM" ADNN_TUNE=off ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM
@@ -117,5 +132,20 @@ run "workspace limit" ADNN_TUNE=off ADNN_TUNE_WORKSPACE_LIMIT=500 ADNN_CONFORMAN
 ! grep -q '\[auto\] (cudnn:IMPLICIT_PRECOMP' "$work/out" &&
   grep -q '\[auto\] (cudnn:IMPLICIT_GEMM)' "$work/out"
 check $? "[workspace limit] AUTO skips the algorithm whose 1000-byte workspace exceeds 500"
+
+# The finite-difference gradient checks (t/gradcheck-*) on the emulated plugin:
+# each runs on every backend that makes a context, so here on cuda too.
+for prog in "$build"/t/gradcheck-*; do
+  case $prog in *.o | *.log | *.trs | *.c) continue ;; esac
+  [ -f "$prog" ] && [ -x "$prog" ] || continue
+  name=t/$(basename "$prog")
+  run_prog=$prog
+  run_prog_name=$name
+  run "$name" ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda ' "$work/out"
+  check $? "[$name] ran gradient checks on the cuda plugin"
+done
 
 echo "1..$count"

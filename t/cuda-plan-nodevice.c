@@ -123,6 +123,27 @@ static int build_norm(adnn_plugin_norm *p, adnn_dtype dt) {
   return 1;
 }
 
+static int build_batchnorm_training(adnn_plugin_batchnorm_training *p, adnn_dtype dt) {
+  build_batchnorm(&p->fwd, dt);
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  p->momentum = 0.1;
+  p->count = 9;
+  return 3;
+}
+
+static int build_batchnorm_backward(adnn_plugin_batchnorm_backward *p, adnn_dtype dt) {
+  build_batchnorm(&p->fwd, dt);
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  p->count = 9;
+  return 5;
+}
+
+static int build_norm_backward(adnn_plugin_norm_backward *p, adnn_dtype dt) {
+  build_norm(&p->fwd, dt);
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  return 2;
+}
+
 static int build_binary(adnn_plugin_binary *p, adnn_dtype dt) {
   p->a = p->b = p->y = tensor4(dt, 1, 2, 3, 3);
   p->op = ADNN_BINARY_ADD;

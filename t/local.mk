@@ -136,7 +136,10 @@ harness_op_files = \
 	t/ops/batchnorm.c \
 	t/ops/norm.c \
 	t/ops/binary.c \
-	t/ops/reduce.c
+	t/ops/reduce.c \
+	t/ops/batchnorm_training.c \
+	t/ops/batchnorm_backward.c \
+	t/ops/norm_backward.c
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la
 t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
 	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \
@@ -414,3 +417,11 @@ EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__in
 	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py \
 	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
 	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py
+
+# ---- training: gradient checks of batch-norm training / backward and norm backward ----
+# Central differences in F64 on every ready backend (t/gradcheck-norm.c says
+# the step and the tolerance), and bitwise-identical F32 CPU gradients twice.
+check_PROGRAMS += t/gradcheck-norm
+TESTS += t/gradcheck-norm
+t_gradcheck_norm_SOURCES = t/gradcheck-norm.c t/tap.h t/rng.h
+t_gradcheck_norm_LDADD = libadnn.la -lm

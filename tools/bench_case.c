@@ -14,6 +14,11 @@ static adnn_tensor_desc packed(int rank, const int64_t *dims) {
   return harness_tensor_desc(ADNN_DTYPE_F32, rank, dims, HARNESS_PACKED);
 }
 
+/* The forward descriptor of a backward or training case (dir=FWD_D or
+ * BWD_DW), which the case's descriptor points to: valid until the next
+ * bench_case_build, which is as long as adnn-bench uses a case. */
+static harness_desc forward;
+
 /* The descriptor of every op but gemm, in F32 (the dtype is set afterwards
  * through the op's traits). Returns the op's name. */
 static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algorithm algorithm,
@@ -74,7 +79,7 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
     }
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM: {
-      adnn_norm_desc *c = &d->norm;
+      adnn_norm_desc *c = p->norm_dir == BENCH_NORM_BACKWARD ? &forward.norm : &d->norm;
       adnn_norm_desc_init(c);
       c->x = c->y = packed(p->rank, p->dims);
       c->kind = p->op == BENCH_OP_LNORM ? ADNN_NORM_LAYER : ADNN_NORM_RMS;
@@ -82,15 +87,30 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       c->epsilon = p->eps;
       c->has_gain = p->has_gain;
       c->has_bias = p->has_bias;
-      return "norm";
+      if (p->norm_dir != BENCH_NORM_BACKWARD) return "norm";
+      adnn_norm_backward_desc_init(&d->norm_backward);
+      d->norm_backward.forward = c;
+      return "norm_backward";
     }
     case BENCH_OP_BNORM: {
-      adnn_batchnorm_desc *c = &d->batchnorm;
+      adnn_batchnorm_desc *c =
+          p->norm_dir == BENCH_NORM_FORWARD ? &d->batchnorm : &forward.batchnorm;
       adnn_batchnorm_desc_init(c);
       const int64_t nc[2] = {p->mb, p->ic};
       c->x = c->y = p->ih ? image(p->mb, p->ic, p->ih, p->iw, nhwc) : packed(2, nc);
       c->epsilon = p->eps;
       c->activation.kind = p->act_kind;
+      if (p->norm_dir == BENCH_NORM_TRAINING) {
+        adnn_batchnorm_training_desc_init(&d->batchnorm_training);
+        d->batchnorm_training.forward = c;
+        d->batchnorm_training.momentum = p->momentum;
+        return "batchnorm_training";
+      }
+      if (p->norm_dir == BENCH_NORM_BACKWARD) {
+        adnn_batchnorm_backward_desc_init(&d->batchnorm_backward);
+        d->batchnorm_backward.forward = c;
+        return "batchnorm_backward";
+      }
       return "batchnorm";
     }
     case BENCH_OP_BINARY: {

@@ -19,7 +19,9 @@
 
 /* Fills c for problem p: `text` (its canonical form) names the case and seeds
  * its data; 4-D tensors of conv, pool and bnorm are NHWC (filters KRSC) when
- * nhwc; a conv runs `algorithm`. Returns 0, or -1 when out of host memory. */
+ * nhwc; a conv runs `algorithm`. A training or backward normalization
+ * (dir=FWD_D, dir=BWD_DW) points to a forward descriptor kept here until the
+ * next call. Returns 0, or -1 when out of host memory. */
 int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype, int nhwc,
                      adnn_conv2d_algorithm algorithm, harness_case *c);
 

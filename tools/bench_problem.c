@@ -492,7 +492,17 @@ static int bad_field(const field *f, const char *op, const char *hint, char *err
 enum { F_DIMS = 1u << 0, F_ALPHA = 1u << 1, F_BETA = 1u << 2, F_AXIS = 1u << 3,
        F_LOG = 1u << 4, F_ND = 1u << 5, F_GAIN = 1u << 6, F_BIAS = 1u << 7, F_EPS = 1u << 8,
        F_KEEP = 1u << 9, F_AXES = 1u << 10, F_ACT = 1u << 11, F_CEIL = 1u << 12,
-       F_TA = 1u << 13, F_TB = 1u << 14 };
+       F_TA = 1u << 13, F_TB = 1u << 14, F_DIR = 1u << 15, F_MOM = 1u << 16 };
+
+/* dir=FWD_I, dir=FWD_D or dir=BWD_DW into *dir (training: FWD_D means batch-norm
+ * training; otherwise FWD_D is the forward op and FWD_I is refused). Returns
+ * 0, or -1 when f is not such a field. */
+static int parse_norm_dir(const field *f, int training, int *dir) {
+  if (field_is(f, "dir=BWD_DW")) return *dir = BENCH_NORM_BACKWARD, 0;
+  if (field_is(f, "dir=FWD_D")) return *dir = training ? BENCH_NORM_TRAINING : BENCH_NORM_FORWARD, 0;
+  if (training && field_is(f, "dir=FWD_I")) return *dir = BENCH_NORM_FORWARD, 0;
+  return -1;
+}
 
 static int once(unsigned *seen, unsigned bit, const field *f, const char *op, char *err,
                 size_t errlen) {
@@ -517,6 +527,7 @@ static void activation_defaults(adnn_activation_kind kind, double *alpha, double
 }
 
 #define DEFAULT_EPS 1e-5
+#define DEFAULT_MOMENTUM 0.1
 
 static int parse_compact(const char *text, size_t n, bench_problem *p, char *err, size_t errlen) {
   field f[16];
@@ -623,9 +634,12 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
         } else if (f[k].n > 3 && strncmp(f[k].s, "eps", 3) == 0 &&
                    parse_number(&f[k], 3, &p->eps) == 0 && p->eps > 0) {
           ONCE(F_EPS, k);
+        } else if (parse_norm_dir(&f[k], 0, &p->norm_dir) == 0) {
+          ONCE(F_DIR, k);
         } else
           return bad_field(&f[k], op,
-                           "expected dims, nd<D> (1 to 8), nogain, nobias, bias or eps<E> (E > 0)",
+                           "expected dims, nd<D> (1 to 8), nogain, nobias, bias, eps<E> (E > 0) "
+                           "or dir=FWD_D|BWD_DW",
                            err, errlen);
       }
       if ((seen & F_DIMS) && p->norm_dims > p->rank)
@@ -648,14 +662,38 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       const int64_t x[4] = {p->mb, p->ic, p->ih ? p->ih : 1, p->iw ? p->iw : 1};
       if (check_elements("the input x", 4, x, err, errlen)) return -1;
       p->eps = DEFAULT_EPS;
+      p->momentum = DEFAULT_MOMENTUM;
       for (int k = 2; k < nf; k++) {
+        if (parse_norm_dir(&f[k], 1, &p->norm_dir) == 0) {
+          ONCE(F_DIR, k);
+          continue;
+        }
+        if (f[k].n > 3 && strncmp(f[k].s, "mom", 3) == 0 &&
+            parse_number(&f[k], 3, &p->momentum) == 0 && p->momentum >= 0 && p->momentum <= 1) {
+          ONCE(F_MOM, k);
+          continue;
+        }
+        if (f[k].n > 3 && strncmp(f[k].s, "eps", 3) == 0 &&
+            parse_number(&f[k], 3, &p->eps) == 0 && p->eps > 0) {
+          ONCE(F_EPS, k);
+          continue;
+        }
         int kind = find_activation(&f[k]);
         if (kind < 0 || activation_params[kind] != 0)
-          return bad_field(&f[k], op, "expected a parameterless activation kind (relu, ...)",
+          return bad_field(&f[k], op,
+                           "expected a parameterless activation kind (relu, ...), "
+                           "dir=FWD_I|FWD_D|BWD_DW, mom<M> (0 to 1) or eps<E> (E > 0)",
                            err, errlen);
         ONCE(F_ACT, k);
         p->act_kind = activation_kinds[kind];
       }
+      if (p->norm_dir != BENCH_NORM_FORWARD && p->act_kind != ADNN_ACTIVATION_IDENTITY)
+        return fail(err, errlen, "bnorm: dir=FWD_D and dir=BWD_DW take no fused activation");
+      if ((seen & F_MOM) && p->norm_dir != BENCH_NORM_TRAINING)
+        return fail(err, errlen, "bnorm: mom<M> needs dir=FWD_D (training)");
+      if (p->norm_dir != BENCH_NORM_FORWARD && p->mb * (p->ih ? p->ih : 1) * (p->iw ? p->iw : 1) < 2)
+        return fail(err, errlen, "bnorm: dir=FWD_D and dir=BWD_DW need at least 2 elements per "
+                    "channel (mb * ih * iw)");
       return 0;
     }
     case BENCH_OP_BINARY: {
@@ -951,12 +989,18 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (p->op == BENCH_OP_LNORM && !p->has_bias) put(&s, ":nobias");
       if (p->op == BENCH_OP_RMSNORM && p->has_bias) put(&s, ":bias");
       if (!same_double(p->eps, DEFAULT_EPS)) put_double(&s, ":eps", p->eps);
+      if (p->norm_dir == BENCH_NORM_BACKWARD) put(&s, ":dir=BWD_DW");
       break;
     case BENCH_OP_BNORM:
       put(&s, "bnorm:mb%lldic%lld", (long long)p->mb, (long long)p->ic);
       if (p->ih) put(&s, "ih%lld", (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
       if (p->act_kind != ADNN_ACTIVATION_IDENTITY) put(&s, ":%s", adnn_activation_name(p->act_kind));
+      if (p->norm_dir == BENCH_NORM_TRAINING) put(&s, ":dir=FWD_D");
+      if (p->norm_dir == BENCH_NORM_BACKWARD) put(&s, ":dir=BWD_DW");
+      if (p->norm_dir == BENCH_NORM_TRAINING && !same_double(p->momentum, DEFAULT_MOMENTUM))
+        put_double(&s, ":mom", p->momentum);
+      if (!same_double(p->eps, DEFAULT_EPS)) put_double(&s, ":eps", p->eps);
       break;
     case BENCH_OP_BINARY:
       put(&s, "binary:%s:", adnn_binary_op_name(p->binary_op));

@@ -84,7 +84,16 @@ typedef struct bench_problem {
   /* gemm */
   int64_t m, n, k;
   int ta, tb;
+  /* bnorm, lnorm, rmsnorm: benchdnn's direction (enum bench_norm_dir) and
+   * batch-norm training's momentum (default 0.1). */
+  int norm_dir;
+  double momentum;
 } bench_problem;
+
+/* The directions of the normalizations (benchdnn's --dir): the forward op
+ * (bnorm: inference, FWD_I; lnorm / rmsnorm: FWD_D), batch-norm training
+ * (bnorm's dir=FWD_D) and the backward pass (dir=BWD_DW). */
+enum bench_norm_dir { BENCH_NORM_FORWARD = 0, BENCH_NORM_TRAINING = 1, BENCH_NORM_BACKWARD = 2 };
 
 /* Parses one descriptor (a NUL-terminated string; surrounding white space is
  * ignored). Returns 0, or -1 with a message naming the bad token (and, for a

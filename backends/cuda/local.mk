@@ -30,7 +30,9 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_batchnorm.c \
 	backends/cuda/cuda_norm.c \
 	backends/cuda/cuda_binary.c \
-	backends/cuda/cuda_reduce.c
+	backends/cuda/cuda_reduce.c \
+	backends/cuda/cuda_batchnorm_training.c \
+	backends/cuda/cuda_norm_backward.c
 cuda_plugin_defines = -DADNN_CUDA_MIN_SM=$(CUDA_MIN_SM) \
 	-DADNN_CUDA_ARCH_FLAGS='"$(CUDA_ARCH_FLAGS)"'
 backends_cuda_adnn_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(cuda_plugin_defines)

@@ -66,7 +66,13 @@
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(NORM, norm, 6, has_bias, "x[, gain][, bias]", "y", ADNN_OP_DTYPES_FLOAT, 0)          \
   X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
-  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)
+  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
+  X(BATCHNORM_TRAINING, batchnorm_training, 14, momentum, "x, scale, shift",              \
+    "y, saved_mean, saved_inv_std, running_mean, running_var", ADNN_OP_DTYPES_FLOAT, 0)   \
+  X(BATCHNORM_BACKWARD, batchnorm_backward, 15, forward,                                  \
+    "x, dy, scale, saved_mean, saved_inv_std", "dx, dscale, dshift", ADNN_OP_DTYPES_FLOAT, 0) \
+  X(NORM_BACKWARD, norm_backward, 16, forward, "x, dy[, gain]", "dx[, dgain][, dbias]",  \
+    ADNN_OP_DTYPES_FLOAT, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

@@ -74,4 +74,14 @@ static inline const char *adnn_cpu_conv2d_forced(const void *problem) {
 #define ADNN_CPU_REDUCE_IMPLS(X) X(reduce, simd) X(reduce, reference)
 #define ADNN_CPU_REDUCE_FORCED NULL
 
+/* Batch-norm training and backward, layer / RMS norm backward: vectorized F32
+ * kernels for the packed layouts (kernels/cpu/batchnorm_training.c,
+ * norm_backward.c), the reference loops for F64 and other strides. */
+#define ADNN_CPU_BATCHNORM_TRAINING_IMPLS(X) X(batchnorm_training, simd) X(batchnorm_training, reference)
+#define ADNN_CPU_BATCHNORM_TRAINING_FORCED NULL
+#define ADNN_CPU_BATCHNORM_BACKWARD_IMPLS(X) X(batchnorm_backward, simd) X(batchnorm_backward, reference)
+#define ADNN_CPU_BATCHNORM_BACKWARD_FORCED NULL
+#define ADNN_CPU_NORM_BACKWARD_IMPLS(X) X(norm_backward, simd) X(norm_backward, reference)
+#define ADNN_CPU_NORM_BACKWARD_FORCED NULL
+
 #endif

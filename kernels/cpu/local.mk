@@ -31,5 +31,7 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/softmax.c \
 	kernels/cpu/batchnorm.c \
 	kernels/cpu/norm.c \
-	kernels/cpu/pool2d.c
+	kernels/cpu/pool2d.c \
+	kernels/cpu/batchnorm_training.c \
+	kernels/cpu/norm_backward.c
 kernels_cpu_libadnn_cpu_kernels_la_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)

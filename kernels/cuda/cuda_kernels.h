@@ -189,6 +189,49 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_batchnorm_launch(const adnn_cuda_launch_c
                                                         const void *shift, const void *mean,
                                                         const void *var, void *y);
 
+/* ---- batchnorm_training.cu ---------------------------------------------- */
+
+/** How batch-norm training and backward walk one channel: `pix` numbers its
+ *  elements over every dim but C (coalesced; strides [0] x, [1] y or dx,
+ *  [2] dy), and channel c starts at c * cstride[k] in tensor k. */
+typedef struct adnn_cuda_bn_training_layout {
+  adnn_nd pix;
+  int64_t cstride[3];
+} adnn_cuda_bn_training_layout;
+
+/** Batch-norm training: y, the saved mean and inv_std, and the running
+ *  statistics updated in place (packed vectors of p->fwd.C elements); one
+ *  block per channel. y == x is allowed. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_bn_training_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_batchnorm_training *p,
+    const adnn_cuda_bn_training_layout *s, const void *x, const void *scale, const void *shift,
+    void *y, void *saved_mean, void *saved_inv, void *run_mean, void *run_var);
+
+/** Batch-norm backward: dx, dscale and dshift from x, dy, scale and the saved
+ *  statistics; one block per channel. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_bn_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_batchnorm_backward *p,
+    const adnn_cuda_bn_training_layout *s, const void *x, const void *dy, const void *scale,
+    const void *mean, const void *inv_std, void *dx, void *dscale, void *dshift);
+
+/* ---- norm_backward.cu --------------------------------------------------- */
+
+/** Layer / RMS norm backward: the leading dims `rows` and the normalized dims
+ *  `cols`, each coalesced with strides [0] x, [1] dy, [2] dx. */
+typedef struct adnn_cuda_norm_backward_layout {
+  adnn_nd rows;
+  adnn_nd cols;
+} adnn_cuda_norm_backward_layout;
+
+/** dx (one block per row), then, when dgain or dbias is not NULL, their
+ *  column sums (one thread per column) from the rows' statistics, which the
+ *  first kernel leaves in `stats` (2 * p->fwd.rows doubles of device memory;
+ *  unused otherwise). gain NULL when the forward op has none. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_norm_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_norm_backward *p,
+    const adnn_cuda_norm_backward_layout *s, const void *x, const void *dy, const void *gain,
+    void *dx, void *dgain, void *dbias, double *stats);
+
 /* ---- conv2d-direct.cu --------------------------------------------------- */
 
 /** The direct convolution of p with its bias (NULL when p->has_bias is 0) and

@@ -38,7 +38,9 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/conv2d-direct.cu \
 	kernels/cuda/conv2d-pad_pack.cu \
 	kernels/cuda/conv2d-epilogue.cu \
-	kernels/cuda/reduce.cu
+	kernels/cuda/reduce.cu \
+	kernels/cuda/batchnorm_training.cu \
+	kernels/cuda/norm_backward.cu
 # The suffix rule has no dependency tracking: every kernel depends on these
 # headers (and, through them, on the public headers).
 cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/cuda_kernels.h \
@@ -48,4 +50,5 @@ cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernel
 	kernels/cuda/pool2d.lo kernels/cuda/softmax.lo kernels/cuda/norm.lo \
 	kernels/cuda/batchnorm.lo kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-pad_pack.lo \
 	kernels/cuda/conv2d-epilogue.lo kernels/cuda/reduce.lo
+cuda_kernel_objects += kernels/cuda/batchnorm_training.lo kernels/cuda/norm_backward.lo
 $(cuda_kernel_objects): $(cuda_kernel_headers)

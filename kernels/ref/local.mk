@@ -12,6 +12,9 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/batchnorm.c \
 	kernels/ref/norm.c \
 	kernels/ref/binary.c \
-	kernels/ref/reduce.c
+	kernels/ref/reduce.c \
+	kernels/ref/batchnorm_training.c \
+	kernels/ref/batchnorm_backward.c \
+	kernels/ref/norm_backward.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm

@@ -18,7 +18,8 @@
 #define MAX_PARAMS 12
 #define NO_OFFSET ((size_t)-1)
 
-typedef enum { P_INT64, P_INT32, P_BOOL, P_DOUBLE, P_PAIR, P_PAD, P_ACT, P_ENUM, P_AXES } ptype;
+typedef enum { P_INT64, P_INT32, P_BOOL, P_DOUBLE, P_PAIR, P_PAD, P_ACT, P_ENUM, P_AXES,
+               P_TENSOR } ptype;
 
 typedef struct kind_name {
   const char *name;
@@ -49,6 +50,12 @@ typedef struct op_binding {
   /* The expected length of packed-vector input i, or -1 when not one. */
   int64_t (*vector_len)(const void *desc, TensorObject *const *in, int i);
   const char *doc;
+  /* Ops with several outputs or a forward descriptor (the training ops):
+   * their own call, given the same (self, args, kwargs) as op_call; inputs
+   * and params then only document it (the docstring, the manifest check).
+   * `returns` replaces "Tensor" in the docstring; such calls take no out=. */
+  PyObject *(*call)(PyObject *self, PyObject *args, PyObject *kwargs);
+  const char *returns;
 } op_binding;
 
 /* ---- kind names, from the manifest's kind lists ------------------------------------ */
@@ -215,6 +222,10 @@ static const op_binding binding_reduce = {
     .output_dims = reduce_dims,
     .doc = "Reduction (sum, mean, max, min) over axes (an int or a tuple).",
 };
+
+/* The training ops' bindings (their calls are below the argument helpers). */
+static const op_binding binding_batchnorm_training, binding_batchnorm_backward,
+    binding_norm_backward;
 
 /* ---- generated from the manifest ------------------------------------------------------ */
 
@@ -388,11 +399,384 @@ static int set_param(const param_spec *p, char *desc, PyObject *v, int x_rank, c
   return 0;
 }
 
+/* ---- training ops with several outputs (batch-norm training and backward,
+ * norm backward) ---------------------------------------------------------------------- */
+
+/* The plan-cache key of a backward descriptor: the descriptor with its
+ * forward pointer cleared, then the forward descriptor's bytes, so that equal
+ * problems give equal keys whatever address the forward descriptor had. The
+ * create functions below point `forward` at the key's copy. Every *_desc_init
+ * zeroes the whole struct, so padding is zero. */
+typedef struct bnt_key {
+  adnn_batchnorm_training_desc d;
+  adnn_batchnorm_desc f;
+} bnt_key;
+typedef struct bnb_key {
+  adnn_batchnorm_backward_desc d;
+  adnn_batchnorm_desc f;
+} bnb_key;
+typedef struct nb_key {
+  adnn_norm_backward_desc d;
+  adnn_norm_desc f;
+} nb_key;
+
+static adnn_status create_bnt_key(adnn_context *c, const void *key, adnn_plan **p) {
+  bnt_key k = *(const bnt_key *)key;
+  k.d.forward = &k.f;
+  return adnn_plan_create_batchnorm_training(c, &k.d, p);
+}
+static adnn_status create_bnb_key(adnn_context *c, const void *key, adnn_plan **p) {
+  bnb_key k = *(const bnb_key *)key;
+  k.d.forward = &k.f;
+  return adnn_plan_create_batchnorm_backward(c, &k.d, p);
+}
+static adnn_status create_nb_key(adnn_context *c, const void *key, adnn_plan **p) {
+  nb_key k = *(const nb_key *)key;
+  k.d.forward = &k.f;
+  return adnn_plan_create_norm_backward(c, &k.d, p);
+}
+
+/* Keyword arguments of a training call: each name once, nothing else. */
+typedef struct kw_spec {
+  const char *name;
+  PyObject **slot;
+} kw_spec;
+
+static int parse_call(const char *op, PyObject *args, PyObject *kwargs, int n_pos, int n_req,
+                      PyObject **pos, const kw_spec *kws, ContextObject **ctx) {
+  Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+  if (nargs < 1 || !Py_IS_TYPE(PyTuple_GET_ITEM(args, 0), &ContextType)) {
+    adnn_py_fail(AdnnTypeError, "adnn.%s: the first argument must be an adnn.Context", op);
+    return -1;
+  }
+  *ctx = (ContextObject *)PyTuple_GET_ITEM(args, 0);
+  if (nargs - 1 > n_pos) {
+    adnn_py_fail(AdnnTypeError, "adnn.%s: takes at most %d tensors positionally, got %zd", op,
+                 n_pos, nargs - 1);
+    return -1;
+  }
+  for (Py_ssize_t i = 1; i < nargs; i++) pos[i - 1] = PyTuple_GET_ITEM(args, i);
+  if (kwargs) {
+    PyObject *k, *v;
+    Py_ssize_t at = 0;
+    while (PyDict_Next(kwargs, &at, &k, &v)) {
+      const char *s = PyUnicode_AsUTF8(k);
+      if (s == NULL) return -1;
+      int found = 0;
+      for (const kw_spec *w = kws; w->name && !found; w++)
+        if (strcmp(s, w->name) == 0) {
+          if (*w->slot) {
+            adnn_py_fail(AdnnTypeError, "adnn.%s: %s given twice", op, s);
+            return -1;
+          }
+          *w->slot = v;
+          found = 1;
+        }
+      if (!found) {
+        adnn_py_fail(AdnnTypeError, "adnn.%s: unexpected keyword '%s'", op, s);
+        return -1;
+      }
+    }
+  }
+  for (int i = 0; i < n_req; i++)
+    if (pos[i] == NULL || pos[i] == Py_None) {
+      adnn_py_fail(AdnnTypeError, "adnn.%s: missing tensor argument %d", op, i + 1);
+      return -1;
+    }
+  return 0;
+}
+
+/* in[i] as a tensor of x's dtype (in[0] is x); vectors of `len` packed
+ * elements when len >= 0. */
+static TensorObject *tensor_arg(ContextObject *c, PyObject *obj, int writable, const char *op,
+                                const char *name, const TensorObject *x, int64_t len) {
+  char what[64];
+  snprintf(what, sizeof what, "adnn.%s: %s", op, name);
+  TensorObject *t = adnn_py_as_tensor(c, obj, writable, what);
+  if (t == NULL) return NULL;
+  if (x && t->desc.dtype != x->desc.dtype) {
+    adnn_py_fail(AdnnTypeError, "adnn.%s: %s is %s but x is %s (all tensors share one dtype)", op,
+                 name, adnn_dtype_name(t->desc.dtype), adnn_dtype_name(x->desc.dtype));
+    Py_DECREF(t);
+    return NULL;
+  }
+  if (len >= 0) {
+    int64_t n = 0;
+    adnn_tensor_desc_element_count(&t->desc, &n);
+    if (n != len || !adnn_tensor_desc_is_packed(&t->desc)) {
+      adnn_py_fail(AdnnArgumentError,
+                   "adnn.%s: %s must be a packed vector of %lld elements (has %lld%s)", op, name,
+                   (long long)len, (long long)n,
+                   adnn_tensor_desc_is_packed(&t->desc) ? "" : ", not packed");
+      Py_DECREF(t);
+      return NULL;
+    }
+  }
+  return t;
+}
+
+static int double_arg(PyObject *v, double *out) {
+  if (v == NULL) return 0;
+  double d = PyFloat_AsDouble(v);
+  if (d == -1.0 && PyErr_Occurred()) return -1;
+  *out = d;
+  return 0;
+}
+
+/* Creates (or finds) the plan of key and runs it; returns 0 or -1 (raised). */
+static int run_multi(ContextObject *c, int op_index, const void *key, size_t key_size,
+                     adnn_status (*create)(adnn_context *, const void *, adnn_plan **),
+                     const char *op, const void *const *in, size_t n_in, void *const *out,
+                     size_t n_out) {
+  PyObject *cap = adnn_py_plan_get(c, op_index, key, key_size, create, op);
+  if (cap == NULL) return -1;
+  adnn_plan *plan = PyCapsule_GetPointer(cap, "adnn_plan");
+  adnn_status st;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(c->lock, WAIT_LOCK);
+  st = adnn_plan_execute_multi(plan, in, n_in, out, n_out);
+  PyThread_release_lock(c->lock);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(cap);
+  if (st != ADNN_STATUS_SUCCESS) {
+    adnn_py_raise(st, op);
+    return -1;
+  }
+  return 0;
+}
+
+static int op_index_of(const char *name);
+
+static PyObject *call_batchnorm_training(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  const char *op = "batchnorm_training";
+  PyObject *pos[3] = {0}, *rm_obj = NULL, *rv_obj = NULL, *eps_obj = NULL, *mom_obj = NULL;
+  const kw_spec kws[] = {{"x", &pos[0]},           {"scale", &pos[1]},
+                         {"shift", &pos[2]},       {"running_mean", &rm_obj},
+                         {"running_var", &rv_obj}, {"epsilon", &eps_obj},
+                         {"momentum", &mom_obj},   {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 3, 3, pos, kws, &c) < 0) return NULL;
+  if (!rm_obj || !rv_obj)
+    return adnn_py_fail(AdnnTypeError, "adnn.%s: running_mean and running_var are required "
+                        "(updated in place)", op);
+  bnt_key key;
+  memset(&key, 0, sizeof key);
+  adnn_batchnorm_training_desc_init(&key.d);
+  adnn_batchnorm_desc_init(&key.f);
+  if (double_arg(eps_obj, &key.f.epsilon) < 0 || double_arg(mom_obj, &key.d.momentum) < 0)
+    return NULL;
+  PyObject *result = NULL;
+  TensorObject *t[5] = {0}, *o[3] = {0};
+  if ((t[0] = tensor_arg(c, pos[0], 0, op, "x", NULL, -1)) == NULL) goto done;
+  const int64_t C = t[0]->desc.rank >= 2 ? t[0]->desc.dims[1] : -1;
+  if (C < 0) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: x must have rank 2..8 ([N, C, ...])", op);
+    goto done;
+  }
+  const char *names[5] = {"x", "scale", "shift", "running_mean", "running_var"};
+  PyObject *objs[5] = {pos[0], pos[1], pos[2], rm_obj, rv_obj};
+  for (int i = 1; i < 5; i++)
+    if ((t[i] = tensor_arg(c, objs[i], i >= 3, op, names[i], t[0], C)) == NULL) goto done;
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  const int64_t vdim[1] = {C};
+  o[0] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, t[0]->desc.rank,
+                                               t[0]->desc.dims);
+  for (int i = 1; i < 3 && o[i - 1]; i++)
+    o[i] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, 1, vdim);
+  if (!o[0] || !o[1] || !o[2]) goto done;
+  key.f.x = t[0]->desc;
+  key.f.y = o[0]->desc;
+  const void *in[3] = {t[0]->data, t[1]->data, t[2]->data};
+  void *out[5] = {o[0]->data, o[1]->data, o[2]->data, t[3]->data, t[4]->data};
+  if (run_multi(c, op_index_of(op), &key, sizeof key, create_bnt_key, op, in, 3, out, 5) < 0)
+    goto done;
+  result = PyTuple_Pack(3, (PyObject *)o[0], (PyObject *)o[1], (PyObject *)o[2]);
+done:
+  for (int i = 0; i < 5; i++) Py_XDECREF(t[i]);
+  for (int i = 0; i < 3; i++) Py_XDECREF(o[i]);
+  return result;
+}
+
+static PyObject *call_batchnorm_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  const char *op = "batchnorm_backward";
+  PyObject *pos[5] = {0};
+  const kw_spec kws[] = {{"x", &pos[0]},          {"dy", &pos[1]},
+                         {"scale", &pos[2]},      {"saved_mean", &pos[3]},
+                         {"saved_inv_std", &pos[4]}, {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 5, 5, pos, kws, &c) < 0) return NULL;
+  bnb_key key;
+  memset(&key, 0, sizeof key);
+  adnn_batchnorm_backward_desc_init(&key.d);
+  adnn_batchnorm_desc_init(&key.f);
+  PyObject *result = NULL;
+  TensorObject *t[5] = {0}, *o[3] = {0};
+  const char *names[5] = {"x", "dy", "scale", "saved_mean", "saved_inv_std"};
+  if ((t[0] = tensor_arg(c, pos[0], 0, op, "x", NULL, -1)) == NULL) goto done;
+  const int64_t C = t[0]->desc.rank >= 2 ? t[0]->desc.dims[1] : -1;
+  if (C < 0) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: x must have rank 2..8 ([N, C, ...])", op);
+    goto done;
+  }
+  if ((t[1] = tensor_arg(c, pos[1], 0, op, "dy", t[0], -1)) == NULL) goto done;
+  for (int i = 2; i < 5; i++)
+    if ((t[i] = tensor_arg(c, pos[i], 0, op, names[i], t[0], C)) == NULL) goto done;
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  /* dx has x's layout: a packed x gives a packed dx; anything else is
+   * described by x's own strides, which a new packed tensor does not have. */
+  if (!adnn_tensor_desc_is_packed(&t[0]->desc)) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: x must be packed (dx is created with x's layout)",
+                 op);
+    goto done;
+  }
+  const int64_t vdim[1] = {C};
+  o[0] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, t[0]->desc.rank,
+                                               t[0]->desc.dims);
+  for (int i = 1; i < 3 && o[i - 1]; i++)
+    o[i] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, 1, vdim);
+  if (!o[0] || !o[1] || !o[2]) goto done;
+  key.f.x = t[0]->desc;
+  key.f.y = t[1]->desc;
+  const void *in[5] = {t[0]->data, t[1]->data, t[2]->data, t[3]->data, t[4]->data};
+  void *out[3] = {o[0]->data, o[1]->data, o[2]->data};
+  if (run_multi(c, op_index_of(op), &key, sizeof key, create_bnb_key, op, in, 5, out, 3) < 0)
+    goto done;
+  result = PyTuple_Pack(3, (PyObject *)o[0], (PyObject *)o[1], (PyObject *)o[2]);
+done:
+  for (int i = 0; i < 5; i++) Py_XDECREF(t[i]);
+  for (int i = 0; i < 3; i++) Py_XDECREF(o[i]);
+  return result;
+}
+
+static PyObject *call_norm_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  const char *op = "norm_backward";
+  PyObject *pos[3] = {0}, *kind_obj = NULL, *nd_obj = NULL, *eps_obj = NULL, *bias_obj = NULL;
+  const kw_spec kws[] = {{"x", &pos[0]},        {"dy", &pos[1]},          {"gain", &pos[2]},
+                         {"kind", &kind_obj},    {"norm_dims", &nd_obj},   {"epsilon", &eps_obj},
+                         {"has_bias", &bias_obj}, {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 3, 2, pos, kws, &c) < 0) return NULL;
+  nb_key key;
+  memset(&key, 0, sizeof key);
+  adnn_norm_backward_desc_init(&key.d);
+  adnn_norm_desc_init(&key.f);
+  if (kind_obj) {
+    int kind;
+    if (kind_value(kind_obj, norm_kinds, &kind, op, "kind") < 0) return NULL;
+    key.f.kind = (adnn_norm_kind)kind;
+  }
+  if (nd_obj) {
+    int64_t nd;
+    if (as_int64(nd_obj, &nd, op, "norm_dims") < 0) return NULL;
+    if (nd < INT32_MIN || nd > INT32_MAX)
+      return adnn_py_fail(AdnnArgumentError, "adnn.%s: norm_dims is out of range", op);
+    key.f.norm_dims = (int32_t)nd;
+  }
+  if (double_arg(eps_obj, &key.f.epsilon) < 0) return NULL;
+  if (bias_obj) {
+    int b = PyObject_IsTrue(bias_obj);
+    if (b < 0) return NULL;
+    key.f.has_bias = b;
+  }
+  PyObject *result = NULL;
+  TensorObject *t[3] = {0}, *o[3] = {0};
+  if ((t[0] = tensor_arg(c, pos[0], 0, op, "x", NULL, -1)) == NULL) goto done;
+  if ((t[1] = tensor_arg(c, pos[1], 0, op, "dy", t[0], -1)) == NULL) goto done;
+  key.f.x = t[0]->desc;
+  key.f.y = t[1]->desc;
+  int64_t D = 1;
+  for (int k = t[0]->desc.rank - key.f.norm_dims; k < t[0]->desc.rank; k++)
+    if (k >= 0) D *= t[0]->desc.dims[k];
+  key.f.has_gain = pos[2] != NULL && pos[2] != Py_None;
+  if (key.f.has_gain && (t[2] = tensor_arg(c, pos[2], 0, op, "gain", t[0], D)) == NULL) goto done;
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  if (!adnn_tensor_desc_is_packed(&t[0]->desc)) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: x must be packed (dx is created with x's layout)",
+                 op);
+    goto done;
+  }
+  const int64_t vdim[1] = {D};
+  o[0] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, t[0]->desc.rank,
+                                               t[0]->desc.dims);
+  if (!o[0]) goto done;
+  if (key.f.has_gain &&
+      !(o[1] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, 1, vdim)))
+    goto done;
+  if (key.f.has_bias &&
+      !(o[2] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, 1, vdim)))
+    goto done;
+  const void *in[3] = {t[0]->data, t[1]->data, key.f.has_gain ? t[2]->data : NULL};
+  void *out[3];
+  size_t n_out = 0;
+  out[n_out++] = o[0]->data;
+  if (o[1]) out[n_out++] = o[1]->data;
+  if (o[2]) out[n_out++] = o[2]->data;
+  if (run_multi(c, op_index_of(op), &key, sizeof key, create_nb_key, op, in,
+                2 + (size_t)key.f.has_gain, out, n_out) < 0)
+    goto done;
+  result = PyTuple_Pack(3, (PyObject *)o[0], o[1] ? (PyObject *)o[1] : Py_None,
+                        o[2] ? (PyObject *)o[2] : Py_None);
+done:
+  for (int i = 0; i < 3; i++) Py_XDECREF(t[i]), Py_XDECREF(o[i]);
+  return result;
+}
+
+static const op_binding binding_batchnorm_training = {
+    .inputs = {{"x", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"scale", 0, NO_OFFSET, NO_OFFSET, 1},
+               {"shift", 0, NO_OFFSET, NO_OFFSET, 1}},
+    .params = {{"running_mean", P_TENSOR, 0},
+               {"running_var", P_TENSOR, 0},
+               {"epsilon", P_DOUBLE, 0},
+               {"momentum", P_DOUBLE, 0}},
+    .doc = "Batch normalization in training mode over dim 1: normalizes with the batch's "
+           "statistics, updates running_mean and running_var in place (momentum, unbiased "
+           "variance) and returns (y, saved_mean, saved_inv_std).",
+    .call = call_batchnorm_training,
+    .returns = "(Tensor, Tensor, Tensor)",
+};
+
+static const op_binding binding_batchnorm_backward = {
+    .inputs = {{"x", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"dy", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"scale", 0, NO_OFFSET, NO_OFFSET, 1},
+               {"saved_mean", 0, NO_OFFSET, NO_OFFSET, 1},
+               {"saved_inv_std", 0, NO_OFFSET, NO_OFFSET, 1}},
+    .doc = "The gradients of batch-norm training: (dx, dscale, dshift) from x, dy, scale and "
+           "the saved statistics of batchnorm_training.",
+    .call = call_batchnorm_backward,
+    .returns = "(Tensor, Tensor, Tensor)",
+};
+
+static const op_binding binding_norm_backward = {
+    .inputs = {{"x", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"dy", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"gain", 1, NO_OFFSET, NO_OFFSET, 1}},
+    .params = {{"kind", P_ENUM, 0, norm_kinds},
+               {"norm_dims", P_INT32, 0},
+               {"epsilon", P_DOUBLE, 0},
+               {"has_bias", P_BOOL, 0}},
+    .doc = "The gradients of layer / RMS normalization: (dx, dgain or None, dbias or None); "
+           "dgain when gain is given, dbias when has_bias.",
+    .call = call_norm_backward,
+    .returns = "(Tensor, Optional[Tensor], Optional[Tensor])",
+};
+
+static int op_index_of(const char *name) {
+  for (int i = 0; i < N_OPS; i++)
+    if (strcmp(op_table[i].name, name) == 0) return i;
+  return 0;
+}
+
 /* ---- the generic op call -------------------------------------------------------------- */
 
 static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   const op_entry *e = &op_table[PyLong_AsLong(self)];
   const op_binding *b = e->binding;
+  if (b->call) return b->call(self, args, kwargs);
   const char *op = e->name;
   int n_in = 0, n_par = 0;
   while (n_in < MAX_INPUTS && b->inputs[n_in].name) n_in++;
@@ -683,9 +1067,10 @@ int adnn_py_ops_add(PyObject *module) {
       u += (size_t)snprintf(d + u, sizeof op_docs[i] - u, ", %s=%s", b->params[k].name,
                             param_default(&b->params[k]));
     snprintf(d + u, sizeof op_docs[i] - u,
-             ", out=None) -> Tensor\n\n%s\nManifest inputs: %s. Parameters default to "
+             "%s) -> %s\n\n%s\nManifest inputs: %s. Parameters default to "
              "adnn_%s_desc_init()'s values; see doc/ops.md.",
-             b->doc, e->manifest_inputs, e->name);
+             b->call ? "" : ", out=None", b->returns ? b->returns : "Tensor", b->doc,
+             e->manifest_inputs, e->name);
     op_defs[i] = (PyMethodDef){e->name, (PyCFunction)(void (*)(void))op_call,
                                METH_VARARGS | METH_KEYWORDS, d};
     PyObject *idx = PyLong_FromLong(i);

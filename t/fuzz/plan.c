@@ -323,6 +323,64 @@ static adnn_status fuzz_norm(reader *r, adnn_plan **plan, exec_args *e) {
   return adnn_plan_create_norm(ctx, &d, plan);
 }
 
+/* The training ops below have several outputs: execute() runs them through
+ * adnn_plan_execute, which refuses them with a message, so the fuzzing
+ * covers their validation (the forward descriptor they point to included). */
+static adnn_status fuzz_batchnorm_training(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_batchnorm_desc f;
+  adnn_batchnorm_desc_init(&f);
+  tensor_val(r, &f.x, 2 + byte(r) % 3, dtype_val(r));
+  f.epsilon = double_val(r);
+  if (byte(r) < 0x20) activation_val(r, &f.activation);
+  same_as_x(r, &f.x, &f.y);
+  adnn_batchnorm_training_desc d;
+  adnn_batchnorm_training_desc_init(&d);
+  d.forward = byte(r) < 0x08 ? NULL : &f;
+  d.momentum = byte(r) < 0x80 ? 0.1 : double_val(r);
+  e->n_inputs = 3;
+  e->in_bytes[0] = span(&f.x);
+  for (int i = 1; i < 3; i++) e->in_bytes[i] = vector_bytes(f.x.dtype, f.x.dims[1]);
+  e->out_bytes = span(&f.y);
+  return adnn_plan_create_batchnorm_training(ctx, &d, plan);
+}
+
+static adnn_status fuzz_batchnorm_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_batchnorm_desc f;
+  adnn_batchnorm_desc_init(&f);
+  tensor_val(r, &f.x, 2 + byte(r) % 3, dtype_val(r));
+  f.epsilon = double_val(r);
+  same_as_x(r, &f.x, &f.y);
+  adnn_batchnorm_backward_desc d;
+  adnn_batchnorm_backward_desc_init(&d);
+  d.forward = byte(r) < 0x08 ? NULL : &f;
+  e->n_inputs = 5;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = span(&f.y);
+  for (int i = 2; i < 5; i++) e->in_bytes[i] = vector_bytes(f.x.dtype, f.x.dims[1]);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_batchnorm_backward(ctx, &d, plan);
+}
+
+static adnn_status fuzz_norm_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_norm_desc f;
+  adnn_norm_desc_init(&f);
+  tensor_val(r, &f.x, 1 + byte(r) % 4, dtype_val(r));
+  f.kind = (adnn_norm_kind)enum_val(r, 2);
+  f.norm_dims = (int32_t)shifted(param_val(r), 2);
+  f.epsilon = double_val(r);
+  f.has_gain = byte(r) & 1;
+  f.has_bias = byte(r) & 1;
+  same_as_x(r, &f.x, &f.y);
+  adnn_norm_backward_desc d;
+  adnn_norm_backward_desc_init(&d);
+  d.forward = byte(r) < 0x08 ? NULL : &f;
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_norm_backward(ctx, &d, plan);
+}
+
 static adnn_status fuzz_binary(reader *r, adnn_plan **plan, exec_args *e) {
   adnn_binary_desc d;
   adnn_binary_desc_init(&d);
