@@ -33,6 +33,16 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 work=$(mktemp -d "${TMPDIR:-/tmp}/adnn-train-cnn-emu-XXXXXX") || skip_all "mktemp failed"
 trap 'rm -rf "$work"' EXIT
 
+"$prog" --epochs 1 --min-accuracy 0 cpu >"$work/cpu" 2>"$work/cpu.err"
+rc=$?
+# While the training ops land one by one (issue 12), a build whose ops still
+# refuse skips; this clause goes once they are all merged.
+if [ $rc != 0 ] && grep -q 'not implemented' "$work/cpu.err"; then
+  skip_all "the training ops are not all implemented yet: $(head -1 "$work/cpu.err")"
+fi
+ok $rc "train-cnn --epochs 1 on cpu (exit $rc)"
+[ $rc = 0 ] || diag "$(cat "$work/cpu" "$work/cpu.err")"
+
 if ! sh "$src/t/cuda-emu/build.sh" "$build" "$work/plugin" >"$work/build.log" 2>&1; then
   ok 1 "the emulated CUDA plugin builds"
   diag "$(tail -20 "$work/build.log")"
@@ -43,10 +53,6 @@ ok 0 "the emulated CUDA plugin builds (t/cuda-emu/build.sh)"
 
 ADNN_PLUGIN_PATH="$build/backends/cpu/.libs:$work/plugin"
 export ADNN_PLUGIN_PATH
-"$prog" --epochs 1 --min-accuracy 0 cpu >"$work/cpu" 2>"$work/cpu.err"
-rc=$?
-ok $rc "train-cnn --epochs 1 on cpu (exit $rc)"
-[ $rc = 0 ] || diag "$(cat "$work/cpu" "$work/cpu.err")"
 ADNN_BACKEND=cuda ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM "$prog" --epochs 1 --min-accuracy 0 >"$work/cuda" 2>"$work/cuda.err"
 rc=$?
 # While the training ops land one by one (issue 12), a build whose CUDA
