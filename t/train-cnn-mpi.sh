@@ -112,5 +112,10 @@ acc=$(sed -n 's/^test accuracy: \([0-9.]*\)% .*/\1/p' "$tmp/out4")
 ok $? "2 ranks with batch norm train to ${acc:-?}% >= 95% (exit $rc)"
 diag "$(cat "$tmp/out4" "$tmp/err4")"
 
+launch 2 --global-batch 33 cpu >"$tmp/out5" 2>"$tmp/err5"
+rc=$?
+[ $rc != 0 ] && grep -q 'global batch 33 is not a multiple of 2 ranks' "$tmp/err5"
+ok $? "a global batch that 2 ranks cannot share is refused (exit $rc)"
+
 echo "1..$n"
 exit $failed
