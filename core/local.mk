@@ -24,6 +24,7 @@ libadnn_la_SOURCES = \
 	core/struct_size.c \
 	core/op_validate.h \
 	core/op_validate.c \
+	core/validate_conv2d_backward.c \
 	core/validate_norm_training.c \
 	core/ops.c \
 	core/training_pending.c \

@@ -79,10 +79,38 @@ static void key_conv2d(out_buf *o, const void *problem) {
   put_activation(o, &d->activation);
 }
 
+/* conv2d backward data and backward weights: the forward key's fields after
+ * the direction ("conv2d_bwd_d", "conv2d_bwd_w"), so that a backward problem
+ * never shares a forward one's entry; beta changes only the epilogue and is
+ * left out, as the forward activation is (it is identity here). */
+static void key_conv2d_backward(out_buf *o, const char *dir, const adnn_plugin_conv2d *d) {
+  put(o, "%s %s", dir, adnn_plugin_dtype_name(d->x.dtype));
+  put_tensor(o, "x", &d->x);
+  put_tensor(o, "w", &d->w);
+  put_tensor(o, "y", &d->y);
+  put(o, " s=%lld,%lld p=%lld,%lld,%lld,%lld d=%lld,%lld g=%lld", (long long)d->stride_h,
+      (long long)d->stride_w, (long long)d->pad_top, (long long)d->pad_bottom,
+      (long long)d->pad_left, (long long)d->pad_right, (long long)d->dilation_h,
+      (long long)d->dilation_w, (long long)d->groups);
+  if (d->has_bias) put_tensor(o, "bias", &d->bias);
+  else put(o, " nobias");
+}
+
+static void key_conv2d_backward_data(out_buf *o, const void *problem) {
+  key_conv2d_backward(o, "conv2d_bwd_d", &((const adnn_plugin_conv2d_backward_data *)problem)->fwd);
+}
+
+static void key_conv2d_backward_weights(out_buf *o, const void *problem) {
+  key_conv2d_backward(o, "conv2d_bwd_w",
+                      &((const adnn_plugin_conv2d_backward_weights *)problem)->fwd);
+}
+
 /* The key printer of each op that has one: every ADNN_OP_TUNABLE op of the
  * manifest needs an entry (t/tune-plan checks that tunable plans are stored). */
 static void (*const key_printers[ADNN_PLUGIN_OP_LIMIT_])(out_buf *o, const void *problem) = {
     [ADNN_PLUGIN_OP_CONV2D] = key_conv2d,
+    [ADNN_PLUGIN_OP_CONV2D_BACKWARD_DATA] = key_conv2d_backward_data,
+    [ADNN_PLUGIN_OP_CONV2D_BACKWARD_WEIGHTS] = key_conv2d_backward_weights,
 };
 
 size_t adnn__problem_key(const adnn_plugin_op *op, char *buf, size_t size) {

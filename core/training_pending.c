@@ -19,8 +19,6 @@
                       ": this op is not implemented in this build");                        \
   }
 
-PENDING_(conv2d_backward_data)
-PENDING_(conv2d_backward_weights)
 PENDING_(pool2d_backward)
 PENDING_(activation_backward)
 PENDING_(softmax_backward)

@@ -240,6 +240,24 @@ static void print_reduce(line_buf *p, const void *problem, const char **layout) 
   if (r->keep_dims) put(p, ":keep");
 }
 
+/* The backward convolutions: adnn-bench's direction field (benchdnn's
+ * dir=BWD_D, BWD_W without and BWD_WB with the bias gradient), then the
+ * forward geometry. beta has no adnn-bench syntax (adnn-bench runs beta 0)
+ * and is not printed. */
+static void print_conv2d_backward_data(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_conv2d_backward_data *b = problem;
+  put(p, "dir=BWD_D:");
+  put_conv(p, &b->fwd);
+  *layout = image_layout(&b->fwd.x);
+}
+
+static void print_conv2d_backward_weights(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_conv2d_backward_weights *b = problem;
+  put(p, "dir=%s:", b->fwd.has_bias ? "BWD_WB" : "BWD_W");
+  put_conv(p, &b->fwd);
+  *layout = image_layout(&b->fwd.x);
+}
+
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
 #define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
   [ADNN_PLUGIN_OP_##NAME] = print_##name,

@@ -4,7 +4,8 @@
 # t/man-pages.sh requires a page for every export.
 adnn_man3_groups = man/adnn_context.3 man/adnn_memory.3 man/adnn_gemm.3 \
 	man/adnn_tensor.3 man/adnn_plan.3 man/adnn_backend.3 man/adnn_status.3 \
-	man/adnn_tuning.3 man/adnn_perfdb.3
+	man/adnn_tuning.3 man/adnn_perfdb.3 \
+	man/adnn_conv2d_backward.3
 adnn_man3_links = \
 	man/adnn_context_create.3 man/adnn_context_destroy.3 man/adnn_context_backend.3 \
 	man/adnn_context_device.3 man/adnn_context_synchronize.3 \

@@ -131,6 +131,8 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
         p->pr = tap_rng_next(r) % 2 ? p->pl : pick(r, 0, p->kw + p->sw);
         if (p->pb > BENCH_NUMBER_MAX) p->pb = BENCH_NUMBER_MAX;
         if (p->pr > BENCH_NUMBER_MAX) p->pr = BENCH_NUMBER_MAX;
+        /* the direction: forward most of the time, each backward one too */
+        p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : (int)pick(r, BENCH_DIR_FWD, BENCH_DIR_BWD_WB);
         p->oh = conv_out(p->ih, p->kh, p->sh, p->dh, p->pt, p->pb);
         p->ow = conv_out(p->iw, p->kw, p->sw, p->dw, p->pl, p->pr);
         const int64_t x[4] = {p->mb, p->ic, p->ih, p->iw}, y[4] = {p->mb, p->oc, p->oh, p->ow},
@@ -269,7 +271,7 @@ static int same_problem(const bench_problem *a, const bench_problem *b, char *wh
   INT_FIELD(op) INT_FIELD(g) INT_FIELD(mb) INT_FIELD(ic) INT_FIELD(ih) INT_FIELD(iw)
   INT_FIELD(oc) INT_FIELD(oh) INT_FIELD(ow) INT_FIELD(kh) INT_FIELD(kw) INT_FIELD(sh)
   INT_FIELD(sw) INT_FIELD(pt) INT_FIELD(pb) INT_FIELD(pl) INT_FIELD(pr) INT_FIELD(dh)
-  INT_FIELD(dw) INT_FIELD(pool_kind) INT_FIELD(ceil_mode) INT_FIELD(act_kind)
+  INT_FIELD(dw) INT_FIELD(dir) INT_FIELD(pool_kind) INT_FIELD(ceil_mode) INT_FIELD(act_kind)
   DOUBLE_FIELD(alpha) DOUBLE_FIELD(beta) INT_FIELD(rank) INT_FIELD(rank_b) INT_FIELD(axis)
   INT_FIELD(log_softmax) INT_FIELD(norm_dims) INT_FIELD(has_gain) INT_FIELD(has_bias)
   DOUBLE_FIELD(eps) INT_FIELD(binary_op) INT_FIELD(reduce_kind) INT_FIELD(reduce_axes)
@@ -406,6 +408,11 @@ static const struct {
     {"gemm:m4n4k4:ta:ta", "twice"},
     {"gemm:m4n4k4:tc", "expected ta or tb"},
     {"foo:bar", "unknown op"},
+    {"dir=BWD_X:mb1ic4ih5oc4kh3", "the direction is"},
+    {"dir=BWD_D:conv:dir=BWD_W:mb1ic4ih5oc4kh3", "given twice"},
+    {"dir=BWD_D:pool:max:mb1ic3ih5kh2", "belongs to a convolution"},
+    {"dir=BWD_D", "must follow"},
+    {"--dir=:mb1ic4ih5oc4kh3", "the direction is"},
     {"mb1ic4ih5oc4kh3 junk", "spaces"},
     {"mb1ic4ih5oc4kh3\x01", "spaces"},
     {"mb1ic4ih5oc4kh3q7", "unknown key"},
@@ -465,6 +472,24 @@ int main(void) {
     if (rc == 0) bench_problem_format(&p, text, sizeof text);
     ok(rc == 0 && p.pb == 3 && !strcmp(text, "mb1ic4ih224oc8oh112kh7sh2ph2"),
        "benchdnn's implied end padding stays implied: '%s'", rc == 0 ? text : err);
+    /* benchdnn's directions: --dir= or dir=, before or after conv:, and the
+     * canonical form's dir=<DIR>: first (nothing for the forward op) */
+    static const struct {
+      const char *in, *out;
+      int dir;
+    } dirs[] = {{"--dir=BWD_D:mb1ic4ih5oc4kh3", "dir=BWD_D:mb1ic4ih5oc4oh3kh3", BENCH_DIR_BWD_D},
+                {"conv:dir=BWD_W:mb1ic4ih5oc4kh3", "dir=BWD_W:mb1ic4ih5oc4oh3kh3", BENCH_DIR_BWD_W},
+                {"dir=BWD_WB:conv:mb1ic4ih5oc4kh3_nx", "dir=BWD_WB:mb1ic4ih5oc4oh3kh3_nx",
+                 BENCH_DIR_BWD_WB},
+                {"dir=FWD_I:mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3", BENCH_DIR_FWD},
+                {"--dir=FWD_D:mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3", BENCH_DIR_FWD}};
+    for (int i = 0; i < COUNT_OF(dirs); i++) {
+      rc = bench_problem_parse(dirs[i].in, &p, err, sizeof err);
+      if (rc == 0) bench_problem_format(&p, text, sizeof text);
+      ok(rc == 0 && p.dir == dirs[i].dir && !strcmp(text, dirs[i].out),
+         "'%s' has direction %s and prints as '%s'", dirs[i].in, bench_dir_name(dirs[i].dir),
+         rc == 0 ? text : err);
+    }
     rc = bench_problem_parse("mb1ic4ih5oc4kh3_n\"\"x\"", &p, err, sizeof err);
     if (rc == 0) bench_problem_format(&p, text, sizeof text);
     ok(rc == 0 && !strcmp(p.name, "\"x") && !strcmp(text, "mb1ic4ih5oc4oh3kh3_n\"\"x\""),

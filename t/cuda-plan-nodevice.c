@@ -86,6 +86,21 @@ static int build_conv2d(adnn_plugin_conv2d *p, adnn_dtype dt) {
   return 2;
 }
 
+static int build_conv2d_backward_data(adnn_plugin_conv2d_backward_data *p, adnn_dtype dt) {
+  build_conv2d(&p->fwd, dt);
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  p->algorithm = ADNN_CONV2D_ALGO_AUTO;
+  return 2;
+}
+
+static int build_conv2d_backward_weights(adnn_plugin_conv2d_backward_weights *p,
+                                         adnn_dtype dt) {
+  build_conv2d(&p->fwd, dt);
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  p->algorithm = ADNN_CONV2D_ALGO_AUTO;
+  return 2;
+}
+
 static int build_pool2d(adnn_plugin_pool2d *p, adnn_dtype dt) {
   p->x = p->y = tensor4(dt, 1, 2, 3, 3);
   p->N = 1, p->C = 2, p->H = 3, p->W = 3, p->P = 3, p->Q = 3;

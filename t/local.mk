@@ -137,6 +137,9 @@ harness_op_files = \
 	t/ops/norm.c \
 	t/ops/binary.c \
 	t/ops/reduce.c \
+	t/ops/conv2d_backward.h \
+	t/ops/conv2d_backward_data.c \
+	t/ops/conv2d_backward_weights.c \
 	t/ops/batchnorm_training.c \
 	t/ops/batchnorm_backward.c \
 	t/ops/norm_backward.c
@@ -417,6 +420,18 @@ EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__in
 	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py \
 	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
 	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py
+
+# ---- conv2d backward: gradient checks and determinism ------------------------
+# Central differences of the forward plan against backward data and weights in
+# F64 on every ready backend (t/gradcheck-conv2d.c documents step and
+# tolerance), and bitwise-identical CPU gradients from a fixed seed.
+conv2d_backward_tests = t/gradcheck-conv2d t/conv2d-backward-determinism
+check_PROGRAMS += $(conv2d_backward_tests)
+TESTS += $(conv2d_backward_tests)
+t_gradcheck_conv2d_SOURCES = t/gradcheck-conv2d.c t/tap.h t/rng.h
+t_gradcheck_conv2d_LDADD = libadnn.la -lm
+t_conv2d_backward_determinism_SOURCES = t/conv2d-backward-determinism.c t/tap.h t/rng.h
+t_conv2d_backward_determinism_LDADD = libadnn.la
 
 # ---- training: gradient checks of batch-norm training / backward and norm backward ----
 # Central differences in F64 on every ready backend (t/gradcheck-norm.c says

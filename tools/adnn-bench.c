@@ -47,6 +47,7 @@ typedef struct options {
   adnn_dtype dtype;
   int layout;
   int alg; /* -1: auto */
+  int dir; /* --dir: enum bench_dir of the convolutions after it */
   int64_t mb;
   int format;
   double time_ms;
@@ -457,6 +458,7 @@ static void usage(FILE *f) {
           "  --layout=nchw|nhwc                layout of 4-D tensors (default nchw)\n"
           "  --alg=NAME                        force a conv algorithm (im2col_gemm, gemm_1x1, ...)\n"
           "  --mb=N                            override the minibatch of every problem\n"
+          "  --dir=FWD_D|BWD_D|BWD_W|BWD_WB    direction of the convolutions that follow\n"
           "  --batch=FILE                      problems, one per line (# comments)\n"
           "  --time-ms=T                       perf: time per problem (default 500)\n"
           "  --runs=N                          perf: exactly N timed runs\n"
@@ -575,6 +577,13 @@ static int read_batch(problem_list *l, const char *path) {
   return rc;
 }
 
+/* Gives the convolutions from `first` on the --dir direction, unless they
+ * name one of their own (a backward one: "dir=FWD_D:" is the default). */
+static void apply_dir(problem_list *l, size_t first, int dir) {
+  for (size_t i = first; i < l->n; i++)
+    if (l->v[i].op == BENCH_OP_CONV && l->v[i].dir == BENCH_DIR_FWD) l->v[i].dir = dir;
+}
+
 /* Applies --mb to every problem, then formats and parses each again: a
  * minibatch may take a tensor past the parser's limits. */
 static int apply_mb(problem_list *l, int64_t mb) {
@@ -665,8 +674,15 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
     } else if ((v = opt_value(a, "--warmup"))) {
       if (parse_int(v, 0, 100000, &n)) return usage_error("bad token '%s': --warmup is an integer >= 0", v);
       o.warmup = (int)n;
+    } else if ((v = opt_value(a, "--dir"))) {
+      /* benchdnn's --dir: the direction of the convolutions that follow and
+       * give none of their own. */
+      if ((o.dir = bench_dir_parse(v, strlen(v))) < 0)
+        return usage_error("bad token '%s': --dir is FWD_D, FWD_I, BWD_D, BWD_W or BWD_WB", v);
     } else if ((v = opt_value(a, "--batch"))) {
+      const size_t before = problems->n;
       if ((rc = read_batch(problems, v))) return rc;
+      apply_dir(problems, before, o.dir);
     } else if (!strcmp(a, "--csv")) {
       o.format = FMT_CSV;
     } else if (!strcmp(a, "--json")) {
@@ -686,7 +702,9 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
       return usage_error("bad token '%s': unknown option", a);
     } else {
       snprintf(where, sizeof where, "argument %d", i);
+      const size_t before = problems->n;
       if ((rc = add_problem(problems, a, where))) return rc;
+      apply_dir(problems, before, o.dir);
     }
   }
   if (problems->n == 0 && !o.perfdb_import && !o.perfdb_export)

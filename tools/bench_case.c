@@ -20,13 +20,20 @@ static adnn_tensor_desc packed(int rank, const int64_t *dims) {
 static harness_desc forward;
 
 /* The descriptor of every op but gemm, in F32 (the dtype is set afterwards
- * through the op's traits). Returns the op's name. */
+ * through the op's traits), and for a backward convolution the forward
+ * descriptor it points to in *fwd (bench_case_build points it there again
+ * once the case holds it). Returns the op's name. */
 static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algorithm algorithm,
-                            harness_desc *d) {
+                            harness_desc *d, harness_desc *fwd) {
   memset(d, 0, sizeof *d);
+  memset(fwd, 0, sizeof *fwd);
   switch (p->op) {
     case BENCH_OP_CONV: {
-      adnn_conv2d_desc *c = &d->conv2d;
+      /* A backward direction: the forward descriptor goes to *fwd (with a
+       * bias for BWD_WB, whose db output exists iff the forward op has one),
+       * the backward descriptor forces the algorithm. */
+      const int bwd = p->dir != BENCH_DIR_FWD;
+      adnn_conv2d_desc *c = bwd ? &fwd->conv2d : &d->conv2d;
       adnn_conv2d_desc_init(c);
       c->x = image(p->mb, p->ic, p->ih, p->iw, nhwc);
       c->w = image(p->oc, p->ic / p->g, p->kh, p->kw, nhwc);
@@ -40,8 +47,24 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       c->dilation_h = p->dh;
       c->dilation_w = p->dw;
       c->groups = p->g;
-      c->algorithm = algorithm;
-      return "conv2d";
+      if (!bwd) {
+        c->algorithm = algorithm;
+        return "conv2d";
+      }
+      if (p->dir == BENCH_DIR_BWD_D) {
+        adnn_conv2d_backward_data_desc_init(&d->conv2d_backward_data);
+        d->conv2d_backward_data.forward = c;
+        d->conv2d_backward_data.algorithm = algorithm;
+        return "conv2d_backward_data";
+      }
+      if (p->dir == BENCH_DIR_BWD_WB) {
+        c->has_bias = 1;
+        c->bias = harness_vector_desc(ADNN_DTYPE_F32, p->oc);
+      }
+      adnn_conv2d_backward_weights_desc_init(&d->conv2d_backward_weights);
+      d->conv2d_backward_weights.forward = c;
+      d->conv2d_backward_weights.algorithm = algorithm;
+      return "conv2d_backward_weights";
     }
     case BENCH_OP_POOL: {
       adnn_pool2d_desc *c = &d->pool2d;
@@ -177,12 +200,18 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
     harness_case_init(c, NULL, dtype, "%s", text);
     return gemm_case(p, c);
   }
-  harness_desc d;
-  const char *name = describe(p, nhwc, algorithm, &d);
+  harness_desc d, fwd;
+  const char *name = describe(p, nhwc, algorithm, &d, &fwd);
   const harness_op *op = name ? harness_op_find(name) : NULL;
   harness_case_init(c, op, dtype, "%s", text);
   if (!op) return -1;
   c->desc = d;
+  /* A backward convolution's forward descriptor lives in the case. */
+  c->forward = fwd;
+  if (strcmp(name, "conv2d_backward_data") == 0)
+    c->desc.conv2d_backward_data.forward = &c->forward.conv2d;
+  if (strcmp(name, "conv2d_backward_weights") == 0)
+    c->desc.conv2d_backward_weights.forward = &c->forward.conv2d;
   op->traits->set_dtype(&c->desc, dtype);
   if (harness_case_alloc(c) != 0) return -1;
   harness_case_fill(c);

@@ -812,6 +812,58 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
   return 0;
 }
 
+int bench_dir_parse(const char *s, size_t n) {
+  static const struct {
+    const char *name;
+    int dir;
+  } dirs[] = {{"FWD_D", BENCH_DIR_FWD},
+              {"FWD_I", BENCH_DIR_FWD},
+              {"BWD_D", BENCH_DIR_BWD_D},
+              {"BWD_W", BENCH_DIR_BWD_W},
+              {"BWD_WB", BENCH_DIR_BWD_WB}};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+    if (strlen(dirs[i].name) == n && strncmp(dirs[i].name, s, n) == 0) return dirs[i].dir;
+  return -1;
+}
+
+const char *bench_dir_name(int dir) {
+  switch (dir) {
+    case BENCH_DIR_BWD_D: return "BWD_D";
+    case BENCH_DIR_BWD_W: return "BWD_W";
+    case BENCH_DIR_BWD_WB: return "BWD_WB";
+    default: return "FWD_D";
+  }
+}
+
+/* A leading "dir=<DIR>:" or "--dir=<DIR>:" field of a convolution: consumed
+ * from *text when there, its direction in *dir (which must still be -1: one
+ * direction per descriptor). Returns 0, or -1 with a message. */
+static int take_dir(const char **text, size_t *n, int *dir, char *err, size_t errlen) {
+  const char *t = *text;
+  size_t skip = 0;
+  if (*n >= 6 && strncmp(t, "--dir=", 6) == 0)
+    skip = 6;
+  else if (*n >= 4 && strncmp(t, "dir=", 4) == 0)
+    skip = 4;
+  else
+    return 0;
+  const char *v = t + skip, *colon = memchr(v, ':', *n - skip);
+  const size_t vn = colon ? (size_t)(colon - v) : *n - skip;
+  const int d = bench_dir_parse(v, vn);
+  if (d < 0)
+    return fail(err, errlen, "bad token '%.*s': the direction is FWD_D, FWD_I, BWD_D, BWD_W or "
+                "BWD_WB", (int)(skip + vn), t);
+  if (*dir >= 0)
+    return fail(err, errlen, "bad token '%.*s': a direction given twice", (int)(skip + vn), t);
+  if (!colon)
+    return fail(err, errlen, "bad token '%.*s': a convolution descriptor must follow the "
+                "direction (dir=%.*s:mb...)", (int)(skip + vn), t, (int)vn, v);
+  *dir = d;
+  *text = colon + 1;
+  *n -= (size_t)(colon + 1 - t);
+  return 0;
+}
+
 int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t errlen) {
   memset(p, 0, sizeof *p);
   if (err && errlen) err[0] = 0;
@@ -826,6 +878,8 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
     if (isspace((unsigned char)text[i]) || !isprint((unsigned char)text[i]))
       return fail(err, errlen, "bad token '%.*s': spaces are not allowed in a descriptor",
                   (int)n, text);
+  int dir = -1;
+  if (take_dir(&text, &n, &dir, err, errlen)) return -1;
   const char *colon = memchr(text, ':', n);
   size_t head = colon ? (size_t)(colon - text) : n;
   int op = -1;
@@ -837,15 +891,23 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   if (op == BENCH_OP_CONV) { /* optional "conv:" prefix; the colon is there */
     text += head + 1;
     n -= head + 1;
-    return parse_conv(text, n, p, err, errlen);
+    if (take_dir(&text, &n, &dir, err, errlen)) return -1;
+    if (parse_conv(text, n, p, err, errlen)) return -1;
+    p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+    return 0;
   }
   if (op < 0) {
     /* No op prefix: a convolution (its name may contain ':'). */
     if (colon && !memchr(text, 'n', head))
       return fail(err, errlen, "bad token '%.*s': unknown op (conv, pool, act, softmax, lnorm, "
                   "rmsnorm, bnorm, binary, reduce, gemm)", (int)head, text);
-    return parse_conv(text, n, p, err, errlen);
+    if (parse_conv(text, n, p, err, errlen)) return -1;
+    p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+    return 0;
   }
+  if (dir >= 0)
+    return fail(err, errlen, "bad token '%s:': a direction belongs to a convolution, not to %s",
+                bench_dir_name(dir), op_names[op]);
   p->op = op;
   /* The name: from the first "_n" to the end. */
   const char *nm = NULL;
@@ -926,6 +988,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
   if (len) buf[0] = 0;
   switch (p->op) {
     case BENCH_OP_CONV:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       if (p->g != 1) put(&s, "g%lld", (long long)p->g);
       put(&s, "mb%lldic%lldih%lld", (long long)p->mb, (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);

@@ -7,9 +7,14 @@
  * adnn-bench(1):
  *
  *   convolution, oneDNN benchdnn's grammar:
- *     [conv:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>[oh<P>][ow<Q>][kh<R>][kw<S>]
- *     [sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>][pb<..>][pr<..>][_n<name>]
- *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none)
+ *     [[--]dir=<DIR>:][conv:][[--]dir=<DIR>:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>
+ *     [oh<P>][ow<Q>][kh<R>][kw<S>][sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>]
+ *     [pb<..>][pr<..>][_n<name>]
+ *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none). DIR is
+ *     benchdnn's direction (at most one): FWD_D or FWD_I (the forward op, the
+ *     default), BWD_D (backward data), BWD_W (backward weights), BWD_WB
+ *     (backward weights and bias); the canonical form writes "dir=<DIR>:"
+ *     first for the backward ones.
  *   other ops, colon-separated fields after the op name:
  *     pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
  *     act:<kind>[:a<alpha>][:b<beta>]:<dims>
@@ -51,6 +56,9 @@ enum bench_op {
   BENCH_OP_GEMM
 };
 
+/* Directions of a convolution (benchdnn's --dir). */
+enum bench_dir { BENCH_DIR_FWD = 0, BENCH_DIR_BWD_D, BENCH_DIR_BWD_W, BENCH_DIR_BWD_WB };
+
 #define BENCH_MAX_RANK 8
 #define BENCH_NAME_MAX 96
 #define BENCH_NUMBER_MAX INT64_C(2147483647)
@@ -65,6 +73,7 @@ typedef struct bench_problem {
   int64_t g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw;
   int64_t pt, pb, pl, pr; /* padding top, bottom, left, right */
   int64_t dh, dw;
+  int dir; /* conv: enum bench_dir */
   adnn_pool_kind pool_kind;
   int ceil_mode;
   /* act (and bnorm's fused activation) */
@@ -120,6 +129,12 @@ double bench_problem_flops(const bench_problem *p);
 /* Bytes read and written by one run, for elements of elem_size bytes (inputs
  * once, output once). */
 double bench_problem_bytes(const bench_problem *p, size_t elem_size);
+
+/* The direction named s[0..n) (FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB), or -1. */
+int bench_dir_parse(const char *s, size_t n);
+
+/* The canonical name of a direction ("FWD_D", "BWD_D", "BWD_W", "BWD_WB"). */
+const char *bench_dir_name(int dir);
 
 /* The name of an op ("conv", "pool", ...). */
 const char *bench_op_name(int op);

@@ -24,6 +24,7 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_conv2d.h \
 	backends/cuda/cuda_conv2d_layout.c \
 	backends/cuda/cuda_conv2d.c \
+	backends/cuda/cuda_conv2d_backward.c \
 	backends/cuda/cuda_pool2d.c \
 	backends/cuda/cuda_activation.c \
 	backends/cuda/cuda_softmax.c \

@@ -67,6 +67,10 @@
   X(NORM, norm, 6, has_bias, "x[, gain][, bias]", "y", ADNN_OP_DTYPES_FLOAT, 0)          \
   X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
   X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
+  X(CONV2D_BACKWARD_DATA, conv2d_backward_data, 9, algorithm, "dy, w", "dx",             \
+    ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
+  X(CONV2D_BACKWARD_WEIGHTS, conv2d_backward_weights, 10, algorithm, "x, dy", "dw[, db]", \
+    ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
   X(BATCHNORM_TRAINING, batchnorm_training, 14, momentum, "x, scale, shift",              \
     "y, saved_mean, saved_inv_std, running_mean, running_var", ADNN_OP_DTYPES_FLOAT, 0)   \
   X(BATCHNORM_BACKWARD, batchnorm_backward, 15, forward,                                  \

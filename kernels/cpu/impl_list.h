@@ -74,6 +74,43 @@ static inline const char *adnn_cpu_conv2d_forced(const void *problem) {
 #define ADNN_CPU_REDUCE_IMPLS(X) X(reduce, simd) X(reduce, reference)
 #define ADNN_CPU_REDUCE_FORCED NULL
 
+/* conv2d backward data and backward weights, F32 and F64 (doc/cpu.md): a
+ * depthwise problem has one clearly best method (direct), a 1x1 stride-1
+ * unpadded one is a plain GEMM per image and group; im2col_gemm (GEMM +
+ * col2im for data, im2col + GEMM for weights) runs any geometry of the packed
+ * layouts; reference runs everything else (padded strides). The forward's
+ * algorithm enum names the backward algorithms; a forced one is looked up by
+ * that name. */
+#define ADNN_CPU_CONV2D_BACKWARD_DATA_IMPLS(X) \
+  X(conv2d_backward_data, depthwise_direct)    \
+  X(conv2d_backward_data, gemm_1x1)            \
+  X(conv2d_backward_data, im2col_gemm)         \
+  X(conv2d_backward_data, reference)
+
+/** The implementation a conv2d backward-data problem forces (by name), or
+ *  NULL for AUTO. */
+static inline const char *adnn_cpu_conv2d_backward_data_forced(const void *problem) {
+  const adnn_plugin_conv2d_backward_data *p = (const adnn_plugin_conv2d_backward_data *)problem;
+  if (p->algorithm == ADNN_CONV2D_ALGO_AUTO) return NULL;
+  return adnn_plugin_conv2d_algorithm_name(p->algorithm);
+}
+#define ADNN_CPU_CONV2D_BACKWARD_DATA_FORCED adnn_cpu_conv2d_backward_data_forced
+
+#define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_IMPLS(X) \
+  X(conv2d_backward_weights, depthwise_direct)    \
+  X(conv2d_backward_weights, gemm_1x1)            \
+  X(conv2d_backward_weights, im2col_gemm)         \
+  X(conv2d_backward_weights, reference)
+
+/** The implementation a conv2d backward-weights problem forces, or NULL. */
+static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *problem) {
+  const adnn_plugin_conv2d_backward_weights *p =
+      (const adnn_plugin_conv2d_backward_weights *)problem;
+  if (p->algorithm == ADNN_CONV2D_ALGO_AUTO) return NULL;
+  return adnn_plugin_conv2d_algorithm_name(p->algorithm);
+}
+#define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_FORCED adnn_cpu_conv2d_backward_weights_forced
+
 /* Batch-norm training and backward, layer / RMS norm backward: vectorized F32
  * kernels for the packed layouts (kernels/cpu/batchnorm_training.c,
  * norm_backward.c), the reference loops for F64 and other strides. */

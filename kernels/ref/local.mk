@@ -7,6 +7,8 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/ref.h \
 	kernels/ref/activation.c \
 	kernels/ref/conv2d.c \
+	kernels/ref/conv2d_backward_data.c \
+	kernels/ref/conv2d_backward_weights.c \
 	kernels/ref/pool2d.c \
 	kernels/ref/softmax.c \
 	kernels/ref/batchnorm.c \

@@ -104,3 +104,16 @@ def binary(ctx: Context, a: TensorLike, b: TensorLike, *, op: str = "add", alpha
            beta: float = ..., out: Optional[TensorLike] = None) -> Tensor: ...
 def reduce(ctx: Context, x: TensorLike, *, kind: str = "sum", axes: Axes = ...,
            keep_dims: bool = ..., out: Optional[TensorLike] = None) -> Tensor: ...
+# Backward convolutions: the keywords describe the forward convolution; x_shape / w_shape
+# as in torch.nn.grad.conv2d_input / conv2d_weight. beta != 0 accumulates into out=.
+def conv2d_backward_data(ctx: Context, dy: TensorLike, w: TensorLike, *,
+                         x_shape: Tuple[int, int, int, int] = ..., stride: Pair = ...,
+                         padding: Padding = ..., dilation: Pair = ..., groups: int = ...,
+                         beta: float = ..., algorithm: str = "auto",
+                         out: Optional[TensorLike] = None) -> Tensor: ...
+def conv2d_backward_weights(ctx: Context, x: TensorLike, dy: TensorLike, *,
+                            w_shape: Tuple[int, int, int, int] = ..., stride: Pair = ...,
+                            padding: Padding = ..., dilation: Pair = ..., groups: int = ...,
+                            bias: bool = ..., beta: float = ..., algorithm: str = "auto",
+                            out: Union[None, TensorLike, Tuple[TensorLike, TensorLike]] = None
+                            ) -> Union[Tensor, Tuple[Tensor, Tensor]]: ...

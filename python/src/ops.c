@@ -19,7 +19,7 @@
 #define NO_OFFSET ((size_t)-1)
 
 typedef enum { P_INT64, P_INT32, P_BOOL, P_DOUBLE, P_PAIR, P_PAD, P_ACT, P_ENUM, P_AXES,
-               P_TENSOR } ptype;
+               P_TENSOR, P_SHAPE4 } ptype;
 
 typedef struct kind_name {
   const char *name;
@@ -50,6 +50,27 @@ typedef struct op_binding {
   /* The expected length of packed-vector input i, or -1 when not one. */
   int64_t (*vector_len)(const void *desc, TensorObject *const *in, int i);
   const char *doc;
+  /* Ops whose descriptor points to another one (the backward convolutions:
+   * `forward`): the binding's own storage, of desc_size bytes (0: the
+   * descriptor's size), set up by init (NULL: the descriptor's *_init) and
+   * turned into a plan by create (NULL: adnn_plan_create_<name>). The
+   * storage holds the pointed-to descriptor too, with the pointer left NULL
+   * so that the plan cache's key (the storage's bytes) does not depend on
+   * where the storage is; create points it there. */
+  size_t desc_size;
+  void (*init)(void *desc);
+  adnn_status (*create)(adnn_context *, const void *, adnn_plan **);
+  /* A double in the descriptor (beta) that, when not 0, makes the outputs
+   * read before written, so that out= is required; NO_OFFSET (0 here means
+   * "none" only together with has_beta). */
+  int has_beta;
+  size_t beta_off;
+  /* A second output (the bias gradient): its tensor descriptor's place and
+   * its dims from the filled descriptor (the rank, 0 when the op has none
+   * for this descriptor, -1 on error). With one, out= is a pair and the
+   * result a tuple. */
+  size_t y2_off;
+  int (*output2_dims)(const void *desc, TensorObject *const *in, int64_t *dims);
   /* Ops with several outputs or a forward descriptor (the training ops):
    * their own call, given the same (self, args, kwargs) as op_call; inputs
    * and params then only document it (the docstring, the manifest check).
@@ -223,6 +244,127 @@ static const op_binding binding_reduce = {
     .doc = "Reduction (sum, mean, max, min) over axes (an int or a tuple).",
 };
 
+/* The backward convolutions: the backward descriptor and the forward one it
+ * points to in one storage. The keywords are the forward convolution's
+ * (stride, padding, dilation, groups), and the shape the gradients cannot
+ * tell is given as in PyTorch's torch.nn.grad.conv2d_input / conv2d_weight:
+ * x_shape for backward data, w_shape for backward weights. */
+typedef struct conv2d_bwd_data_storage {
+  adnn_conv2d_backward_data_desc bwd;
+  adnn_conv2d_desc fwd;
+} conv2d_bwd_data_storage;
+
+typedef struct conv2d_bwd_weights_storage {
+  adnn_conv2d_backward_weights_desc bwd;
+  adnn_conv2d_desc fwd;
+} conv2d_bwd_weights_storage;
+
+static void conv2d_bwd_data_init(void *d) {
+  conv2d_bwd_data_storage *s = d;
+  memset(s, 0, sizeof *s);
+  adnn_conv2d_backward_data_desc_init(&s->bwd);
+  adnn_conv2d_desc_init(&s->fwd);
+}
+
+static void conv2d_bwd_weights_init(void *d) {
+  conv2d_bwd_weights_storage *s = d;
+  memset(s, 0, sizeof *s);
+  adnn_conv2d_backward_weights_desc_init(&s->bwd);
+  adnn_conv2d_desc_init(&s->fwd);
+}
+
+static adnn_status conv2d_bwd_data_create(adnn_context *c, const void *d, adnn_plan **p) {
+  conv2d_bwd_data_storage s = *(const conv2d_bwd_data_storage *)d;
+  s.bwd.forward = &s.fwd;
+  return adnn_plan_create_conv2d_backward_data(c, &s.bwd, p);
+}
+
+static adnn_status conv2d_bwd_weights_create(adnn_context *c, const void *d, adnn_plan **p) {
+  conv2d_bwd_weights_storage s = *(const conv2d_bwd_weights_storage *)d;
+  s.bwd.forward = &s.fwd;
+  return adnn_plan_create_conv2d_backward_weights(c, &s.bwd, p);
+}
+
+/* dx has x_shape (required: with a stride above 1 several x sizes give one
+ * dy size). */
+static int conv2d_bwd_data_dims(const void *desc, TensorObject *const *in, int64_t *dims) {
+  const conv2d_bwd_data_storage *s = desc;
+  if (s->fwd.x.rank != 4) {
+    adnn_py_fail(AdnnArgumentError, "adnn.conv2d_backward_data: x_shape=(N, C, H, W) is "
+                                    "required (the forward input's shape)");
+    return -1;
+  }
+  memcpy(dims, s->fwd.x.dims, 4 * sizeof(int64_t));
+  return 4;
+}
+
+static int conv2d_bwd_weights_dims(const void *desc, TensorObject *const *in, int64_t *dims) {
+  conv2d_bwd_weights_storage *s = (conv2d_bwd_weights_storage *)desc;
+  if (s->fwd.w.rank != 4) {
+    adnn_py_fail(AdnnArgumentError, "adnn.conv2d_backward_weights: w_shape=(K, C/groups, R, S) "
+                                    "is required (the filter's shape)");
+    return -1;
+  }
+  memcpy(dims, s->fwd.w.dims, 4 * sizeof(int64_t));
+  return 4;
+}
+
+/* db: [K] when bias=True (the forward op had a bias); its descriptor is
+ * written at y2_off by the caller. */
+static int conv2d_bwd_weights_db_dims(const void *desc, TensorObject *const *in, int64_t *dims) {
+  const conv2d_bwd_weights_storage *s = desc;
+  if (!s->fwd.has_bias) return 0;
+  dims[0] = s->fwd.w.dims[0];
+  return 1;
+}
+
+#define BWD_D_OFF(f) offsetof(conv2d_bwd_data_storage, f)
+#define BWD_W_OFF(f) offsetof(conv2d_bwd_weights_storage, f)
+
+static const op_binding binding_conv2d_backward_data = {
+    .inputs = {{"dy", 0, BWD_D_OFF(fwd.y), NO_OFFSET, 0}, {"w", 0, BWD_D_OFF(fwd.w), NO_OFFSET, 0}},
+    .params = {{"x_shape", P_SHAPE4, BWD_D_OFF(fwd.x)},
+               {"stride", P_PAIR, BWD_D_OFF(fwd.stride_h)},
+               {"padding", P_PAD, BWD_D_OFF(fwd.pad_top)},
+               {"dilation", P_PAIR, BWD_D_OFF(fwd.dilation_h)},
+               {"groups", P_INT64, BWD_D_OFF(fwd.groups)},
+               {"beta", P_DOUBLE, BWD_D_OFF(bwd.beta)},
+               {"algorithm", P_ENUM, BWD_D_OFF(bwd.algorithm), conv2d_algos}},
+    .y_off = BWD_D_OFF(fwd.x),
+    .output_dims = conv2d_bwd_data_dims,
+    .doc = "Gradient of conv2d with respect to x: dx = beta * out + conv2d_backward_data(dy, w);\n"
+           "the keywords describe the forward convolution (beta != 0 needs out=).",
+    .desc_size = sizeof(conv2d_bwd_data_storage),
+    .init = conv2d_bwd_data_init,
+    .create = conv2d_bwd_data_create,
+    .has_beta = 1,
+    .beta_off = BWD_D_OFF(bwd.beta),
+};
+
+static const op_binding binding_conv2d_backward_weights = {
+    .inputs = {{"x", 0, BWD_W_OFF(fwd.x), NO_OFFSET, 0}, {"dy", 0, BWD_W_OFF(fwd.y), NO_OFFSET, 0}},
+    .params = {{"w_shape", P_SHAPE4, BWD_W_OFF(fwd.w)},
+               {"stride", P_PAIR, BWD_W_OFF(fwd.stride_h)},
+               {"padding", P_PAD, BWD_W_OFF(fwd.pad_top)},
+               {"dilation", P_PAIR, BWD_W_OFF(fwd.dilation_h)},
+               {"groups", P_INT64, BWD_W_OFF(fwd.groups)},
+               {"bias", P_BOOL, BWD_W_OFF(fwd.has_bias)},
+               {"beta", P_DOUBLE, BWD_W_OFF(bwd.beta)},
+               {"algorithm", P_ENUM, BWD_W_OFF(bwd.algorithm), conv2d_algos}},
+    .y_off = BWD_W_OFF(fwd.w),
+    .output_dims = conv2d_bwd_weights_dims,
+    .doc = "Gradients of conv2d with respect to w (and its bias with bias=True, returned as\n"
+           "(dw, db)): beta * out + the gradient; the keywords describe the forward\n"
+           "convolution (beta != 0 needs out=, a pair with bias=True).",
+    .desc_size = sizeof(conv2d_bwd_weights_storage),
+    .init = conv2d_bwd_weights_init,
+    .create = conv2d_bwd_weights_create,
+    .has_beta = 1,
+    .beta_off = BWD_W_OFF(bwd.beta),
+    .y2_off = BWD_W_OFF(fwd.bias),
+    .output2_dims = conv2d_bwd_weights_db_dims,
+    .returns = "Tensor, or (Tensor, Tensor) with bias=True",
+};
 /* The training ops' bindings (their calls are below the argument helpers). */
 static const op_binding binding_batchnorm_training, binding_batchnorm_backward,
     binding_norm_backward;
@@ -377,6 +519,17 @@ static int set_param(const param_spec *p, char *desc, PyObject *v, int x_rank, c
       int kind;
       if (kind_value(v, p->kinds, &kind, op, p->name) < 0) return -1;
       *(int32_t *)f = kind; /* C enums are int-sized on every supported ABI */
+      return 0;
+    }
+    case P_SHAPE4: { /* (d0, d1, d2, d3): the dims of a tensor descriptor */
+      if ((n = ints_of(v, iv, 4, op, p->name)) < 0) return -1;
+      if (n != 4) {
+        adnn_py_fail(AdnnArgumentError, "adnn.%s: %s takes 4 ints", op, p->name);
+        return -1;
+      }
+      adnn_tensor_desc *t = (adnn_tensor_desc *)f;
+      t->rank = 4;
+      memcpy(t->dims, iv, sizeof iv);
       return 0;
     }
     case P_AXES: { /* an int or a tuple; negative counts from the end */
@@ -811,10 +964,13 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   }
   if (out_obj == Py_None) out_obj = NULL;
 
-  PyObject *result = NULL, *plan_cap = NULL;
-  TensorObject *in[MAX_INPUTS] = {0}, *y = NULL;
-  char desc[1024];
-  e->init(desc);
+  PyObject *result = NULL, *plan_cap = NULL, *out2_obj = NULL;
+  TensorObject *in[MAX_INPUTS] = {0}, *y = NULL, *y2 = NULL;
+  _Alignas(16) char desc[1024];
+  if (b->init)
+    b->init(desc);
+  else
+    e->init(desc);
   for (int i = 0; i < n_in; i++) {
     const input_spec *s = &b->inputs[i];
     if (in_obj[i] == NULL || in_obj[i] == Py_None) {
@@ -852,9 +1008,43 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
       goto done;
     }
   }
-  int64_t dims[ADNN_MAX_RANK];
+  if (b->has_beta && *(const double *)(desc + b->beta_off) != 0.0 && out_obj == NULL) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: beta != 0 accumulates into out=, which is missing",
+                 op);
+    goto done;
+  }
+  int64_t dims[ADNN_MAX_RANK], dims2[ADNN_MAX_RANK];
   int rank = b->output_dims(desc, in, dims);
   if (rank < 0) goto done;
+  const int rank2 = b->output2_dims ? b->output2_dims(desc, in, dims2) : 0;
+  if (rank2 < 0) goto done;
+  if (rank2 > 0 && out_obj) {
+    /* Two outputs: out= is a pair. */
+    if (!(PyTuple_Check(out_obj) || PyList_Check(out_obj)) || PySequence_Size(out_obj) != 2) {
+      adnn_py_fail(AdnnTypeError, "adnn.%s: out must be a pair of tensors (it has two outputs)",
+                   op);
+      goto done;
+    }
+    PyObject *o0 = PySequence_GetItem(out_obj, 0), *o1 = PySequence_GetItem(out_obj, 1);
+    char what[64];
+    snprintf(what, sizeof what, "adnn.%s: out[1]", op);
+    if (o1) y2 = adnn_py_as_tensor(c, o1, 1, what);
+    Py_XDECREF(o1);
+    out_obj = o0;
+    Py_XDECREF(o0); /* the pair keeps it alive for this call */
+    if (y2 == NULL) goto done;
+    int same = y2->desc.rank == rank2 && y2->desc.dtype == in[0]->desc.dtype;
+    for (int i = 0; same && i < rank2; i++) same = y2->desc.dims[i] == dims2[i];
+    if (!same) {
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: out[1] has the wrong dtype or shape", op);
+      goto done;
+    }
+  } else if (rank2 > 0 &&
+             (y2 = (TensorObject *)adnn_py_tensor_empty(c, in[0]->desc.dtype, rank2, dims2)) ==
+                 NULL) {
+    goto done;
+  }
+  if (y2) memcpy(desc + b->y2_off, &y2->desc, sizeof(adnn_tensor_desc));
   if (out_obj) {
     char what[64];
     snprintf(what, sizeof what, "adnn.%s: out", op);
@@ -877,7 +1067,9 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   }
   memcpy(desc + b->y_off, &y->desc, sizeof(adnn_tensor_desc));
 
-  plan_cap = adnn_py_plan_get(c, (int)(e - op_table), desc, e->desc_size, e->create, op);
+  plan_cap = adnn_py_plan_get(c, (int)(e - op_table), desc,
+                             b->desc_size ? b->desc_size : e->desc_size,
+                             b->create ? b->create : e->create, op);
   if (plan_cap == NULL) goto done;
   adnn_plan *plan = PyCapsule_GetPointer(plan_cap, "adnn_plan");
   const void *ptrs[MAX_INPUTS];
@@ -886,20 +1078,29 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (in[i]) ptrs[n_ptrs++] = in[i]->data;
   adnn_status st;
   void *ydata = y->data;
+  void *outs[2] = {ydata, y2 ? y2->data : NULL};
   Py_BEGIN_ALLOW_THREADS
   PyThread_acquire_lock(c->lock, WAIT_LOCK);
-  st = adnn_plan_execute(plan, ptrs, n_ptrs, ydata);
+  if (y2)
+    st = adnn_plan_execute_multi(plan, ptrs, n_ptrs, outs, 2);
+  else
+    st = adnn_plan_execute(plan, ptrs, n_ptrs, ydata);
   PyThread_release_lock(c->lock);
   Py_END_ALLOW_THREADS
   if (st != ADNN_STATUS_SUCCESS) {
     adnn_py_raise(st, op);
     goto done;
   }
-  result = (PyObject *)y;
-  Py_INCREF(y);
+  if (y2) {
+    result = PyTuple_Pack(2, (PyObject *)y, (PyObject *)y2);
+  } else {
+    result = (PyObject *)y;
+    Py_INCREF(y);
+  }
 done:
   Py_XDECREF(plan_cap);
   Py_XDECREF(y);
+  Py_XDECREF(y2);
   for (int i = 0; i < n_in; i++) Py_XDECREF(in[i]);
   return result;
 }

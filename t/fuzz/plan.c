@@ -192,7 +192,9 @@ static size_t vector_bytes(adnn_dtype dtype, int64_t n) {
   return (size_t)n * es;
 }
 
-static adnn_status fuzz_conv2d(reader *r, adnn_plan **plan, exec_args *e) {
+/* A conv2d descriptor from the bytes: the forward op's, and the one the
+ * backward descriptors point to. */
+static void conv2d_desc_val(reader *r, adnn_conv2d_desc *dp) {
   adnn_conv2d_desc d;
   adnn_conv2d_desc_init(&d);
   adnn_dtype dt = dtype_val(r);
@@ -218,12 +220,51 @@ static adnn_status fuzz_conv2d(reader *r, adnn_plan **plan, exec_args *e) {
   (void)adnn_conv2d_output_dims(&d, ydims);
   packed(&d.y, dt, 4, ydims);
   perturb(r, &d.y);
+  *dp = d;
+}
+
+static adnn_status fuzz_conv2d(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_conv2d_desc d;
+  conv2d_desc_val(r, &d);
   e->n_inputs = d.has_bias ? 3 : 2;
   e->in_bytes[0] = span(&d.x);
   e->in_bytes[1] = span(&d.w);
   e->in_bytes[2] = span(&d.bias);
   e->out_bytes = span(&d.y);
   return adnn_plan_create_conv2d(ctx, &d, plan);
+}
+
+/* The backward convolutions: a forward descriptor (sometimes none), beta and
+ * an algorithm. Backward weights with a bias has two outputs, which
+ * adnn_plan_execute refuses; that refusal is exercised too. */
+static adnn_status fuzz_conv2d_backward_data(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_conv2d_desc f;
+  conv2d_desc_val(r, &f);
+  adnn_conv2d_backward_data_desc d;
+  adnn_conv2d_backward_data_desc_init(&d);
+  d.forward = byte(r) < 0xf8 ? &f : NULL;
+  d.beta = byte(r) & 1 ? 1.0 : 0.0;
+  d.algorithm = (adnn_conv2d_algorithm)enum_val(r, 7);
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&f.y);
+  e->in_bytes[1] = span(&f.w);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_conv2d_backward_data(ctx, &d, plan);
+}
+
+static adnn_status fuzz_conv2d_backward_weights(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_conv2d_desc f;
+  conv2d_desc_val(r, &f);
+  adnn_conv2d_backward_weights_desc d;
+  adnn_conv2d_backward_weights_desc_init(&d);
+  d.forward = byte(r) < 0xf8 ? &f : NULL;
+  d.beta = byte(r) & 1 ? 1.0 : 0.0;
+  d.algorithm = (adnn_conv2d_algorithm)enum_val(r, 7);
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.w);
+  return adnn_plan_create_conv2d_backward_weights(ctx, &d, plan);
 }
 
 static adnn_status fuzz_pool2d(reader *r, adnn_plan **plan, exec_args *e) {

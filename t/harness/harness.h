@@ -269,6 +269,11 @@ struct harness_case {
   adnn_tensor_desc out_desc[HARNESS_MAX_OUTPUTS];
   int64_t out_offset[HARNESS_MAX_OUTPUTS];
   unsigned inout; /**< the traits' `inout` bits for the descriptor */
+  /** Storage for the forward descriptor that a backward op's descriptor
+   *  points to (desc.<op>.forward == &forward.<forward op>), so that the
+   *  pointer lives as long as the case; a copy of the case keeps pointing to
+   *  the original's. */
+  harness_desc forward;
 };
 
 /** Starts a case of op in dtype named by the format (" f64" is appended for

@@ -1,0 +1,358 @@
+/*
+ * conv2d backward data by GEMM (+ col2im), F32 and F64, packed NCHW or NHWC
+ * with filters of any layout: the "im2col_gemm" algorithm for any geometry,
+ * and "gemm_1x1" for 1x1, stride 1, unpadded convolutions, where dx is one
+ * GEMM per image and group with no column buffer at all.
+ *
+ * The gradient with respect to x is the transpose of the forward product:
+ *   NCHW, per image n and group g: Col[Cg*R*S, P*Q] = W_g^T * dY[n, g]
+ *     (W_g the group's [Kg, Cg*R*S] filter rows), then col2im adds every
+ *     column entry into the dx element its tap read in the forward pass.
+ *   NHWC, per image and group: Col[P*Q, R*S*Cg] = dY[n, :, g] * Wt_g
+ *     (Wt the filters reordered to KRSC), then col2im adds each pixel's
+ *     (r, s) blocks of Cg channels into dx.
+ * The column matrix is built in tiles of output rows (NCHW) or pixels (NHWC)
+ * that fit in the L2 cache, and col2im runs on each tile right after its
+ * GEMM, while the tile is in cache.
+ *
+ * No atomics and no scattered writes between threads: col2im's additions
+ * overlap wherever taps overlap (R > stride), so each task owns a disjoint
+ * part of dx and does all the additions into it itself, in a fixed order:
+ * NCHW tasks are (image, group, block of CONV_BWD_CB input channels), since
+ * the columns of a channel block come from its own rows of W_g^T; NHWC tasks
+ * are (image, group), each running its pixel tiles in order. dx is first
+ * scaled by beta (or zeroed when beta is 0, so that it is never read) by the
+ * task that owns it. The result is therefore bitwise identical run to run
+ * and for any thread count (given OpenBLAS's GEMM is).
+ *
+ * gemm_1x1 needs no col2im: NCHW dx[n, g] = W_g^T * dY[n, g] with the GEMM's
+ * beta doing the accumulation, tasks (image, group, channel block); NHWC
+ * dx[pixels, g] = dY[pixels, g] * W_g over tiles of pixels.
+ */
+#ifndef CONV_BWD_T
+#include "config.h"
+
+#include <cblas.h>
+#include <string.h>
+
+#include "kernels/cpu/conv2d_backward.h"
+
+/* Target bytes of one column tile, the fewest GEMM columns (NCHW) or rows
+ * (NHWC) a tile gets, and the input channels of one NCHW task. */
+#define TILE_BYTES ((int64_t)1 << 20)
+#define MIN_TILE 256
+#define CONV_BWD_CB 16
+
+typedef struct bwd_data_state {
+  int nhwc, is_1x1, f64;
+  size_t esize;
+  /* Filters packed KCRS (NCHW, when not already) or reordered KRSC (NHWC,
+   * always) in front of the column buffers: `packed` elements, or 0. */
+  int64_t packed;
+  int64_t cb, cblocks;              /* NCHW: channels per task, blocks per group */
+  int64_t rows_per_tile, tiles;     /* NCHW: output rows per tile; NHWC: tiles per image */
+  int64_t tile;                     /* NHWC: pixels per tile */
+  int64_t col_elems;                /* one thread's column buffer */
+} bwd_data_state;
+
+static int data_gemm_supports(const void *problem, const adnn_cpu_env *env, char *why,
+                              size_t why_size) {
+  (void)env;
+  const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_data *)problem)->fwd;
+  if (!adnn_cpu_conv2d_bwd_layout(g, why, why_size)) return 0;
+  int64_t crs = g->Cg * g->R * g->S;
+  if (!adnn_cpu_conv2d_fits_int(crs) || !adnn_cpu_conv2d_fits_int(g->P * g->Q) ||
+      !adnn_cpu_conv2d_fits_int(g->H * g->W) || !adnn_cpu_conv2d_fits_int(g->K) ||
+      !adnn_cpu_conv2d_fits_int(g->C))
+    return adnn_cpu_conv2d_no(why, why_size, "sizes exceed OpenBLAS's 32-bit integers");
+  return 1;
+}
+
+static int data_1x1_supports(const void *problem, const adnn_cpu_env *env, char *why,
+                             size_t why_size) {
+  const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_data *)problem)->fwd;
+  if (!adnn_cpu_conv2d_bwd_is_1x1(g))
+    return adnn_cpu_conv2d_no(why, why_size, "needs a 1x1 filter, stride 1, no padding");
+  return data_gemm_supports(problem, env, why, why_size);
+}
+
+static void data_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                         size_t *workspace_bytes, int is_1x1) {
+  const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_data *)problem)->fwd;
+  bwd_data_state *s = state;
+  s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
+  s->is_1x1 = is_1x1;
+  s->f64 = g->x.dtype == ADNN_DTYPE_F64;
+  s->esize = s->f64 ? sizeof(double) : sizeof(float);
+  const int64_t rs = g->R * g->S, crs = g->Cg * rs;
+  s->cb = g->Cg < CONV_BWD_CB ? g->Cg : CONV_BWD_CB;
+  s->cblocks = (g->Cg + s->cb - 1) / s->cb;
+  if (s->nhwc) {
+    /* 1x1: W_g is [Kg, Cg] in KCRS order, the KRSC order too. */
+    s->packed = is_1x1 && adnn_cpu_conv2d_w_is_kcrs(g) ? 0 : g->K * crs;
+    int64_t px = TILE_BYTES / (crs * (int64_t)s->esize);
+    if (px < MIN_TILE) px = MIN_TILE;
+    if (px > g->P * g->Q) px = g->P * g->Q;
+    s->tile = px;
+    s->tiles = (g->P * g->Q + px - 1) / px;
+    s->col_elems = is_1x1 ? 0 : px * crs;
+  } else {
+    s->packed = adnn_cpu_conv2d_w_is_kcrs(g) ? 0 : g->K * crs;
+    int64_t row_bytes = s->cb * rs * g->Q * (int64_t)s->esize;
+    int64_t rows = TILE_BYTES / row_bytes, min_rows = (MIN_TILE + g->Q - 1) / g->Q;
+    if (rows < min_rows) rows = min_rows;
+    if (rows < 1) rows = 1;
+    if (rows > g->P) rows = g->P;
+    s->rows_per_tile = rows;
+    s->tiles = (g->P + rows - 1) / rows;
+    s->col_elems = is_1x1 ? 0 : s->cb * rs * rows * g->Q;
+  }
+  *workspace_bytes = (size_t)((s->packed + s->col_elems * env->threads) * (int64_t)s->esize);
+}
+
+static void data_gemm_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                              size_t *workspace_bytes) {
+  data_reshape(problem, env, state, workspace_bytes, 0);
+}
+
+static void data_1x1_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                             size_t *workspace_bytes) {
+  data_reshape(problem, env, state, workspace_bytes, 1);
+}
+
+/* The output columns [qlo, qhi) whose input column q*sw - pl + s*dw lies in
+ * [0, W). */
+static void valid_q(const adnn_plugin_conv2d *g, int64_t s, int64_t *qlo, int64_t *qhi) {
+  int64_t a = g->pad_left - s * g->dilation_w;
+  int64_t lo = a <= 0 ? 0 : (a - 1) / g->stride_w + 1;
+  int64_t b = g->W - 1 + g->pad_left - s * g->dilation_w;
+  int64_t hi = b < 0 ? 0 : b / g->stride_w + 1;
+  if (hi > g->Q) hi = g->Q;
+  if (lo > g->Q) lo = g->Q;
+  if (hi < lo) hi = lo;
+  *qlo = lo;
+  *qhi = hi;
+}
+
+#define CONV_BWD_T float
+#define CONV_BWD_GEMM cblas_sgemm
+#define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)
+#include "kernels/cpu/conv2d_backward_data-gemm.c"
+#undef CONV_BWD_T
+#undef CONV_BWD_GEMM
+#undef CONV_BWD_FN
+#define CONV_BWD_T double
+#define CONV_BWD_GEMM cblas_dgemm
+#define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f64)
+#include "kernels/cpu/conv2d_backward_data-gemm.c"
+#undef CONV_BWD_T
+#undef CONV_BWD_GEMM
+#undef CONV_BWD_FN
+
+/* Inputs {dy, w}, outputs {dx}. */
+static void data_run(const void *problem, const void *state, const void *const *inputs,
+                     void *const *outputs, void *workspace) {
+  const adnn_plugin_conv2d_backward_data *b = problem;
+  const bwd_data_state *s = state;
+  if (s->f64)
+    run_f64(b, s, inputs[0], inputs[1], outputs[0], workspace);
+  else
+    run_f32(b, s, inputs[0], inputs[1], outputs[0], workspace);
+}
+
+const adnn_cpu_impl adnn_cpu_conv2d_backward_data_im2col_gemm = {
+    .name = "im2col_gemm",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPES_FLOAT,
+    .supports = data_gemm_supports,
+    .state_size = sizeof(bwd_data_state),
+    .reshape = data_gemm_reshape,
+    .run = data_run,
+};
+
+const adnn_cpu_impl adnn_cpu_conv2d_backward_data_gemm_1x1 = {
+    .name = "gemm_1x1",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPES_FLOAT,
+    .supports = data_1x1_supports,
+    .state_size = sizeof(bwd_data_state),
+    .reshape = data_1x1_reshape,
+    .run = data_run,
+};
+
+#else /* CONV_BWD_T: the kernels of one element type */
+
+typedef CONV_BWD_T CONV_BWD_FN(real);
+#define T CONV_BWD_FN(real)
+
+typedef struct CONV_BWD_FN(pack_job) {
+  const adnn_plugin_conv2d *g;
+  const T *w;
+  T *dst;
+  int krsc;
+} CONV_BWD_FN(pack_job);
+
+/* dst[k] = w[k] as [Cg][R][S] (KCRS) or [R][S][Cg] (KRSC), for k in [k0, k1),
+ * reading w through its strides. */
+static void CONV_BWD_FN(pack_task)(void *arg, int64_t k0, int64_t k1, int thread) {
+  (void)thread;
+  const CONV_BWD_FN(pack_job) *j = arg;
+  const adnn_plugin_conv2d *g = j->g;
+  const int64_t *st = g->w.strides;
+  T *dst = j->dst + k0 * g->Cg * g->R * g->S;
+  for (int64_t k = k0; k < k1; k++) {
+    if (j->krsc) {
+      for (int64_t r = 0; r < g->R; r++)
+        for (int64_t s = 0; s < g->S; s++)
+          for (int64_t c = 0; c < g->Cg; c++)
+            *dst++ = j->w[k * st[0] + c * st[1] + r * st[2] + s * st[3]];
+    } else {
+      for (int64_t c = 0; c < g->Cg; c++)
+        for (int64_t r = 0; r < g->R; r++)
+          for (int64_t s = 0; s < g->S; s++)
+            *dst++ = j->w[k * st[0] + c * st[1] + r * st[2] + s * st[3]];
+    }
+  }
+}
+
+typedef struct CONV_BWD_FN(data_args) {
+  const adnn_plugin_conv2d *g;
+  const bwd_data_state *s;
+  const T *dy, *w;
+  T *dx, *cols;
+  T beta;
+} CONV_BWD_FN(data_args);
+
+/* dx[0, n) = beta * dx, without reading dx when beta is 0. */
+static void CONV_BWD_FN(scale)(T *dx, int64_t n, T beta) {
+  if (beta == 0)
+    memset(dx, 0, (size_t)n * sizeof(T));
+  else if (beta != 1)
+    for (int64_t i = 0; i < n; i++) dx[i] *= beta;
+}
+
+/* NCHW task t = (image, group, channel block). */
+static void CONV_BWD_FN(nchw_task)(void *arg, int64_t t0, int64_t t1, int thread) {
+  const CONV_BWD_FN(data_args) *a = arg;
+  const adnn_plugin_conv2d *g = a->g;
+  const bwd_data_state *s = a->s;
+  const int64_t HW = g->H * g->W, PQ = g->P * g->Q, RS = g->R * g->S, crs = g->Cg * RS;
+  T *col = a->cols + thread * s->col_elems;
+  for (int64_t t = t0; t < t1; t++) {
+    const int64_t cbk = t % s->cblocks, ng = t / s->cblocks, gr = ng % g->groups,
+                  n = ng / g->groups;
+    const int64_t c0 = cbk * s->cb, clen = g->Cg - c0 < s->cb ? g->Cg - c0 : s->cb;
+    T *dxc = a->dx + (n * g->C + gr * g->Cg + c0) * HW;
+    const T *dyg = a->dy + (n * g->K + gr * g->Kg) * PQ;
+    const T *wg = a->w + gr * g->Kg * crs;
+    if (s->is_1x1) {
+      /* dx[c0 .. c0 + clen) = beta * dx + W_g[:, c0..]^T * dY[n, g]. */
+      CONV_BWD_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)clen, (int)HW, (int)g->Kg,
+                    (T)1, wg + c0, (int)crs, dyg, (int)PQ, a->beta, dxc, (int)HW);
+      continue;
+    }
+    CONV_BWD_FN(scale)(dxc, clen * HW, a->beta);
+    for (int64_t tile = 0; tile < s->tiles; tile++) {
+      const int64_t p0 = tile * s->rows_per_tile;
+      const int64_t rows = g->P - p0 < s->rows_per_tile ? g->P - p0 : s->rows_per_tile;
+      const int64_t nt = rows * g->Q;
+      /* Col[(c, r, s), pixels of the tile] for the block's channels: their
+       * rows of W_g^T are consecutive (KCRS), so one GEMM makes them. */
+      CONV_BWD_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(clen * RS), (int)nt,
+                    (int)g->Kg, (T)1, wg + c0 * RS, (int)crs, dyg + p0 * g->Q, (int)PQ, (T)0,
+                    col, (int)nt);
+      /* col2im: each entry goes back where its tap read x. */
+      for (int64_t c = 0; c < clen; c++) {
+        T *xc = dxc + c * HW;
+        for (int64_t r = 0; r < g->R; r++)
+          for (int64_t sx = 0; sx < g->S; sx++) {
+            const T *row = col + ((c * g->R + r) * g->S + sx) * nt;
+            int64_t qlo, qhi;
+            valid_q(g, sx, &qlo, &qhi);
+            if (qhi == qlo) continue;
+            const int64_t w0 = qlo * g->stride_w - g->pad_left + sx * g->dilation_w;
+            for (int64_t p = p0; p < p0 + rows; p++) {
+              const int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
+              if (h < 0 || h >= g->H) continue;
+              T *dst = xc + h * g->W + w0;
+              const T *src = row + (p - p0) * g->Q;
+              if (g->stride_w == 1) {
+                for (int64_t q = qlo; q < qhi; q++) dst[q - qlo] += src[q];
+              } else {
+                for (int64_t q = qlo, i = 0; q < qhi; q++, i += g->stride_w) dst[i] += src[q];
+              }
+            }
+          }
+      }
+    }
+  }
+}
+
+/* NHWC task t = (image, group) for im2col_gemm, (image, group, tile) for
+ * gemm_1x1. */
+static void CONV_BWD_FN(nhwc_task)(void *arg, int64_t t0, int64_t t1, int thread) {
+  const CONV_BWD_FN(data_args) *a = arg;
+  const adnn_plugin_conv2d *g = a->g;
+  const bwd_data_state *s = a->s;
+  const int64_t HW = g->H * g->W, PQ = g->P * g->Q, Cg = g->Cg, len = g->R * g->S * Cg;
+  T *col = a->cols + thread * s->col_elems;
+  for (int64_t t = t0; t < t1; t++) {
+    if (s->is_1x1) {
+      const int64_t tile = t % s->tiles, ng = t / s->tiles, gr = ng % g->groups,
+                    n = ng / g->groups;
+      const int64_t i0 = tile * s->tile, m = PQ - i0 < s->tile ? PQ - i0 : s->tile;
+      /* dx[pixels, g] = beta * dx + dY[pixels, g] * W_g ([Kg, Cg]). */
+      CONV_BWD_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)Cg, (int)g->Kg, (T)1,
+                    a->dy + (n * PQ + i0) * g->K + gr * g->Kg, (int)g->K,
+                    a->w + gr * g->Kg * Cg, (int)Cg, a->beta,
+                    a->dx + (n * HW + i0) * g->C + gr * Cg, (int)g->C);
+      continue;
+    }
+    const int64_t gr = t % g->groups, n = t / g->groups;
+    T *dxn = a->dx + n * HW * g->C + gr * Cg;
+    for (int64_t i = 0; i < HW; i++) CONV_BWD_FN(scale)(dxn + i * g->C, Cg, a->beta);
+    for (int64_t tile = 0; tile < s->tiles; tile++) {
+      const int64_t i0 = tile * s->tile, m = PQ - i0 < s->tile ? PQ - i0 : s->tile;
+      CONV_BWD_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)len, (int)g->Kg,
+                    (T)1, a->dy + (n * PQ + i0) * g->K + gr * g->Kg, (int)g->K,
+                    a->w + gr * g->Kg * len, (int)len, (T)0, col, (int)len);
+      for (int64_t i = 0; i < m; i++) {
+        const int64_t p = (i0 + i) / g->Q, q = (i0 + i) % g->Q;
+        const T *src = col + i * len;
+        for (int64_t r = 0; r < g->R; r++) {
+          const int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
+          if (h < 0 || h >= g->H) continue;
+          for (int64_t sx = 0; sx < g->S; sx++) {
+            const int64_t v = q * g->stride_w - g->pad_left + sx * g->dilation_w;
+            if (v < 0 || v >= g->W) continue;
+            T *dst = dxn + (h * g->W + v) * g->C;
+            const T *blk = src + (r * g->S + sx) * Cg;
+            for (int64_t c = 0; c < Cg; c++) dst[c] += blk[c];
+          }
+        }
+      }
+    }
+  }
+}
+
+static void CONV_BWD_FN(run)(const adnn_plugin_conv2d_backward_data *b, const bwd_data_state *s,
+                             const T *dy, const T *w, T *dx, void *workspace) {
+  const adnn_plugin_conv2d *g = &b->fwd;
+  T *ws = workspace;
+  if (s->packed) {
+    CONV_BWD_FN(pack_job) j = {g, w, ws, s->nhwc};
+    const int64_t per_k = g->Cg * g->R * g->S;
+    adnn_cpu_parallel_for(g->K, per_k >= 4096 ? 1 : 4096 / per_k, CONV_BWD_FN(pack_task), &j);
+    w = ws;
+    ws += s->packed;
+  }
+  CONV_BWD_FN(data_args) a = {g, s, dy, w, dx, ws, (T)b->beta};
+  if (s->nhwc)
+    adnn_cpu_parallel_for(g->N * g->groups * (s->is_1x1 ? s->tiles : 1), 1,
+                          CONV_BWD_FN(nhwc_task), &a);
+  else
+    adnn_cpu_parallel_for(g->N * g->groups * s->cblocks, 1, CONV_BWD_FN(nchw_task), &a);
+}
+
+#undef T
+#endif /* CONV_BWD_T */

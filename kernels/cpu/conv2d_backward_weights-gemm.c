@@ -1,0 +1,334 @@
+/*
+ * conv2d backward weights by im2col + GEMM, F32 and F64, packed NCHW or
+ * NHWC, dw of any layout: "im2col_gemm" for any geometry and "gemm_1x1" for
+ * 1x1, stride 1, unpadded convolutions, whose column matrix is x itself.
+ *
+ * The filter gradient is a sum over the batch of one GEMM per image, group
+ * and tile of output pixels:
+ *   NCHW: dW_g[Kg, Cg*R*S] += dY[n, g][Kg, tile] * Col[Cg*R*S, tile]^T
+ *   NHWC: dW_g[Kg, R*S*Cg] += dY[n, tile, g]^T * Col[tile, R*S*Cg]
+ * with the column tiles built as in the forward im2col_gemm.
+ *
+ * Deterministic reduction over the batch: the N * tiles (image, tile) items
+ * are cut into `chunks` consecutive runs, a number fixed by the problem alone
+ * (at most MAX_CHUNKS, and few enough that their partial gradients fit in
+ * PARTIAL_BYTES). Each (chunk, group) task accumulates its items in order
+ * into its own partial gradient in the workspace; a second pass then adds
+ * the chunks' partials in chunk order (in double) per filter element, scales
+ * the old dw by beta (never reading it when beta is 0) and writes dw through
+ * its strides. Neither pass depends on the thread count or on which thread
+ * runs a task, so dw is bitwise identical run to run and across thread
+ * counts (given OpenBLAS's GEMM is); db is the deterministic sum of
+ * conv2d_backward.h.
+ */
+#ifndef CONV_BWD_T
+#include "config.h"
+
+#include <cblas.h>
+#include <string.h>
+
+#include "kernels/cpu/conv2d_backward.h"
+
+#define TILE_BYTES ((int64_t)1 << 20)
+#define MIN_TILE 256
+#define MAX_CHUNKS 16
+#define PARTIAL_BYTES ((int64_t)64 << 20)
+
+typedef struct bwd_weights_state {
+  int nhwc, is_1x1, f64;
+  size_t esize;
+  int64_t rows_per_tile; /* NCHW: output rows per tile */
+  int64_t tile;          /* NHWC: pixels per tile */
+  int64_t tiles;         /* tiles per image */
+  int64_t chunks;        /* runs of (image, tile) items, each with its partial dw */
+  int64_t partial_elems; /* K * Cg * R * S: one partial */
+  int64_t col_elems;     /* one thread's column buffer */
+} bwd_weights_state;
+
+static int weights_gemm_supports(const void *problem, const adnn_cpu_env *env, char *why,
+                                 size_t why_size) {
+  (void)env;
+  const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_weights *)problem)->fwd;
+  if (!adnn_cpu_conv2d_bwd_layout(g, why, why_size)) return 0;
+  int64_t crs = g->Cg * g->R * g->S;
+  if (!adnn_cpu_conv2d_fits_int(crs) || !adnn_cpu_conv2d_fits_int(g->P * g->Q) ||
+      !adnn_cpu_conv2d_fits_int(g->H * g->W) || !adnn_cpu_conv2d_fits_int(g->K) ||
+      !adnn_cpu_conv2d_fits_int(g->C))
+    return adnn_cpu_conv2d_no(why, why_size, "sizes exceed OpenBLAS's 32-bit integers");
+  return 1;
+}
+
+static int weights_1x1_supports(const void *problem, const adnn_cpu_env *env, char *why,
+                                size_t why_size) {
+  const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_weights *)problem)->fwd;
+  if (!adnn_cpu_conv2d_bwd_is_1x1(g))
+    return adnn_cpu_conv2d_no(why, why_size, "needs a 1x1 filter, stride 1, no padding");
+  return weights_gemm_supports(problem, env, why, why_size);
+}
+
+static void weights_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                            size_t *workspace_bytes, int is_1x1) {
+  const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_weights *)problem)->fwd;
+  bwd_weights_state *s = state;
+  s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
+  s->is_1x1 = is_1x1;
+  s->f64 = g->x.dtype == ADNN_DTYPE_F64;
+  s->esize = s->f64 ? sizeof(double) : sizeof(float);
+  const int64_t crs = g->Cg * g->R * g->S;
+  if (s->nhwc) {
+    int64_t px = TILE_BYTES / (crs * (int64_t)s->esize);
+    if (px < MIN_TILE) px = MIN_TILE;
+    if (px > g->P * g->Q) px = g->P * g->Q;
+    s->tile = px;
+    s->tiles = (g->P * g->Q + px - 1) / px;
+    s->col_elems = is_1x1 ? 0 : px * crs;
+  } else {
+    int64_t row_bytes = crs * g->Q * (int64_t)s->esize;
+    int64_t rows = TILE_BYTES / row_bytes, min_rows = (MIN_TILE + g->Q - 1) / g->Q;
+    if (rows < min_rows) rows = min_rows;
+    if (rows < 1) rows = 1;
+    if (rows > g->P) rows = g->P;
+    s->rows_per_tile = rows;
+    s->tiles = (g->P + rows - 1) / rows;
+    s->col_elems = is_1x1 ? 0 : crs * rows * g->Q;
+  }
+  s->partial_elems = g->K * crs;
+  /* Fixed by the problem: never by env->threads. */
+  int64_t items = g->N * s->tiles, chunks = items < MAX_CHUNKS ? items : MAX_CHUNKS;
+  int64_t fit = PARTIAL_BYTES / (s->partial_elems * (int64_t)s->esize);
+  if (chunks > fit) chunks = fit;
+  if (chunks < 1) chunks = 1;
+  s->chunks = chunks;
+  *workspace_bytes =
+      (size_t)((s->chunks * s->partial_elems + s->col_elems * env->threads) * (int64_t)s->esize);
+}
+
+static void weights_gemm_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                                 size_t *workspace_bytes) {
+  weights_reshape(problem, env, state, workspace_bytes, 0);
+}
+
+static void weights_1x1_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                                size_t *workspace_bytes) {
+  weights_reshape(problem, env, state, workspace_bytes, 1);
+}
+
+/* The output columns [qlo, qhi) whose input column lies in [0, W). */
+static void w_valid_q(const adnn_plugin_conv2d *g, int64_t s, int64_t *qlo, int64_t *qhi) {
+  int64_t a = g->pad_left - s * g->dilation_w;
+  int64_t lo = a <= 0 ? 0 : (a - 1) / g->stride_w + 1;
+  int64_t b = g->W - 1 + g->pad_left - s * g->dilation_w;
+  int64_t hi = b < 0 ? 0 : b / g->stride_w + 1;
+  if (hi > g->Q) hi = g->Q;
+  if (lo > g->Q) lo = g->Q;
+  if (hi < lo) hi = lo;
+  *qlo = lo;
+  *qhi = hi;
+}
+
+#define CONV_BWD_T float
+#define CONV_BWD_GEMM cblas_sgemm
+#define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)
+#include "kernels/cpu/conv2d_backward_weights-gemm.c"
+#undef CONV_BWD_T
+#undef CONV_BWD_GEMM
+#undef CONV_BWD_FN
+#define CONV_BWD_T double
+#define CONV_BWD_GEMM cblas_dgemm
+#define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f64)
+#include "kernels/cpu/conv2d_backward_weights-gemm.c"
+#undef CONV_BWD_T
+#undef CONV_BWD_GEMM
+#undef CONV_BWD_FN
+
+/* Inputs {x, dy}, outputs {dw} or {dw, db}. */
+static void weights_run(const void *problem, const void *state, const void *const *inputs,
+                        void *const *outputs, void *workspace) {
+  const adnn_plugin_conv2d_backward_weights *b = problem;
+  const bwd_weights_state *s = state;
+  if (s->f64)
+    wrun_f64(b, s, inputs[0], inputs[1], outputs[0], workspace);
+  else
+    wrun_f32(b, s, inputs[0], inputs[1], outputs[0], workspace);
+  if (b->fwd.has_bias) adnn_cpu_conv2d_bwd_bias(&b->fwd, inputs[1], outputs[1], b->beta, s->nhwc);
+}
+
+const adnn_cpu_impl adnn_cpu_conv2d_backward_weights_im2col_gemm = {
+    .name = "im2col_gemm",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPES_FLOAT,
+    .supports = weights_gemm_supports,
+    .state_size = sizeof(bwd_weights_state),
+    .reshape = weights_gemm_reshape,
+    .run = weights_run,
+};
+
+const adnn_cpu_impl adnn_cpu_conv2d_backward_weights_gemm_1x1 = {
+    .name = "gemm_1x1",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPES_FLOAT,
+    .supports = weights_1x1_supports,
+    .state_size = sizeof(bwd_weights_state),
+    .reshape = weights_1x1_reshape,
+    .run = weights_run,
+};
+
+#else /* CONV_BWD_T: the kernels of one element type */
+
+typedef CONV_BWD_T CONV_BWD_FN(wreal);
+#define T CONV_BWD_FN(wreal)
+
+typedef struct CONV_BWD_FN(wargs) {
+  const adnn_plugin_conv2d *g;
+  const bwd_weights_state *s;
+  const T *x, *dy;
+  T *dw, *partials, *cols;
+  double beta;
+} CONV_BWD_FN(wargs);
+
+/* NCHW columns of output rows [p0, p0 + rows) of image n, group gr:
+ * col[(c, r, s)][pixel], zero where the tap reads padding. */
+static void CONV_BWD_FN(nchw_im2col)(const adnn_plugin_conv2d *g, const T *xg, T *col,
+                                     int64_t p0, int64_t rows) {
+  const int64_t Q = g->Q, nt = rows * Q, sw = g->stride_w;
+  for (int64_t c = 0; c < g->Cg; c++) {
+    const T *xc = xg + c * g->H * g->W;
+    for (int64_t r = 0; r < g->R; r++)
+      for (int64_t s = 0; s < g->S; s++) {
+        T *row = col + ((c * g->R + r) * g->S + s) * nt;
+        int64_t qlo, qhi;
+        w_valid_q(g, s, &qlo, &qhi);
+        const int64_t w0 = qhi > qlo ? qlo * sw - g->pad_left + s * g->dilation_w : 0;
+        for (int64_t p = p0; p < p0 + rows; p++) {
+          T *dst = row + (p - p0) * Q;
+          const int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
+          if (h < 0 || h >= g->H || qhi == qlo) {
+            memset(dst, 0, (size_t)Q * sizeof(T));
+            continue;
+          }
+          const T *src = xc + h * g->W + w0;
+          if (qlo) memset(dst, 0, (size_t)qlo * sizeof(T));
+          if (sw == 1)
+            memcpy(dst + qlo, src, (size_t)(qhi - qlo) * sizeof(T));
+          else
+            for (int64_t q = qlo, i = 0; q < qhi; q++, i += sw) dst[q] = src[i];
+          if (qhi < Q) memset(dst + qhi, 0, (size_t)(Q - qhi) * sizeof(T));
+        }
+      }
+  }
+}
+
+/* NHWC columns of the m pixels from i0 of image n for the group's channels
+ * from c0: col[pixel][(r, s, c)]. */
+static void CONV_BWD_FN(nhwc_im2col)(const adnn_plugin_conv2d *g, const T *xn, int64_t c0, T *col,
+                                     int64_t i0, int64_t m) {
+  const int64_t Cg = g->Cg, len = g->R * g->S * Cg;
+  const size_t bytes = (size_t)Cg * sizeof(T);
+  for (int64_t i = 0; i < m; i++) {
+    const int64_t p = (i0 + i) / g->Q, q = (i0 + i) % g->Q;
+    T *dst = col + i * len;
+    for (int64_t r = 0; r < g->R; r++) {
+      const int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
+      if (h < 0 || h >= g->H) {
+        memset(dst, 0, bytes * (size_t)g->S);
+        dst += g->S * Cg;
+        continue;
+      }
+      for (int64_t s = 0; s < g->S; s++, dst += Cg) {
+        const int64_t v = q * g->stride_w - g->pad_left + s * g->dilation_w;
+        if (v < 0 || v >= g->W)
+          memset(dst, 0, bytes);
+        else
+          memcpy(dst, xn + (h * g->W + v) * g->C + c0, bytes);
+      }
+    }
+  }
+}
+
+/* Task t = (chunk, group): the chunk's items, in order, into its partial. */
+static void CONV_BWD_FN(chunk_task)(void *arg, int64_t t0, int64_t t1, int thread) {
+  const CONV_BWD_FN(wargs) *a = arg;
+  const adnn_plugin_conv2d *g = a->g;
+  const bwd_weights_state *s = a->s;
+  const int64_t HW = g->H * g->W, PQ = g->P * g->Q, crs = g->Cg * g->R * g->S;
+  const int64_t items = g->N * s->tiles;
+  T *col = a->cols + thread * s->col_elems;
+  for (int64_t t = t0; t < t1; t++) {
+    const int64_t gr = t % g->groups, j = t / g->groups;
+    const int64_t first = j * items / s->chunks, last = (j + 1) * items / s->chunks;
+    T *part = a->partials + j * s->partial_elems + gr * g->Kg * crs;
+    for (int64_t it = first; it < last; it++) {
+      const int64_t n = it / s->tiles, tile = it % s->tiles;
+      const T acc = it == first ? (T)0 : (T)1;
+      if (s->nhwc) {
+        const int64_t i0 = tile * s->tile, m = PQ - i0 < s->tile ? PQ - i0 : s->tile;
+        const T *dyt = a->dy + (n * PQ + i0) * g->K + gr * g->Kg;
+        const T *b;
+        int ldb;
+        if (s->is_1x1) {
+          b = a->x + (n * HW + i0) * g->C + gr * g->Cg;
+          ldb = (int)g->C;
+        } else {
+          CONV_BWD_FN(nhwc_im2col)(g, a->x + n * HW * g->C, gr * g->Cg, col, i0, m);
+          b = col;
+          ldb = (int)crs;
+        }
+        CONV_BWD_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)g->Kg, (int)crs, (int)m,
+                      (T)1, dyt, (int)g->K, b, ldb, acc, part, (int)crs);
+      } else {
+        const int64_t p0 = tile * s->rows_per_tile;
+        const int64_t rows = g->P - p0 < s->rows_per_tile ? g->P - p0 : s->rows_per_tile;
+        const int64_t nt = rows * g->Q;
+        const T *dyt = a->dy + (n * g->K + gr * g->Kg) * PQ + p0 * g->Q;
+        const T *xg = a->x + (n * g->C + gr * g->Cg) * HW;
+        const T *b;
+        int ldb;
+        if (s->is_1x1) {
+          b = xg + p0 * g->Q;
+          ldb = (int)HW;
+        } else {
+          CONV_BWD_FN(nchw_im2col)(g, xg, col, p0, rows);
+          b = col;
+          ldb = (int)nt;
+        }
+        CONV_BWD_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g->Kg, (int)crs, (int)nt,
+                      (T)1, dyt, (int)PQ, b, ldb, acc, part, (int)crs);
+      }
+    }
+  }
+}
+
+/* dw[k] for k in [k0, k1): the chunks' partials added in chunk order. */
+static void CONV_BWD_FN(reduce_task)(void *arg, int64_t k0, int64_t k1, int thread) {
+  (void)thread;
+  const CONV_BWD_FN(wargs) *a = arg;
+  const adnn_plugin_conv2d *g = a->g;
+  const bwd_weights_state *s = a->s;
+  const int64_t *st = g->w.strides, crs = g->Cg * g->R * g->S;
+  for (int64_t k = k0; k < k1; k++)
+    for (int64_t c = 0; c < g->Cg; c++)
+      for (int64_t r = 0; r < g->R; r++)
+        for (int64_t sx = 0; sx < g->S; sx++) {
+          const int64_t idx = s->nhwc ? (r * g->S + sx) * g->Cg + c : (c * g->R + r) * g->S + sx;
+          double acc = 0.0;
+          for (int64_t j = 0; j < s->chunks; j++)
+            acc += (double)a->partials[j * s->partial_elems + k * crs + idx];
+          T *dst = a->dw + k * st[0] + c * st[1] + r * st[2] + sx * st[3];
+          *dst = (T)(a->beta != 0.0 ? a->beta * (double)*dst + acc : acc);
+        }
+}
+
+static void CONV_BWD_FN(wrun)(const adnn_plugin_conv2d_backward_weights *b,
+                              const bwd_weights_state *s, const T *x, const T *dy, T *dw,
+                              void *workspace) {
+  const adnn_plugin_conv2d *g = &b->fwd;
+  T *partials = workspace;
+  CONV_BWD_FN(wargs) a = {g, s, x, dy, dw, partials, partials + s->chunks * s->partial_elems,
+                          b->beta};
+  adnn_cpu_parallel_for(s->chunks * g->groups, 1, CONV_BWD_FN(chunk_task), &a);
+  const int64_t per_k = g->Cg * g->R * g->S * s->chunks;
+  adnn_cpu_parallel_for(g->K, per_k >= 4096 ? 1 : 4096 / per_k, CONV_BWD_FN(reduce_task), &a);
+}
+
+#undef T
+#endif /* CONV_BWD_T */
