@@ -9,7 +9,9 @@
  * A fixed 80/20 split (seeded shuffle), a fixed seed for the weights and for
  * the order of each epoch's batches: two runs on the same backend with the
  * same thread count and the same algorithm choices print the same loss
- * curve and the same parameter hash, bit for bit (t/train-cnn.sh checks it).
+ * curve and the same parameter hash, bit for bit (t/train-cnn.sh checks it
+ * on the CPU; on CUDA, cuDNN's fastest backward algorithms may add in any
+ * order: ADNN_DETERMINISTIC=1 keeps to reproducible ones, doc/numerics.md).
  * Every tensor is in memory from adnn_malloc, so it runs unchanged on any
  * backend: the optional argument, or ADNN_BACKEND, chooses it.
  *
