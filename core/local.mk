@@ -25,9 +25,10 @@ libadnn_la_SOURCES = \
 	core/op_validate.h \
 	core/op_validate.c \
 	core/validate_conv2d_backward.c \
+	core/validate_elementwise_backward.c \
 	core/validate_norm_training.c \
 	core/ops.c \
-	core/training_pending.c \
+	core/validate_loss_optimizer.c \
 	core/tuner.h \
 	core/tuner.c \
 	core/tuner_select.c \

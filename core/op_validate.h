@@ -40,6 +40,9 @@ typedef struct adnn__op_io {
   unsigned inplace_inputs;
   /* out: NULL, or why the algorithm is fixed ("forced by the descriptor"). */
   const char *forced;
+  /* out: NULL, or heap memory the problem points to (the optimizer's copy of
+   * its tensor sizes), freed with the io when the plan is destroyed. */
+  void *owned;
 } adnn__op_io;
 
 /* Points io's span arrays at its inline arrays (zeroed); called by the core

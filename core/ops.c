@@ -389,6 +389,8 @@ adnn_status adnn__op_io_reserve(const char *func, adnn__op_io *io, size_t n_inpu
 }
 
 void adnn__op_io_free(adnn__op_io *io) {
+  free(io->owned);
+  io->owned = NULL;
   if (io->input_bytes != io->inline_input_bytes) free(io->input_bytes);
   if (io->output_bytes != io->inline_output_bytes) free(io->output_bytes);
   io->input_bytes = io->inline_input_bytes;

@@ -17,6 +17,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -256,6 +257,75 @@ static void print_conv2d_backward_weights(line_buf *p, const void *problem, cons
   put(p, "dir=%s:", b->fwd.has_bias ? "BWD_WB" : "BWD_W");
   put_conv(p, &b->fwd);
   *layout = image_layout(&b->fwd.x);
+}
+
+/* The backward passes of pooling, activations and softmax: adnn-bench's
+ * direction field (benchdnn's dir=BWD_D), then the forward problem. */
+static void print_pool2d_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_pool2d_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_pool2d(p, &b->fwd, layout);
+}
+
+static void print_activation_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_activation_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_activation(p, &b->fwd, layout);
+}
+
+static void print_softmax_backward(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_softmax_backward *b = problem;
+  put(p, "dir=BWD_D:");
+  print_softmax(p, &b->fwd, layout);
+}
+
+/* Softmax cross-entropy: [dir=BWD_D:]xent:<reduction>:<N>x<C>[:ign<I>]. */
+static void put_xent(line_buf *p, const adnn_plugin_softmax_cross_entropy *x, int backward) {
+  put(p, "%sxent:%s:%lldx%lld", backward ? "dir=BWD_D:" : "",
+      adnn_loss_reduction_name(x->reduction), (long long)x->N, (long long)x->C);
+  if (x->ignore_index != -100) put(p, ":ign%lld", (long long)x->ignore_index);
+}
+
+static void print_softmax_cross_entropy(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  put_xent(p, problem, 0);
+}
+
+static void print_softmax_cross_entropy_backward(line_buf *p, const void *problem,
+                                                 const char **layout) {
+  (void)layout;
+  put_xent(p, &((const adnn_plugin_softmax_cross_entropy_backward *)problem)->fwd, 1);
+}
+
+/* key, then v in the fewest digits that read back as exactly v. */
+static void put_shortest(line_buf *p, const char *key, double v) {
+  char text[40];
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    if (strtod(text, NULL) == v) break;
+  }
+  put(p, "%s%s", key, text);
+}
+
+/* The optimizer: optim:<kind>:<S0>x<S1>...:lr<lr> and every hyperparameter
+ * that differs from adnn_optimizer_desc_init's default. */
+static void print_optimizer(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_optimizer *o = problem;
+  put(p, "optim:%s:", adnn_optimizer_kind_name(o->kind));
+  for (int64_t i = 0; i < o->tensor_count; i++)
+    put(p, "%s%lld", i ? "x" : "", (long long)o->sizes[i]);
+  put_shortest(p, ":lr", o->lr);
+  if (o->weight_decay != 0.0) put_shortest(p, ":wd", o->weight_decay);
+  if (o->kind == ADNN_OPTIMIZER_SGD) {
+    if (o->momentum != 0.0) put_shortest(p, ":mom", o->momentum);
+    if (o->dampening != 0.0) put_shortest(p, ":damp", o->dampening);
+    if (o->nesterov) put(p, ":nesterov");
+  } else {
+    if (o->beta1 != 0.9) put_shortest(p, ":b1", o->beta1);
+    if (o->beta2 != 0.999) put_shortest(p, ":b2", o->beta2);
+    if (o->epsilon != 1e-8) put_shortest(p, ":eps", o->epsilon);
+  }
 }
 
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {

@@ -473,9 +473,10 @@ static void packed(adnn_tensor_desc *t, int rank, const int64_t *dims) {
   (void)adnn_tensor_desc_init(t, ADNN_DTYPE_F32, rank, dims);
 }
 
-#define N_OPS 8
+#define N_OPS 9
 static const char *const op_names[N_OPS] = {"conv2d", "pool2d",   "activation", "softmax",
-                                            "batchnorm", "norm", "binary",     "reduce"};
+                                            "batchnorm", "norm", "binary",     "reduce",
+                                            "softmax_cross_entropy"};
 
 static adnn_status create_op(adnn_context *ctx, int op, adnn_plan **plan, op_buffers *b) {
   memset(b, 0, sizeof *b);
@@ -549,7 +550,7 @@ static adnn_status create_op(adnn_context *ctx, int op, adnn_plan **plan, op_buf
       *b = (op_buffers){2, {span_of(&d.a), span_of(&d.b)}, span_of(&d.y)};
       return adnn_plan_create_binary(ctx, &d, plan);
     }
-    default: {
+    case 7: {
       adnn_reduce_desc d;
       adnn_reduce_desc_init(&d);
       packed(&d.x, 3, (int64_t[]){2, 3, 4});
@@ -558,6 +559,25 @@ static adnn_status create_op(adnn_context *ctx, int op, adnn_plan **plan, op_buf
       d.axes = ADNN_REDUCE_AXIS(1);
       *b = (op_buffers){1, {span_of(&d.x)}, span_of(&d.y)};
       return adnn_plan_create_reduce(ctx, &d, plan);
+    }
+    case 8: {
+      adnn_softmax_cross_entropy_desc d;
+      adnn_softmax_cross_entropy_desc_init(&d);
+      packed(&d.logits, 2, (int64_t[]){3, 5});
+      (void)adnn_tensor_desc_init(&d.labels, ADNN_DTYPE_I32, 1, (int64_t[]){3});
+      packed(&d.loss, 0, NULL);
+      *b = (op_buffers){2, {span_of(&d.logits), span_of(&d.labels)}, span_of(&d.loss)};
+      return adnn_plan_create_softmax_cross_entropy(ctx, &d, plan);
+    }
+    default: {
+      /* More tensors than the core's inline spans: its io grows, and the plan
+       * copies the sizes (creation only: the step has 12 outputs). */
+      static const int64_t sizes[12] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
+      adnn_optimizer_desc d;
+      adnn_optimizer_desc_init(&d);
+      d.tensor_count = 12;
+      d.sizes = sizes;
+      return adnn_plan_create_optimizer(ctx, &d, plan);
     }
   }
 }
@@ -893,7 +913,7 @@ int main(void) {
       (int)sizeof perfdb_template)
     tap_bail("temporary directory name too long");
 
-  scenario list[4 + 2 * N_OPS + 2];
+  scenario list[4 + 2 * N_OPS + 3];
   size_t n = 0;
   list[n++] = (scenario){LOADER, 0, "backend enumeration (loader init)",
                          "core/loader.c: an allocation failure while scanning drops the plugin "
@@ -909,6 +929,7 @@ int main(void) {
     list[n++] = c;
     list[n++] = e;
   }
+  list[n++] = (scenario){CREATE, N_OPS, "adnn_plan_create_optimizer (12 tensors) + destroy", NULL};
   /* The store run first: its uninjected run writes the template the load run
    * reads. */
   list[n++] = (scenario){PERFDB_STORE, 0, "tuned conv2d plan, perf DB store", NULL};

@@ -162,6 +162,8 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
         p->oh = pool_out(p->ih, p->kh, p->sh, p->pt, p->ceil_mode);
         p->ow = pool_out(p->iw, p->kw, p->sw, p->pl, p->ceil_mode);
         const int64_t x[4] = {p->mb, p->ic, p->ih, p->iw};
+        /* the forward op, or its backward pass (dir=BWD_D) */
+        p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
         if (p->oh >= 1 && p->ow >= 1 && elements(4, x) >= 0) return;
       }
     case BENCH_OP_ACT: {
@@ -174,12 +176,14 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       if (tap_rng_next(r) % 2) p->alpha = any_double(r);
       if (tap_rng_next(r) % 2) p->beta = any_double(r);
       random_dims(r, &p->rank, p->dims);
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
       return;
     }
     case BENCH_OP_SOFTMAX:
       random_dims(r, &p->rank, p->dims);
       p->axis = (int)pick(r, -p->rank, p->rank - 1);
       p->log_softmax = (int)(tap_rng_next(r) % 2);
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
       return;
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM:
@@ -253,6 +257,38 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       p->ta = (int)(tap_rng_next(r) % 2);
       p->tb = (int)(tap_rng_next(r) % 2);
       return;
+    case BENCH_OP_XENT:
+      p->rank = 2;
+      p->dims[0] = size_in(r, 300, big && tap_rng_next(r) % 2);
+      p->dims[1] = size_in(r, 300, big && tap_rng_next(r) % 2);
+      if ((double)p->dims[0] * (double)p->dims[1] > (double)BENCH_ELEMENTS_MAX) p->dims[1] = 7;
+      p->loss_reduction = (adnn_loss_reduction)pick(r, ADNN_LOSS_REDUCTION_MEAN,
+                                                    ADNN_LOSS_REDUCTION_NONE);
+      p->ignore_index = tap_rng_next(r) % 2 ? -100 : pick(r, -BENCH_NUMBER_MAX, BENCH_NUMBER_MAX);
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_BWD_D : BENCH_DIR_FWD;
+      return;
+    case BENCH_OP_OPTIM: {
+      random_dims(r, &p->rank, p->dims);
+      p->opt_kind = (adnn_optimizer_kind)pick(r, ADNN_OPTIMIZER_SGD, ADNN_OPTIMIZER_ADAMW);
+      p->lr = tap_rng_next(r) % 2 ? 1e-3 : fabs(any_double(r));
+      p->beta1 = 0.9;
+      p->beta2 = 0.999;
+      p->opt_eps = 1e-8;
+      if (tap_rng_next(r) % 2) p->weight_decay = fabs(any_double(r));
+      if (p->opt_kind == ADNN_OPTIMIZER_SGD) {
+        if (tap_rng_next(r) % 2) p->sgd_momentum = fabs(any_double(r));
+        if (p->sgd_momentum > 0 && tap_rng_next(r) % 2) p->nesterov = 1;
+        else if (tap_rng_next(r) % 2) p->dampening = fabs(any_double(r));
+      } else {
+        if (tap_rng_next(r) % 2) p->beta1 = (double)(tap_rng_next(r) % 1000) / 1000.0;
+        if (tap_rng_next(r) % 2) p->beta2 = (double)(tap_rng_next(r) % 1000) / 1000.0;
+        if (tap_rng_next(r) % 2) {
+          do p->opt_eps = fabs(any_double(r));
+          while (!(p->opt_eps > 0));
+        }
+      }
+      return;
+    }
   }
 }
 
@@ -276,6 +312,9 @@ static int same_problem(const bench_problem *a, const bench_problem *b, char *wh
   INT_FIELD(log_softmax) INT_FIELD(norm_dims) INT_FIELD(has_gain) INT_FIELD(has_bias)
   DOUBLE_FIELD(eps) INT_FIELD(binary_op) INT_FIELD(reduce_kind) INT_FIELD(reduce_axes)
   INT_FIELD(keep_dims) INT_FIELD(m) INT_FIELD(n) INT_FIELD(k) INT_FIELD(ta) INT_FIELD(tb)
+  INT_FIELD(loss_reduction) INT_FIELD(ignore_index) INT_FIELD(opt_kind)
+  DOUBLE_FIELD(lr) DOUBLE_FIELD(weight_decay) DOUBLE_FIELD(sgd_momentum) DOUBLE_FIELD(dampening)
+  DOUBLE_FIELD(beta1) DOUBLE_FIELD(beta2) DOUBLE_FIELD(opt_eps) INT_FIELD(nesterov)
   for (int i = 0; i < BENCH_MAX_RANK; i++) {
     INT_FIELD(dims[i]) INT_FIELD(dims_b[i])
   }
@@ -353,6 +392,13 @@ static const struct {
     {"act:relu:-3", "expected"},
     {"act:relu:0", "dims are"},
     {"act:relu:a1:a2:3", "twice"},
+    {"dir=BWD_D:", "must follow"},
+    {"dir=BWD_D", "must follow"},
+    {"dir=BWD_X:act:relu:3", "the direction is"},
+    {"dir=BWD_D:dir=BWD_D:act:relu:3", "twice"},
+    {"dir=BWD_W:pool:max:mb1ic3ih5kh2", "no BWD_W direction"},
+    {"dir=BWD_D:lnorm:4x5", "no BWD_D direction"},
+    {"dir=BWD_D:gemm:m2n2k2", "no BWD_D direction"},
     {"act:relu:ainf:3", "expected"},
     {"act:relu:anan:3", "expected"},
     {"act:relu:a1e999:3", "expected"},
@@ -391,6 +437,24 @@ static const struct {
     {"binary:add:+3", "dims are"},
     {"binary:add:3++3", "dims are"},
     {"binary:pow:3+3", "op is"},
+    {"xent:avg:4x5", "mean, sum or none"},
+    {"xent:mean:4x5x6", "<N>x<C>"},
+    {"xent:mean", "xent:<mean|sum|none>"},
+    {"xent:mean:ign3", "needs <N>x<C>"},
+    {"xent:mean:4x5:ign", "expected"},
+    {"xent:mean:4x5:ign1:ign2", "twice"},
+    {"xent:sum:4x5:dir=BWD_D", "expected"},
+    {"dir=BWD_W:xent:sum:4x5", "no BWD_W direction"},
+    {"optim:lamb:10", "sgd, adam or adamw"},
+    {"optim:sgd:lr0.1", "needs the tensors' sizes"},
+    {"optim:sgd:10:lr-1", "expected"},
+    {"optim:sgd:10:b10.5", "expected"},
+    {"optim:adam:10:mom0.9", "expected"},
+    {"optim:adam:10:b11", "expected"},
+    {"optim:adam:10:eps0", "expected"},
+    {"optim:sgd:10:nesterov", "nesterov needs"},
+    {"optim:sgd:10:mom0.9:damp0.1:nesterov", "nesterov needs"},
+    {"optim:sgd:10:lr0.1:lr0.2", "twice"},
     {"reduce:sum:4x5:axes0,", "axes are"},
     {"reduce:sum:4x5:axes,0", "axes are"},
     {"reduce:sum:4x5:axes0,,1", "axes are"},
@@ -410,7 +474,6 @@ static const struct {
     {"foo:bar", "unknown op"},
     {"dir=BWD_X:mb1ic4ih5oc4kh3", "the direction is"},
     {"dir=BWD_D:conv:dir=BWD_W:mb1ic4ih5oc4kh3", "given twice"},
-    {"dir=BWD_D:pool:max:mb1ic3ih5kh2", "belongs to a convolution"},
     {"dir=BWD_D", "must follow"},
     {"--dir=:mb1ic4ih5oc4kh3", "the direction is"},
     {"mb1ic4ih5oc4kh3 junk", "spaces"},
@@ -429,7 +492,7 @@ int main(void) {
   char why[1200];
   /* ---- the property, per kind ---- */
   enum { PER_KIND = 3000 };
-  for (int op = BENCH_OP_CONV; op <= BENCH_OP_GEMM; op++) {
+  for (int op = BENCH_OP_CONV; op < BENCH_OP_COUNT; op++) {
     int failures = 0;
     char first[1200] = "";
     for (int i = 0; i < PER_KIND; i++) {
@@ -555,7 +618,7 @@ int main(void) {
     char first[1400] = "";
     for (int i = 0; i < MUTATIONS; i++) {
       bench_problem p, q;
-      random_problem(&r, (int)pick(&r, BENCH_OP_CONV, BENCH_OP_GEMM), &p);
+      random_problem(&r, (int)pick(&r, BENCH_OP_CONV, BENCH_OP_COUNT - 1), &p);
       char text[BENCH_TEXT_MAX + 64], err[512];
       bench_problem_format(&p, text, BENCH_TEXT_MAX);
       const int edits = (int)pick(&r, 1, 3);

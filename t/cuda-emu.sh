@@ -14,6 +14,8 @@
 #      ADNN_CUDA_WORKSPACE_LIMIT and ADNN_CUDA_CONV_FIND;
 #   4. the workspace limit (ADNN_TUNE_WORKSPACE_LIMIT) bounds the plugin's
 #      own choice.
+# Then t/optimizer-steps, which tests every ready backend itself, runs with
+# the emulated plugin too.
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -47,22 +49,7 @@ diag_file() { sed 's/^/# /' "$1"; }
 if ! sh "$src/t/cuda-emu/build.sh" "$build" "$work/plugin" >"$work/build.log" 2>&1; then
   check 1 "the emulated plugin builds"
   diag_file "$work/build.log"
-  # The finite-difference gradient checks (t/gradcheck-*) on the emulated plugin:
-# each runs on every backend that makes a context, so here on cuda too.
-for prog in "$build"/t/gradcheck-*; do
-  case $prog in *.o | *.log | *.trs | *.c) continue ;; esac
-  [ -f "$prog" ] && [ -x "$prog" ] || continue
-  name=t/$(basename "$prog")
-  run_prog=$prog
-  run_prog_name=$name
-  run "$name" ADNN_TUNE=off
-  run_prog=
-  run_prog_name=
-  grep -q '^ok .* - cuda ' "$work/out"
-  check $? "[$name] ran gradient checks on the cuda plugin"
-done
-
-echo "1..$count"
+  echo "1..$count"
   exit 0
 fi
 check 0 "the emulated plugin builds (t/cuda-emu/build.sh)"
@@ -147,5 +134,17 @@ for prog in "$build"/t/gradcheck-*; do
   grep -q '^ok .* - cuda ' "$work/out"
   check $? "[$name] ran gradient checks on the cuda plugin"
 done
+
+# The optimizer over several steps with adnn_plan_set_optimizer_step
+# (t/optimizer-steps), which also runs on every backend that makes a context.
+if [ -x "$build/t/optimizer-steps" ]; then
+  run_prog=$build/t/optimizer-steps
+  run_prog_name=t/optimizer-steps
+  run t/optimizer-steps ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda .* match the oracle' "$work/out"
+  check $? "[t/optimizer-steps] ran the multi-step optimizer checks on the cuda plugin"
+fi
 
 echo "1..$count"

@@ -178,6 +178,64 @@ static int build_reduce(adnn_plugin_reduce *p, adnn_dtype dt) {
   return 1;
 }
 
+/* The backward passes embed their forward problem. */
+static int build_pool2d_backward(adnn_plugin_pool2d_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_pool2d(&p->fwd, dt);
+  return 3;
+}
+
+static int build_activation_backward(adnn_plugin_activation_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_activation(&p->fwd, dt);
+  return 2;
+}
+
+static int build_softmax_backward(adnn_plugin_softmax_backward *p, adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_softmax(&p->fwd, dt);
+  return 2;
+}
+
+/* logits [3, 4] (labels [3] I32), mean: a scalar loss. */
+static int build_softmax_cross_entropy(adnn_plugin_softmax_cross_entropy *p, adnn_dtype dt) {
+  memset(&p->logits, 0, sizeof p->logits);
+  p->logits.dtype = dt;
+  p->logits.rank = 2;
+  p->logits.dims[0] = 3, p->logits.dims[1] = 4;
+  p->logits.strides[0] = 4, p->logits.strides[1] = 1;
+  memset(&p->labels, 0, sizeof p->labels);
+  p->labels.dtype = ADNN_DTYPE_I32;
+  p->labels.rank = 1;
+  p->labels.dims[0] = 3, p->labels.strides[0] = 1;
+  memset(&p->loss, 0, sizeof p->loss);
+  p->loss.dtype = dt;
+  p->N = 3, p->C = 4;
+  p->reduction = ADNN_LOSS_REDUCTION_MEAN;
+  p->ignore_index = -100;
+  return 2;
+}
+
+static int build_softmax_cross_entropy_backward(adnn_plugin_softmax_cross_entropy_backward *p,
+                                                adnn_dtype dt) {
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  build_softmax_cross_entropy(&p->fwd, dt);
+  return 3;
+}
+
+/* SGD without momentum on one tensor of 5 elements: one gradient in, one
+ * parameter tensor out. */
+static const int64_t optimizer_sizes[1] = {5};
+static int build_optimizer(adnn_plugin_optimizer *p, adnn_dtype dt) {
+  p->kind = ADNN_OPTIMIZER_SGD;
+  p->tensor_count = 1;
+  p->sizes = optimizer_sizes;
+  p->lr = 0.1;
+  p->step = 1;
+  p->dtype = dt;
+  return 1;
+}
+
 /* Storage for any op's problem. */
 typedef union any_problem {
 #define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \

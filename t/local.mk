@@ -140,9 +140,14 @@ harness_op_files = \
 	t/ops/conv2d_backward.h \
 	t/ops/conv2d_backward_data.c \
 	t/ops/conv2d_backward_weights.c \
+	t/ops/pool2d_backward.c \
+	t/ops/activation_backward.c \
+	t/ops/softmax_backward.c \
 	t/ops/batchnorm_training.c \
 	t/ops/batchnorm_backward.c \
-	t/ops/norm_backward.c
+	t/ops/norm_backward.c \
+	t/ops/softmax_cross_entropy.c \
+	t/ops/optimizer.c
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la
 t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
 	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \
@@ -301,6 +306,23 @@ t_core_register_LDADD = libadnn.la
 t_core_execute_multi_SOURCES = t/core-execute-multi.c t/tap.h t/rng.h
 t_core_execute_multi_LDADD = libadnn.la
 
+# ---- gradient checks of the backward ops (central differences in F64) ----------
+check_PROGRAMS += t/gradcheck-elementwise
+TESTS += t/gradcheck-elementwise
+t_gradcheck_elementwise_SOURCES = t/gradcheck-elementwise.c t/tap.h t/rng.h
+t_gradcheck_elementwise_LDADD = libadnn.la -lm
+
+# ---- training: the loss and the optimizer ------------------------------------------
+# Finite-difference gradient check of softmax cross-entropy (F64), and the
+# fused optimizer over several steps with a changing learning rate against a
+# long-double oracle, on every ready backend.
+check_PROGRAMS += t/gradcheck-loss t/optimizer-steps
+TESTS += t/gradcheck-loss t/optimizer-steps
+t_gradcheck_loss_SOURCES = t/gradcheck-loss.c t/tap.h t/rng.h
+t_gradcheck_loss_LDADD = libadnn.la -lm
+t_optimizer_steps_SOURCES = t/optimizer-steps.c t/tap.h t/rng.h
+t_optimizer_steps_LDADD = libadnn.la -lm
+
 # ---- sanitizers (./configure --enable-sanitizers) ---------------------------------
 # Every program is built with ASan + UBSan (configure adds the flags to CFLAGS
 # and LDFLAGS). allocator_may_return_null=1 lets adnn_malloc's 2^60-byte request
@@ -420,6 +442,7 @@ EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__in
 	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py \
 	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
 	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py
+EXTRA_DIST += python/tests/test_training_loss.py
 
 # ---- conv2d backward: gradient checks and determinism ------------------------
 # Central differences of the forward plan against backward data and weights in

@@ -153,6 +153,41 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       c->op = p->binary_op;
       return "binary";
     }
+    case BENCH_OP_XENT: {
+      /* F32 logits [N, C], int32 labels, the reduction's loss. */
+      adnn_softmax_cross_entropy_desc *c =
+          p->dir == BENCH_DIR_BWD_D ? &forward.softmax_cross_entropy : &d->softmax_cross_entropy;
+      adnn_softmax_cross_entropy_desc_init(c);
+      c->logits = packed(2, p->dims);
+      c->labels = harness_tensor_desc(ADNN_DTYPE_I32, 1, p->dims, HARNESS_PACKED);
+      c->loss = packed(p->loss_reduction == ADNN_LOSS_REDUCTION_NONE ? 1 : 0, p->dims);
+      c->reduction = p->loss_reduction;
+      c->ignore_index = p->ignore_index;
+      if (p->dir != BENCH_DIR_BWD_D) return "softmax_cross_entropy";
+      adnn_softmax_cross_entropy_backward_desc_init(&d->softmax_cross_entropy_backward);
+      d->softmax_cross_entropy_backward.forward = c;
+      return "softmax_cross_entropy_backward";
+    }
+    case BENCH_OP_OPTIM: {
+      /* The sizes live with the forward storage: the descriptor points to
+       * them while the case runs. */
+      static int64_t sizes[BENCH_MAX_RANK];
+      adnn_optimizer_desc *c = &d->optimizer;
+      adnn_optimizer_desc_init(c);
+      for (int k = 0; k < p->rank; k++) sizes[k] = p->dims[k];
+      c->kind = p->opt_kind;
+      c->tensor_count = (size_t)p->rank;
+      c->sizes = sizes;
+      c->lr = p->lr;
+      c->weight_decay = p->weight_decay;
+      c->momentum = p->sgd_momentum;
+      c->dampening = p->dampening;
+      c->nesterov = p->nesterov;
+      c->beta1 = p->beta1;
+      c->beta2 = p->beta2;
+      c->epsilon = p->opt_eps;
+      return "optimizer";
+    }
     case BENCH_OP_REDUCE: {
       adnn_reduce_desc *c = &d->reduce;
       adnn_reduce_desc_init(c);
@@ -202,6 +237,25 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
   }
   harness_desc d, fwd;
   const char *name = describe(p, nhwc, algorithm, &d, &fwd);
+  /* dir=BWD_D of pooling, activations and softmax: the backward op, whose
+   * descriptor points to the forward one, kept in a slot of the harness
+   * that outlives the case. */
+  if (name && p->dir == BENCH_DIR_BWD_D && p->op != BENCH_OP_CONV) {
+    const harness_desc forward_desc = d;
+    memset(&d, 0, sizeof d);
+    if (p->op == BENCH_OP_POOL) {
+      *harness_pool2d_backward_forward(&d) = forward_desc.pool2d;
+      name = "pool2d_backward";
+    } else if (p->op == BENCH_OP_ACT) {
+      *harness_activation_backward_forward(&d) = forward_desc.activation;
+      name = "activation_backward";
+    } else if (p->op == BENCH_OP_SOFTMAX) {
+      *harness_softmax_backward_forward(&d) = forward_desc.softmax;
+      name = "softmax_backward";
+    } else {
+      name = NULL;
+    }
+  }
   const harness_op *op = name ? harness_op_find(name) : NULL;
   harness_case_init(c, op, dtype, "%s", text);
   if (!op) return -1;

@@ -50,7 +50,8 @@ static const char *pool_word(adnn_pool_kind kind) {
 }
 
 static const char *const op_names[] = {"conv",  "pool",   "act",    "softmax", "lnorm",
-                                       "rmsnorm", "bnorm", "binary", "reduce", "gemm"};
+                                       "rmsnorm", "bnorm", "binary", "reduce", "gemm",
+                                       "xent",    "optim"};
 
 const char *bench_op_name(int op) {
   return op >= 0 && op < (int)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : "unknown";
@@ -492,7 +493,9 @@ static int bad_field(const field *f, const char *op, const char *hint, char *err
 enum { F_DIMS = 1u << 0, F_ALPHA = 1u << 1, F_BETA = 1u << 2, F_AXIS = 1u << 3,
        F_LOG = 1u << 4, F_ND = 1u << 5, F_GAIN = 1u << 6, F_BIAS = 1u << 7, F_EPS = 1u << 8,
        F_KEEP = 1u << 9, F_AXES = 1u << 10, F_ACT = 1u << 11, F_CEIL = 1u << 12,
-       F_TA = 1u << 13, F_TB = 1u << 14, F_DIR = 1u << 15, F_MOM = 1u << 16 };
+       F_TA = 1u << 13, F_TB = 1u << 14, F_DIR = 1u << 15, F_MOM = 1u << 16,
+       F_IGN = 1u << 17, F_LR = 1u << 18, F_WD = 1u << 19, F_DAMP = 1u << 20,
+       F_NESTEROV = 1u << 21, F_B1 = 1u << 22, F_B2 = 1u << 23 };
 
 /* dir=FWD_I, dir=FWD_D or dir=BWD_DW into *dir (training: FWD_D means batch-norm
  * training; otherwise FWD_D is the forward op and FWD_I is refused). Returns
@@ -528,6 +531,37 @@ static void activation_defaults(adnn_activation_kind kind, double *alpha, double
 
 #define DEFAULT_EPS 1e-5
 #define DEFAULT_MOMENTUM 0.1
+/* adnn_optimizer_desc_init's and adnn_softmax_cross_entropy_desc_init's. */
+#define DEFAULT_LR 1e-3
+#define DEFAULT_BETA1 0.9
+#define DEFAULT_BETA2 0.999
+#define DEFAULT_OPT_EPS 1e-8
+#define DEFAULT_IGNORE_INDEX (-100)
+
+/* A signed integer after `skip` characters of f, |v| <= BENCH_NUMBER_MAX. */
+static int parse_signed(const field *f, size_t skip, int64_t *out) {
+  if (f->n <= skip) return -1;
+  const char *s = f->s + skip;
+  size_t n = f->n - skip;
+  const int neg = n > 1 && s[0] == '-';
+  if (neg) s++, n--;
+  int64_t v = 0;
+  if (read_count(s, n, &v) != COUNT_OK) return -1;
+  *out = neg ? -v : v;
+  return 0;
+}
+
+/* <prefix><number> with the number finite and >= lo (and < hi when
+ * hi_open). */
+static int prefixed_number(const field *f, const char *prefix, double lo, double hi, int hi_open,
+                           double *out) {
+  const size_t k = strlen(prefix);
+  double v;
+  if (f->n <= k || strncmp(f->s, prefix, k) != 0 || parse_number(f, k, &v) != 0) return -1;
+  if (!(v >= lo) || (hi_open && !(v < hi))) return -1;
+  *out = v;
+  return 0;
+}
 
 static int parse_compact(const char *text, size_t n, bench_problem *p, char *err, size_t errlen) {
   field f[16];
@@ -763,6 +797,79 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
         return fail(err, errlen, "reduce: an axis is beyond the tensor's rank %d", p->rank);
       return 0;
     }
+    case BENCH_OP_XENT: {
+      if (nf < 3)
+        return fail(err, errlen, "xent descriptor is [dir=BWD_D:]xent:<mean|sum|none>:<N>x<C>"
+                    "[:ign<I>]");
+      int red = -1;
+      for (int k = ADNN_LOSS_REDUCTION_MEAN; k <= ADNN_LOSS_REDUCTION_NONE; k++)
+        if (field_is(&f[1], adnn_loss_reduction_name((adnn_loss_reduction)k))) red = k;
+      if (red < 0) return bad_field(&f[1], op, "reduction is mean, sum or none", err, errlen);
+      p->loss_reduction = (adnn_loss_reduction)red;
+      p->ignore_index = DEFAULT_IGNORE_INDEX;
+      for (int k = 2; k < nf; k++) {
+        if (is_dims(&f[k])) {
+          ONCE(F_DIMS, k);
+          if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
+          if (p->rank != 2) return bad_field(&f[k], op, "dims are <N>x<C>", err, errlen);
+        } else if (f[k].n > 3 && strncmp(f[k].s, "ign", 3) == 0 &&
+                   parse_signed(&f[k], 3, &p->ignore_index) == 0) {
+          ONCE(F_IGN, k);
+        } else
+          return bad_field(&f[k], op, "expected <N>x<C> or ign<I>", err, errlen);
+      }
+      if (!(seen & F_DIMS)) return fail(err, errlen, "xent descriptor needs <N>x<C>");
+      return 0;
+    }
+    case BENCH_OP_OPTIM: {
+      if (nf < 3)
+        return fail(err, errlen, "optim descriptor is optim:<sgd|adam|adamw>:<S0>[x<S1>...]"
+                    "[:lr<..>]...");
+      int kind = -1;
+      for (int k = ADNN_OPTIMIZER_SGD; k <= ADNN_OPTIMIZER_ADAMW; k++)
+        if (field_is(&f[1], adnn_optimizer_kind_name((adnn_optimizer_kind)k))) kind = k;
+      if (kind < 0) return bad_field(&f[1], op, "kind is sgd, adam or adamw", err, errlen);
+      p->opt_kind = (adnn_optimizer_kind)kind;
+      const int sgd = p->opt_kind == ADNN_OPTIMIZER_SGD;
+      p->lr = DEFAULT_LR;
+      p->beta1 = DEFAULT_BETA1;
+      p->beta2 = DEFAULT_BETA2;
+      p->opt_eps = DEFAULT_OPT_EPS;
+      for (int k = 2; k < nf; k++) {
+        if (is_dims(&f[k])) {
+          ONCE(F_DIMS, k);
+          if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
+        } else if (prefixed_number(&f[k], "lr", 0, 0, 0, &p->lr) == 0) {
+          ONCE(F_LR, k);
+        } else if (prefixed_number(&f[k], "wd", 0, 0, 0, &p->weight_decay) == 0) {
+          ONCE(F_WD, k);
+        } else if (sgd && prefixed_number(&f[k], "mom", 0, 0, 0, &p->sgd_momentum) == 0) {
+          ONCE(F_MOM, k);
+        } else if (sgd && prefixed_number(&f[k], "damp", 0, 0, 0, &p->dampening) == 0) {
+          ONCE(F_DAMP, k);
+        } else if (sgd && field_is(&f[k], "nesterov")) {
+          ONCE(F_NESTEROV, k);
+          p->nesterov = 1;
+        } else if (!sgd && prefixed_number(&f[k], "b1", 0, 1, 1, &p->beta1) == 0) {
+          ONCE(F_B1, k);
+        } else if (!sgd && prefixed_number(&f[k], "b2", 0, 1, 1, &p->beta2) == 0) {
+          ONCE(F_B2, k);
+        } else if (!sgd && prefixed_number(&f[k], "eps", 0, 0, 0, &p->opt_eps) == 0 &&
+                   p->opt_eps > 0) {
+          ONCE(F_EPS, k);
+        } else
+          return bad_field(&f[k], op,
+                           sgd ? "expected sizes, lr<..>, wd<..>, mom<..>, damp<..> (each >= 0) "
+                                 "or nesterov"
+                               : "expected sizes, lr<..>, wd<..> (>= 0), b1<..>, b2<..> (0 to "
+                                 "below 1) or eps<..> (> 0)",
+                           err, errlen);
+      }
+      if (!(seen & F_DIMS)) return fail(err, errlen, "optim descriptor needs the tensors' sizes");
+      if (p->nesterov && (p->sgd_momentum == 0 || p->dampening != 0))
+        return fail(err, errlen, "optim: nesterov needs mom<M> > 0 and no dampening");
+      return 0;
+    }
     case BENCH_OP_GEMM: {
       if (nf < 2) return fail(err, errlen, "gemm descriptor is gemm:m<M>n<N>k<K>[:ta][:tb]");
       int64_t mnk[3] = {-1, -1, -1};
@@ -835,9 +942,9 @@ const char *bench_dir_name(int dir) {
   }
 }
 
-/* A leading "dir=<DIR>:" or "--dir=<DIR>:" field of a convolution: consumed
- * from *text when there, its direction in *dir (which must still be -1: one
- * direction per descriptor). Returns 0, or -1 with a message. */
+/* A leading "dir=<DIR>:" or "--dir=<DIR>:" field: consumed from *text when
+ * there, its direction in *dir (which must still be -1: one direction per
+ * descriptor). Returns 0, or -1 with a message. */
 static int take_dir(const char **text, size_t *n, int *dir, char *err, size_t errlen) {
   const char *t = *text;
   size_t skip = 0;
@@ -856,8 +963,8 @@ static int take_dir(const char **text, size_t *n, int *dir, char *err, size_t er
   if (*dir >= 0)
     return fail(err, errlen, "bad token '%.*s': a direction given twice", (int)(skip + vn), t);
   if (!colon)
-    return fail(err, errlen, "bad token '%.*s': a convolution descriptor must follow the "
-                "direction (dir=%.*s:mb...)", (int)(skip + vn), t, (int)vn, v);
+    return fail(err, errlen, "bad token '%.*s': a descriptor must follow the direction "
+                "(dir=%.*s:...)", (int)(skip + vn), t, (int)vn, v);
   *dir = d;
   *text = colon + 1;
   *n -= (size_t)(colon + 1 - t);
@@ -879,11 +986,15 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
       return fail(err, errlen, "bad token '%.*s': spaces are not allowed in a descriptor",
                   (int)n, text);
   int dir = -1;
-  if (take_dir(&text, &n, &dir, err, errlen)) return -1;
+  /* Twice, so that a second direction is refused by name. */
+  if (take_dir(&text, &n, &dir, err, errlen) || take_dir(&text, &n, &dir, err, errlen)) return -1;
+  if (n == 0)
+    return fail(err, errlen, "bad token 'dir=%s:': a descriptor must follow the direction",
+                bench_dir_name(dir));
   const char *colon = memchr(text, ':', n);
   size_t head = colon ? (size_t)(colon - text) : n;
   int op = -1;
-  for (int i = 0; i <= BENCH_OP_GEMM; i++)
+  for (int i = 0; i < BENCH_OP_COUNT; i++)
     if (strlen(op_names[i]) == head && strncmp(op_names[i], text, head) == 0) op = i;
   if (op >= 0 && !colon) /* a kind name alone, "conv" included */
     return fail(err, errlen, "bad token '%.*s': %s descriptor has no fields (%s:...)", (int)n,
@@ -900,14 +1011,20 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
     /* No op prefix: a convolution (its name may contain ':'). */
     if (colon && !memchr(text, 'n', head))
       return fail(err, errlen, "bad token '%.*s': unknown op (conv, pool, act, softmax, lnorm, "
-                  "rmsnorm, bnorm, binary, reduce, gemm)", (int)head, text);
+                  "rmsnorm, bnorm, binary, reduce, gemm, xent, optim)", (int)head, text);
     if (parse_conv(text, n, p, err, errlen)) return -1;
     p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
     return 0;
   }
-  if (dir >= 0)
-    return fail(err, errlen, "bad token '%s:': a direction belongs to a convolution, not to %s",
-                bench_dir_name(dir), op_names[op]);
+  /* Pooling, activations, softmax and the cross-entropy loss have a
+   * backward pass (BWD_D); no other op of this grammar has one, and weights
+   * belong to convolutions. */
+  if (dir > BENCH_DIR_FWD &&
+      !(dir == BENCH_DIR_BWD_D && (op == BENCH_OP_POOL || op == BENCH_OP_ACT ||
+                                   op == BENCH_OP_SOFTMAX || op == BENCH_OP_XENT)))
+    return fail(err, errlen, "bad token 'dir=%s:': %s has no %s direction (pool, act, "
+                "softmax and xent have BWD_D)", bench_dir_name(dir), op_names[op],
+                bench_dir_name(dir));
   p->op = op;
   /* The name: from the first "_n" to the end. */
   const char *nm = NULL;
@@ -931,7 +1048,9 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   if (head + 1 >= n)
     return fail(err, errlen, "bad token '%.*s': %s descriptor has no fields", (int)n, text,
                 op_names[op]);
-  return parse_compact(text, n, p, err, errlen);
+  if (parse_compact(text, n, p, err, errlen)) return -1;
+  p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+  return 0;
 }
 
 void bench_problem_set_mb(bench_problem *p, int64_t mb) {
@@ -1013,6 +1132,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
         put(&s, "pr%lld", (long long)p->pr);
       break;
     case BENCH_OP_POOL:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "pool:%s:mb%lldic%lldih%lld", pool_word(p->pool_kind), (long long)p->mb,
           (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
@@ -1027,6 +1147,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
     case BENCH_OP_ACT: {
       double alpha, beta;
       activation_defaults(p->act_kind, &alpha, &beta);
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "act:%s:", adnn_activation_name(p->act_kind));
       if (!same_double(p->alpha, alpha)) {
         put_double(&s, "a", p->alpha);
@@ -1040,6 +1161,7 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       break;
     }
     case BENCH_OP_SOFTMAX:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "softmax:axis%d:%s", p->axis, p->log_softmax ? "log:" : "");
       put_dims(&s, p->rank, p->dims);
       break;
@@ -1086,6 +1208,24 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       put(&s, "gemm:m%lldn%lldk%lld%s%s", (long long)p->m, (long long)p->n, (long long)p->k,
           p->ta ? ":ta" : "", p->tb ? ":tb" : "");
       break;
+    case BENCH_OP_XENT:
+      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
+      put(&s, "xent:%s:", adnn_loss_reduction_name(p->loss_reduction));
+      put_dims(&s, p->rank, p->dims);
+      if (p->ignore_index != DEFAULT_IGNORE_INDEX) put(&s, ":ign%lld", (long long)p->ignore_index);
+      break;
+    case BENCH_OP_OPTIM:
+      put(&s, "optim:%s:", adnn_optimizer_kind_name(p->opt_kind));
+      put_dims(&s, p->rank, p->dims);
+      if (!same_double(p->lr, DEFAULT_LR)) put_double(&s, ":lr", p->lr);
+      if (!same_double(p->weight_decay, 0.0)) put_double(&s, ":wd", p->weight_decay);
+      if (!same_double(p->sgd_momentum, 0.0)) put_double(&s, ":mom", p->sgd_momentum);
+      if (!same_double(p->dampening, 0.0)) put_double(&s, ":damp", p->dampening);
+      if (p->nesterov) put(&s, ":nesterov");
+      if (!same_double(p->beta1, DEFAULT_BETA1)) put_double(&s, ":b1", p->beta1);
+      if (!same_double(p->beta2, DEFAULT_BETA2)) put_double(&s, ":b2", p->beta2);
+      if (!same_double(p->opt_eps, DEFAULT_OPT_EPS)) put_double(&s, ":eps", p->opt_eps);
+      break;
   }
   /* The parser removes one quote at each end of a name: quote a name that
    * has one there itself. */
@@ -1099,6 +1239,13 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
 static double count_of(int rank, const int64_t *d) {
   double c = 1;
   for (int i = 0; i < rank; i++) c *= (double)d[i];
+  return c;
+}
+
+/* The sum of the sizes (the optimizer's elements over all its tensors). */
+static double count_sum(int rank, const int64_t *d) {
+  double c = 0;
+  for (int i = 0; i < rank; i++) c += (double)d[i];
   return c;
 }
 
@@ -1116,14 +1263,18 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
     case BENCH_OP_CONV:
       return e * ((double)p->mb * p->ic * p->ih * p->iw + (double)p->oc * (p->ic / p->g) * p->kh * p->kw +
                   (double)p->mb * p->oc * p->oh * p->ow);
-    case BENCH_OP_POOL:
-      return e * ((double)p->mb * p->ic * p->ih * p->iw + (double)p->mb * p->ic * p->oh * p->ow);
+    case BENCH_OP_POOL: {
+      /* Forward: x in, y out; backward: x, y and dy in, dx out. */
+      const double xs = (double)p->mb * p->ic * p->ih * p->iw, ys = (double)p->mb * p->ic * p->oh * p->ow;
+      return e * (p->dir == BENCH_DIR_BWD_D ? 2.0 * xs + 2.0 * ys : xs + ys);
+    }
     case BENCH_OP_BNORM: {
       double hw = (p->ih ? (double)p->ih : 1.0) * (p->iw ? (double)p->iw : 1.0);
       return e * (2.0 * (double)p->mb * p->ic * hw + 4.0 * p->ic);
     }
     case BENCH_OP_ACT:
-    case BENCH_OP_SOFTMAX: return e * 2.0 * count_of(p->rank, p->dims);
+    case BENCH_OP_SOFTMAX: /* backward: two inputs (x or y, and dy) and dx */
+      return e * (p->dir == BENCH_DIR_BWD_D ? 3.0 : 2.0) * count_of(p->rank, p->dims);
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM: {
       double d = count_of(p->norm_dims, p->dims + p->rank - p->norm_dims);
@@ -1147,6 +1298,18 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
     }
     case BENCH_OP_GEMM:
       return e * ((double)p->m * p->k + (double)p->k * p->n + (double)p->m * p->n);
+    case BENCH_OP_XENT: {
+      /* Forward: logits and labels (4-byte) in, the loss out. Backward:
+       * logits, labels and dloss in, d logits out. */
+      const double n = (double)p->dims[0], x = n * (double)p->dims[1];
+      const double loss = p->loss_reduction == ADNN_LOSS_REDUCTION_NONE ? n : 1.0;
+      return e * (p->dir == BENCH_DIR_BWD_D ? 2.0 * x + loss : x + loss) + 4.0 * n;
+    }
+    case BENCH_OP_OPTIM: {
+      /* the gradient in; the parameters and every state in and out. */
+      const int states = p->opt_kind == ADNN_OPTIMIZER_SGD ? (p->sgd_momentum != 0 ? 1 : 0) : 2;
+      return e * count_sum(p->rank, p->dims) * (1.0 + 2.0 * (1 + states));
+    }
   }
   return 0.0;
 }

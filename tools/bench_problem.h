@@ -16,15 +16,21 @@
  *     (backward weights and bias); the canonical form writes "dir=<DIR>:"
  *     first for the backward ones.
  *   other ops, colon-separated fields after the op name:
- *     pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
- *     act:<kind>[:a<alpha>][:b<beta>]:<dims>
- *     softmax:[axis<A>:][log:]<dims>
+ *     [[--]dir=<DIR>:]pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
+ *     [[--]dir=<DIR>:]act:<kind>[:a<alpha>][:b<beta>]:<dims>
+ *     [[--]dir=<DIR>:]softmax:[axis<A>:][log:]<dims>
+ *   where DIR, benchdnn's direction, is FWD_D (the forward op, the default)
+ *   or BWD_D (its backward pass: pool2d_backward, activation_backward,
+ *   softmax_backward); the canonical form writes "dir=BWD_D:" first.
  *     lnorm:<dims>[:nd<D>][:nogain][:nobias][:eps<E>]
  *     rmsnorm:<dims>[:nd<D>][:nogain][:bias][:eps<E>]
  *     bnorm:mb..ic..ih..[iw..][:<activation kind>]
  *     binary:<add|sub|mul|div|max|min>:<dims>+<dims>
  *     reduce:<sum|mean|max|min>:<dims>:axes<A>[,<A>...][:keep]
  *     gemm:m<M>n<N>k<K>[:ta][:tb]
+ *     [[--]dir=<DIR>:]xent:<mean|sum|none>:<N>x<C>[:ign<I>]   (BWD_D: d logits)
+ *     optim:<sgd|adam|adamw>:<S0>[x<S1>...][:lr<..>][:wd<..>][:mom<..>][:damp<..>]
+ *           [:nesterov][:b1<..>][:b2<..>][:eps<..>]   (one tensor per size)
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
  *   pb<..>/pr<..> (convolution) give the bottom/right padding explicitly.
  *
@@ -53,10 +59,13 @@ enum bench_op {
   BENCH_OP_BNORM,
   BENCH_OP_BINARY,
   BENCH_OP_REDUCE,
-  BENCH_OP_GEMM
+  BENCH_OP_GEMM,
+  BENCH_OP_XENT,  /* softmax cross-entropy (dir=BWD_D: its backward) */
+  BENCH_OP_OPTIM, /* the fused optimizer step */
+  BENCH_OP_COUNT  /* one past the last */
 };
 
-/* Directions of a convolution (benchdnn's --dir). */
+/* Directions (benchdnn's --dir): the forward op, or a backward pass. */
 enum bench_dir { BENCH_DIR_FWD = 0, BENCH_DIR_BWD_D, BENCH_DIR_BWD_W, BENCH_DIR_BWD_WB };
 
 #define BENCH_MAX_RANK 8
@@ -73,7 +82,7 @@ typedef struct bench_problem {
   int64_t g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw;
   int64_t pt, pb, pl, pr; /* padding top, bottom, left, right */
   int64_t dh, dw;
-  int dir; /* conv: enum bench_dir */
+  int dir; /* enum bench_dir */
   adnn_pool_kind pool_kind;
   int ceil_mode;
   /* act (and bnorm's fused activation) */
@@ -97,6 +106,15 @@ typedef struct bench_problem {
    * batch-norm training's momentum (default 0.1). */
   int norm_dir;
   double momentum;
+  /* xent: the reduction and ignore_index (default -100); dims[0..1] are N
+   * and C; dir BWD_D is the backward op (d logits). */
+  adnn_loss_reduction loss_reduction;
+  int64_t ignore_index;
+  /* optim: the kind and the hyperparameters (adnn_optimizer_desc_init's
+   * defaults); dims[0..rank-1] are the tensors' sizes. */
+  adnn_optimizer_kind opt_kind;
+  double lr, weight_decay, sgd_momentum, dampening, beta1, beta2, opt_eps;
+  int nesterov;
 } bench_problem;
 
 /* The directions of the normalizations (benchdnn's --dir): the forward op

@@ -437,6 +437,18 @@ del x
 a, b2 = torch.randn(64 << 20, device=dev), torch.randn(64 << 20, device=dev)
 y = torch.empty_like(a)
 timeit("add_2x256MiB", lambda: torch.add(a, b2, out=y))
+del a, b2, y
+x = torch.randn(4096, 32000, device=dev)
+t = torch.randint(0, 32000, (4096,), device=dev)
+timeit("xent_4096x32000", lambda: F.cross_entropy(x, t))
+xg = x.clone().requires_grad_()
+loss = F.cross_entropy(xg, t)
+timeit("xent_backward_4096x32000", lambda: torch.autograd.grad(loss, xg, retain_graph=True))
+del x, xg, loss
+p = torch.zeros(25557032, device=dev, requires_grad=True)
+p.grad = torch.randn_like(p)
+opt = torch.optim.AdamW([p], lr=1e-3, foreach=True)
+timeit("adamw_25.6M_params", lambda: opt.step())
 EOF
 }
 

@@ -85,6 +85,10 @@ struct adnn_plugin_plan {
   const cpu_op *op;
   adnn_dtype dtype;
   cpu_problem problem;  /* the plugin's copy, read by every implementation */
+  /* The core's op, which outlives the plan: re-read before every run when
+   * the core changes the problem between executions (ADNN_CPU_LIVE_PROBLEM). */
+  const adnn_plugin_op *core_op;
+  int live_problem;
   uint32_t supported;   /* bit i: impls[i] runs the dtype and supports the problem */
   uint32_t preferred;   /* bit i: ... and the plugin's own choice may take it */
   const char *forced;   /* the name of the implementation the problem forces, or NULL */
@@ -143,6 +147,8 @@ adnn_status adnn_cpu__plan_create(adnn_plugin_context *ctx, const adnn_plugin_op
   p->op = &cpu_ops[op->kind];
   p->dtype = op->dtype;
   adnn_plugin_op_problem(op, &p->problem, p->op->problem_size);
+  p->core_op = op;
+  p->live_problem = ADNN_CPU_LIVE_PROBLEM(op->kind);
   char why[160] = "";
   for (int32_t i = 0; i < p->op->count; i++) {
     const adnn_cpu_impl *impl = p->op->impls[i];
@@ -295,6 +301,7 @@ adnn_status adnn_cpu__plan_execute(adnn_plugin_plan *p, const void *const *input
   if (p->impl == NULL)
     return adnn_cpu__host->fail(ADNN_STATUS_INTERNAL_ERROR,
                                 "cpu backend: the plan has no algorithm selected");
+  if (p->live_problem) adnn_plugin_op_problem(p->core_op, &p->problem, p->op->problem_size);
   p->impl->run(&p->problem, p->state, inputs, outputs, p->workspace);
   return ADNN_STATUS_SUCCESS;
 }

@@ -71,12 +71,23 @@
     ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
   X(CONV2D_BACKWARD_WEIGHTS, conv2d_backward_weights, 10, algorithm, "x, dy", "dw[, db]", \
     ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
+  X(POOL2D_BACKWARD, pool2d_backward, 11, forward, "x, y, dy", "dx",                      \
+    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+  X(ACTIVATION_BACKWARD, activation_backward, 12, forward, "x, dy", "dx",                 \
+    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+  X(SOFTMAX_BACKWARD, softmax_backward, 13, forward, "y, dy", "dx", ADNN_OP_DTYPES_FLOAT, 0) \
   X(BATCHNORM_TRAINING, batchnorm_training, 14, momentum, "x, scale, shift",              \
     "y, saved_mean, saved_inv_std, running_mean, running_var", ADNN_OP_DTYPES_FLOAT, 0)   \
   X(BATCHNORM_BACKWARD, batchnorm_backward, 15, forward,                                  \
     "x, dy, scale, saved_mean, saved_inv_std", "dx, dscale, dshift", ADNN_OP_DTYPES_FLOAT, 0) \
   X(NORM_BACKWARD, norm_backward, 16, forward, "x, dy[, gain]", "dx[, dgain][, dbias]",  \
-    ADNN_OP_DTYPES_FLOAT, 0)
+    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+  X(SOFTMAX_CROSS_ENTROPY, softmax_cross_entropy, 17, ignore_index, "logits, labels",     \
+    "loss", ADNN_OP_DTYPES_FLOAT, 0)                                                        \
+  X(SOFTMAX_CROSS_ENTROPY_BACKWARD, softmax_cross_entropy_backward, 18, forward,          \
+    "logits, labels, dloss", "dlogits", ADNN_OP_DTYPES_FLOAT, 0)                           \
+  X(OPTIMIZER, optimizer, 19, epsilon, "grad_0..grad_{T-1}",                               \
+    "p_0..p_{T-1}[, buf_0..buf_{T-1} | m_0..m_{T-1}, v_0..v_{T-1}]", ADNN_OP_DTYPES_FLOAT, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

@@ -453,6 +453,10 @@ typedef struct adnn_plugin_optimizer {
   double weight_decay, momentum, dampening;
   int32_t nesterov;
   double beta1, beta2, epsilon;
+  /** The element type of every tensor (F32 or F64), as adnn_plugin_op's
+   *  dtype: the problem has no tensor descriptor to carry it, and kernels
+   *  receive only the problem. */
+  adnn_dtype dtype;
 } adnn_plugin_optimizer;
 
 /** sizeof(adnn_plugin_<name>) for an op kind, as this header knows it; 0 for

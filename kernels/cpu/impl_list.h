@@ -111,6 +111,19 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 }
 #define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_FORCED adnn_cpu_conv2d_backward_weights_forced
 
+/* The backward passes of pooling, activations and softmax: vectorized F32
+ * kernels (kernels/cpu/<op>.c), then the reference loops for F64. */
+#define ADNN_CPU_POOL2D_BACKWARD_IMPLS(X) X(pool2d_backward, simd) X(pool2d_backward, reference)
+#define ADNN_CPU_POOL2D_BACKWARD_FORCED NULL
+
+#define ADNN_CPU_ACTIVATION_BACKWARD_IMPLS(X) \
+  X(activation_backward, simd) X(activation_backward, reference)
+#define ADNN_CPU_ACTIVATION_BACKWARD_FORCED NULL
+
+#define ADNN_CPU_SOFTMAX_BACKWARD_IMPLS(X) \
+  X(softmax_backward, simd) X(softmax_backward, reference)
+#define ADNN_CPU_SOFTMAX_BACKWARD_FORCED NULL
+
 /* Batch-norm training and backward, layer / RMS norm backward: vectorized F32
  * kernels for the packed layouts (kernels/cpu/batchnorm_training.c,
  * norm_backward.c), the reference loops for F64 and other strides. */
@@ -120,5 +133,23 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 #define ADNN_CPU_BATCHNORM_BACKWARD_FORCED NULL
 #define ADNN_CPU_NORM_BACKWARD_IMPLS(X) X(norm_backward, simd) X(norm_backward, reference)
 #define ADNN_CPU_NORM_BACKWARD_FORCED NULL
+
+/* Softmax cross-entropy and its backward: F32 vectorized rows, the reference
+ * for F64. */
+#define ADNN_CPU_SOFTMAX_CROSS_ENTROPY_IMPLS(X) \
+  X(softmax_cross_entropy, simd) X(softmax_cross_entropy, reference)
+#define ADNN_CPU_SOFTMAX_CROSS_ENTROPY_FORCED NULL
+#define ADNN_CPU_SOFTMAX_CROSS_ENTROPY_BACKWARD_IMPLS(X) \
+  X(softmax_cross_entropy_backward, simd) X(softmax_cross_entropy_backward, reference)
+#define ADNN_CPU_SOFTMAX_CROSS_ENTROPY_BACKWARD_FORCED NULL
+
+/* The optimizer: one threaded implementation for F32 (vectorized) and F64. */
+#define ADNN_CPU_OPTIMIZER_IMPLS(X) X(optimizer, simd) X(optimizer, reference)
+#define ADNN_CPU_OPTIMIZER_FORCED NULL
+
+/** Whether the core changes an op's problem between executions (the
+ *  optimizer's lr and step, adnn_plan_set_optimizer_step): the plugin then
+ *  re-reads the core's problem into its copy before every run. */
+#define ADNN_CPU_LIVE_PROBLEM(kind) ((kind) == ADNN_PLUGIN_OP_OPTIMIZER)
 
 #endif

@@ -33,10 +33,15 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/activation.c \
 	kernels/cpu/binary.c \
 	kernels/cpu/reduce.c \
+	kernels/cpu/softmax_cross_entropy.c \
+	kernels/cpu/optimizer.c \
 	kernels/cpu/softmax.c \
 	kernels/cpu/batchnorm.c \
 	kernels/cpu/norm.c \
 	kernels/cpu/pool2d.c \
+	kernels/cpu/pool2d_backward.c \
+	kernels/cpu/activation_backward.c \
+	kernels/cpu/softmax_backward.c \
 	kernels/cpu/batchnorm_training.c \
 	kernels/cpu/norm_backward.c
 kernels_cpu_libadnn_cpu_kernels_la_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)

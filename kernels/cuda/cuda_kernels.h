@@ -128,6 +128,51 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_launch(const adnn_cuda_launch_con
                                                       const adnn_cuda_softmax_layout *s,
                                                       const void *x, void *y);
 
+/* ---- softmax_cross_entropy.cu ------------------------------------------- */
+
+/** Softmax cross-entropy laid out for the kernels: logits (and dlogits)
+ *  [N, C] at strides xs0, xs1; labels at lab_s; loss (NONE) or dloss (NONE)
+ *  at loss_s. */
+typedef struct adnn_cuda_xent_layout {
+  int64_t N, C;
+  int64_t xs0, xs1, lab_s, loss_s;
+  int64_t ignore;
+  int32_t reduction; /**< adnn_loss_reduction */
+} adnn_cuda_xent_layout;
+
+/** The workspace bytes of the loss: for MEAN and SUM one double per block
+ *  of the row kernel's grid (its partial sums), else 0. */
+ADNN_CUDA_HIDDEN size_t adnn_cuda_softmax_cross_entropy_workspace(const adnn_cuda_launch_config *l,
+                                                                  const adnn_cuda_xent_layout *s);
+
+/** The loss of p (one block per row). For MEAN and SUM, `workspace` holds
+ *  adnn_cuda_softmax_cross_entropy_workspace bytes (per-block partial sums,
+ *  added by one block in a fixed order). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_cross_entropy_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_cuda_xent_layout *s,
+    const void *logits, const void *labels, void *loss, void *workspace);
+
+/** d logits (one block per row). For MEAN, `workspace` holds one double (the
+ *  number of samples not ignored). dlogits must not overlap logits. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_cross_entropy_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_cuda_xent_layout *s,
+    const void *logits, const void *labels, const void *dloss, void *dlogits, void *workspace);
+
+/* ---- optimizer.cu ------------------------------------------------------- */
+
+/** Tensors per launch of the optimizer (their pointers travel in the
+ *  kernel's parameters). */
+#define ADNN_CUDA_OPTIMIZER_GROUP 24
+
+/** One optimizer step of p over its tensor_count tensors (inputs: the
+ *  gradients; outputs: parameters, then states, as adnn_plugin_optimizer
+ *  orders them), with p's current lr and step. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_optimizer_launch(const adnn_cuda_launch_config *l,
+                                                        adnn_dtype dtype,
+                                                        const adnn_plugin_optimizer *p,
+                                                        const void *const *inputs,
+                                                        void *const *outputs);
+
 /* ---- reduce.cu ---------------------------------------------------------- */
 
 /** A reduction seen as outputs and runs: every index of `kept` is one output
@@ -271,6 +316,30 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_epilogue_launch(const adnn_cuda_la
                                                               const adnn_nd *nd, int channel_dim,
                                                               const void *src, const void *bias,
                                                               int64_t bias_stride, void *y);
+
+/* ---- pool2d_backward.cu, activation_backward.cu, softmax_backward.cu ---- */
+
+/** dx of pooling from x and dy (max: the window's first NaN, else first
+ *  maximum, in row-major order; average: dy over the forward divisor), one
+ *  thread per element of dx numbered in x's memory order `x_order`, each
+ *  gathering from the windows that contain it (no atomics). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_pool2d_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_pool2d_backward *p,
+    const adnn_cuda_memory_order *x_order, const void *x, const void *dy, void *dx);
+
+/** dx = dy * act'(x) over p->fwd.count elements. `e` coalesces x's layout
+ *  (strides[0]: x and dx) and y's (strides[1]: dy). dx == dy is allowed. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_activation_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_activation_backward *p,
+    const adnn_cuda_elementwise_layout *e, const void *x, const void *dy, void *dx);
+
+/** Softmax / log-softmax backward (p->fwd.log) along the axis, laid out by
+ *  `s`: x's layout (strides[0], x_stride) for dx and y's (strides[1],
+ *  y_stride) for y and dy. One thread per slice; dx == dy is
+ *  allowed. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_softmax_backward *p,
+    const adnn_cuda_softmax_layout *s, const void *y, const void *dy, void *dx);
 
 #ifdef __cplusplus
 }

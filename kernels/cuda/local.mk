@@ -39,8 +39,13 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/conv2d-pad_pack.cu \
 	kernels/cuda/conv2d-epilogue.cu \
 	kernels/cuda/reduce.cu \
+	kernels/cuda/pool2d_backward.cu \
+	kernels/cuda/activation_backward.cu \
+	kernels/cuda/softmax_backward.cu \
 	kernels/cuda/batchnorm_training.cu \
-	kernels/cuda/norm_backward.cu
+	kernels/cuda/norm_backward.cu \
+	kernels/cuda/softmax_cross_entropy.cu \
+	kernels/cuda/optimizer.cu
 # The suffix rule has no dependency tracking: every kernel depends on these
 # headers (and, through them, on the public headers).
 cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/cuda_kernels.h \
@@ -49,6 +54,9 @@ cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/c
 cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernels/cuda/binary.lo \
 	kernels/cuda/pool2d.lo kernels/cuda/softmax.lo kernels/cuda/norm.lo \
 	kernels/cuda/batchnorm.lo kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-pad_pack.lo \
-	kernels/cuda/conv2d-epilogue.lo kernels/cuda/reduce.lo
+	kernels/cuda/conv2d-epilogue.lo kernels/cuda/reduce.lo \
+	kernels/cuda/pool2d_backward.lo kernels/cuda/activation_backward.lo \
+	kernels/cuda/softmax_backward.lo
 cuda_kernel_objects += kernels/cuda/batchnorm_training.lo kernels/cuda/norm_backward.lo
+cuda_kernel_objects += kernels/cuda/softmax_cross_entropy.lo kernels/cuda/optimizer.lo
 $(cuda_kernel_objects): $(cuda_kernel_headers)

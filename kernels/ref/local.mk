@@ -15,8 +15,13 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/norm.c \
 	kernels/ref/binary.c \
 	kernels/ref/reduce.c \
+	kernels/ref/pool2d_backward.c \
+	kernels/ref/activation_backward.c \
+	kernels/ref/softmax_backward.c \
 	kernels/ref/batchnorm_training.c \
 	kernels/ref/batchnorm_backward.c \
-	kernels/ref/norm_backward.c
+	kernels/ref/norm_backward.c \
+	kernels/ref/softmax_cross_entropy.c \
+	kernels/ref/optimizer.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm

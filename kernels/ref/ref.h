@@ -65,6 +65,11 @@ static inline int64_t adnn_ref_count(const adnn_tensor_desc *t) {
  *  infinity rules of doc/ops.md. */
 double adnn_ref_activation_apply(const adnn_activation *act, double x);
 
+/** dx for one element of activation backward: dy times the activation's
+ *  derivative at x, with the kink, NaN and infinity rules of doc/ops.md
+ *  ("Activation backward"). */
+double adnn_ref_activation_backward_apply(const adnn_activation *act, double x, double dy);
+
 /** adnn_ref_<name>(p, inputs, outputs) for every op of the manifest: runs the
  *  op's definition on the problem p (see the top of this file). */
 #define ADNN_REF_DECLARE_(NAME, name, value, v1_end, in_list, out_list, dtypes, flags) \

@@ -100,6 +100,16 @@ def batchnorm_backward(ctx: Context, x: TensorLike, dy: TensorLike, scale: Tenso
 def norm_backward(ctx: Context, x: TensorLike, dy: TensorLike, gain: Optional[TensorLike] = None,
                   *, kind: str = "layer", norm_dims: int = ..., epsilon: float = ...,
                   has_bias: bool = ...) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]: ...
+def softmax_cross_entropy(ctx: Context, logits: TensorLike, labels: TensorLike, *,
+                          reduction: str = "mean", ignore_index: int = ...) -> Tensor: ...
+def softmax_cross_entropy_backward(ctx: Context, logits: TensorLike, labels: TensorLike,
+                                   dloss: TensorLike, *, reduction: str = "mean",
+                                   ignore_index: int = ...) -> Tensor: ...
+def optimizer(ctx: Context, grads: Sequence[TensorLike], *, params: Sequence[TensorLike],
+              states: Optional[Sequence[TensorLike]] = None, kind: str = "sgd",
+              lr: float = ..., step: int = ..., weight_decay: float = ...,
+              momentum: float = ..., dampening: float = ..., nesterov: bool = ...,
+              beta1: float = ..., beta2: float = ..., epsilon: float = ...) -> None: ...
 def binary(ctx: Context, a: TensorLike, b: TensorLike, *, op: str = "add", alpha: float = ...,
            beta: float = ..., out: Optional[TensorLike] = None) -> Tensor: ...
 def reduce(ctx: Context, x: TensorLike, *, kind: str = "sum", axes: Axes = ...,
@@ -117,3 +127,13 @@ def conv2d_backward_weights(ctx: Context, x: TensorLike, dy: TensorLike, *,
                             bias: bool = ..., beta: float = ..., algorithm: str = "auto",
                             out: Union[None, TensorLike, Tuple[TensorLike, TensorLike]] = None
                             ) -> Union[Tensor, Tuple[Tensor, Tensor]]: ...
+# Backward ops: the keywords are the forward op's; the result has x's layout.
+def pool2d_backward(ctx: Context, x: TensorLike, y: TensorLike, dy: TensorLike, *,
+                    kind: str = "max", kernel: Pair = ..., stride: Pair = ...,
+                    padding: Padding = ..., ceil_mode: bool = ...,
+                    out: Optional[TensorLike] = None) -> Tensor: ...
+def activation_backward(ctx: Context, x: TensorLike, dy: TensorLike, *,
+                        activation: ActivationSpec = "identity",
+                        out: Optional[TensorLike] = None) -> Tensor: ...
+def softmax_backward(ctx: Context, y: TensorLike, dy: TensorLike, *, axis: int = ...,
+                     log: bool = ..., out: Optional[TensorLike] = None) -> Tensor: ...

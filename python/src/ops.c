@@ -50,6 +50,19 @@ typedef struct op_binding {
   /* The expected length of packed-vector input i, or -1 when not one. */
   int64_t (*vector_len)(const void *desc, TensorObject *const *in, int i);
   const char *doc;
+  /* Backward ops, whose descriptor only points to a forward descriptor: the
+   * inputs, parameters and output above are fields of that FORWARD
+   * descriptor (of fwd_size bytes, set up by fwd_init), which is also the
+   * plan cache's key, and fwd_create makes the backward plan from it. */
+  size_t fwd_size;
+  void (*fwd_init)(void *fwd);
+  adnn_status (*fwd_create)(adnn_context *ctx, const void *fwd, adnn_plan **plan);
+  /* Backward ops: two inputs that must share one layout (they land in one
+   * forward tensor, e.g. y and dy), -1 for none; and the input whose layout
+   * the output must have (dx has x's), -1 for none. Index 0 means input 0,
+   * so an unused pair is written {-1, -1}. */
+  int same_layout[2];
+  int out_like;
   /* Ops whose descriptor points to another one (the backward convolutions:
    * `forward`): the binding's own storage, of desc_size bytes (0: the
    * descriptor's size), set up by init (NULL: the descriptor's *_init) and
@@ -89,6 +102,8 @@ static const kind_name norm_kinds[] = {ADNN_NORM_LIST(KN4_){NULL, 0}};
 static const kind_name binary_kinds[] = {ADNN_BINARY_LIST(KN4_){NULL, 0}};
 static const kind_name reduce_kinds[] = {ADNN_REDUCE_LIST(KN4_){NULL, 0}};
 static const kind_name conv2d_algos[] = {ADNN_CONV2D_ALGO_LIST(KN4_){NULL, 0}};
+static const kind_name loss_reductions[] = {ADNN_LOSS_REDUCTION_LIST(KN4_){NULL, 0}};
+static const kind_name optimizer_kinds[] = {ADNN_OPTIMIZER_LIST(KN4_){NULL, 0}};
 
 /* ---- output shapes -------------------------------------------------------------------- */
 
@@ -244,6 +259,88 @@ static const op_binding binding_reduce = {
     .doc = "Reduction (sum, mean, max, min) over axes (an int or a tuple).",
 };
 
+/* ---- backward ops: forward descriptors and the backward plans made from them ---------- */
+
+static void fwd_init_pool2d(void *d) { adnn_pool2d_desc_init(d); }
+static void fwd_init_activation(void *d) { adnn_activation_desc_init(d); }
+static void fwd_init_softmax(void *d) { adnn_softmax_desc_init(d); }
+
+static adnn_status fwd_create_pool2d_backward(adnn_context *c, const void *fwd, adnn_plan **p) {
+  adnn_pool2d_backward_desc d;
+  adnn_pool2d_backward_desc_init(&d);
+  d.forward = fwd;
+  return adnn_plan_create_pool2d_backward(c, &d, p);
+}
+
+static adnn_status fwd_create_activation_backward(adnn_context *c, const void *fwd,
+                                                  adnn_plan **p) {
+  adnn_activation_backward_desc d;
+  adnn_activation_backward_desc_init(&d);
+  d.forward = fwd;
+  return adnn_plan_create_activation_backward(c, &d, p);
+}
+
+static adnn_status fwd_create_softmax_backward(adnn_context *c, const void *fwd, adnn_plan **p) {
+  adnn_softmax_backward_desc d;
+  adnn_softmax_backward_desc_init(&d);
+  d.forward = fwd;
+  return adnn_plan_create_softmax_backward(c, &d, p);
+}
+
+/* pool2d_backward(ctx, x, y, dy, *, <pool2d's parameters>) -> dx (x's layout). */
+static const op_binding binding_pool2d_backward = {
+    .inputs = {T_IN("x", adnn_pool2d_desc, x), T_IN("y", adnn_pool2d_desc, y),
+               T_IN("dy", adnn_pool2d_desc, y)},
+    .params = {{"kind", P_ENUM, OFF(adnn_pool2d_desc, kind), pool_kinds},
+               {"kernel", P_PAIR, OFF(adnn_pool2d_desc, kernel_h)},
+               {"stride", P_PAIR, OFF(adnn_pool2d_desc, stride_h)},
+               {"padding", P_PAD, OFF(adnn_pool2d_desc, pad_top)},
+               {"ceil_mode", P_BOOL, OFF(adnn_pool2d_desc, ceil_mode)}},
+    .y_off = OFF(adnn_pool2d_desc, x),
+    .output_dims = same_as_x,
+    .doc = "The gradient of pool2d with respect to x (the parameters are the forward's).",
+    .fwd_size = sizeof(adnn_pool2d_desc),
+    .fwd_init = fwd_init_pool2d,
+    .fwd_create = fwd_create_pool2d_backward,
+    .same_layout = {1, 2},
+    .out_like = 0,
+};
+
+/* activation_backward(ctx, x, dy, *, activation) -> dx = dy * act'(x). */
+static const op_binding binding_activation_backward = {
+    .inputs = {T_IN("x", adnn_activation_desc, x), T_IN("dy", adnn_activation_desc, y)},
+    .params = {{"activation", P_ACT, OFF(adnn_activation_desc, activation)}},
+    .y_off = OFF(adnn_activation_desc, x),
+    .output_dims = same_as_x,
+    .doc = "dx = dy * act'(x), with doc/ops.md's values at the kinks.",
+    .fwd_size = sizeof(adnn_activation_desc),
+    .fwd_init = fwd_init_activation,
+    .fwd_create = fwd_create_activation_backward,
+    .same_layout = {-1, -1},
+    .out_like = 0,
+};
+
+/* softmax_backward(ctx, y, dy, *, axis, log) -> dx. */
+static const op_binding binding_softmax_backward = {
+    .inputs = {T_IN("y", adnn_softmax_desc, y), T_IN("dy", adnn_softmax_desc, y)},
+    .params = {{"axis", P_INT32, OFF(adnn_softmax_desc, axis)},
+               {"log", P_BOOL, OFF(adnn_softmax_desc, log)}},
+    .y_off = OFF(adnn_softmax_desc, x),
+    .output_dims = same_as_x,
+    .doc = "The gradient of softmax (log=True: log-softmax) along axis, from y and dy.",
+    .fwd_size = sizeof(adnn_softmax_desc),
+    .fwd_init = fwd_init_softmax,
+    .fwd_create = fwd_create_softmax_backward,
+    .same_layout = {0, 1},
+    .out_like = -1,
+};
+
+static int same_tensor_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
+  if (a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i] || (a->dims[i] > 1 && a->strides[i] != b->strides[i])) return 0;
+  return 1;
+}
 /* The backward convolutions: the backward descriptor and the forward one it
  * points to in one storage. The keywords are the forward convolution's
  * (stride, padding, dilation, groups), and the shape the gradients cannot
@@ -368,6 +465,8 @@ static const op_binding binding_conv2d_backward_weights = {
 /* The training ops' bindings (their calls are below the argument helpers). */
 static const op_binding binding_batchnorm_training, binding_batchnorm_backward,
     binding_norm_backward;
+static const op_binding binding_softmax_cross_entropy, binding_softmax_cross_entropy_backward,
+    binding_optimizer;
 
 /* ---- generated from the manifest ------------------------------------------------------ */
 
@@ -918,6 +1017,352 @@ static const op_binding binding_norm_backward = {
     .returns = "(Tensor, Optional[Tensor], Optional[Tensor])",
 };
 
+/* ---- the loss and the optimizer --------------------------------------------------------- */
+
+/* The reduction and ignore_index keywords of the loss calls. */
+static int xent_params(const char *op, PyObject *red_obj, PyObject *ign_obj,
+                       adnn_softmax_cross_entropy_desc *f) {
+  if (red_obj) {
+    int red;
+    if (kind_value(red_obj, loss_reductions, &red, op, "reduction") < 0) return -1;
+    f->reduction = (adnn_loss_reduction)red;
+  }
+  if (ign_obj && as_int64(ign_obj, &f->ignore_index, op, "ignore_index") < 0) return -1;
+  return 0;
+}
+
+/* logits [N, C] and labels [N] (int32) as tensors, the loss's descriptor in
+ * f (a scalar, or [N] for NONE). */
+static int xent_tensors(ContextObject *c, const char *op, PyObject *lo, PyObject *la,
+                        TensorObject **logits, TensorObject **labels,
+                        adnn_softmax_cross_entropy_desc *f) {
+  if ((*logits = tensor_arg(c, lo, 0, op, "logits", NULL, -1)) == NULL) return -1;
+  if ((*labels = tensor_arg(c, la, 0, op, "labels", NULL, -1)) == NULL) return -1;
+  if ((*logits)->desc.rank != 2) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: logits must be [N, C] (has rank %d)", op,
+                 (int)(*logits)->desc.rank);
+    return -1;
+  }
+  if ((*labels)->desc.dtype != ADNN_DTYPE_I32) {
+    adnn_py_fail(AdnnTypeError, "adnn.%s: labels must be int32 class indices (got %s)", op,
+                 adnn_dtype_name((*labels)->desc.dtype));
+    return -1;
+  }
+  f->logits = (*logits)->desc;
+  f->labels = (*labels)->desc;
+  const int64_t n = (*logits)->desc.dims[0];
+  adnn_status st = f->reduction == ADNN_LOSS_REDUCTION_NONE
+                       ? adnn_tensor_desc_init(&f->loss, (*logits)->desc.dtype, 1, &n)
+                       : adnn_tensor_desc_init(&f->loss, (*logits)->desc.dtype, 0, NULL);
+  if (st != ADNN_STATUS_SUCCESS) return adnn_py_raise(st, op), -1;
+  return 0;
+}
+
+static PyObject *call_softmax_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  const char *op = "softmax_cross_entropy";
+  PyObject *pos[2] = {0}, *red_obj = NULL, *ign_obj = NULL;
+  const kw_spec kws[] = {{"logits", &pos[0]},
+                         {"labels", &pos[1]},
+                         {"reduction", &red_obj},
+                         {"ignore_index", &ign_obj},
+                         {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 2, 2, pos, kws, &c) < 0) return NULL;
+  adnn_softmax_cross_entropy_desc d;
+  adnn_softmax_cross_entropy_desc_init(&d);
+  if (xent_params(op, red_obj, ign_obj, &d) < 0) return NULL;
+  PyObject *result = NULL;
+  TensorObject *logits = NULL, *labels = NULL, *loss = NULL;
+  if (xent_tensors(c, op, pos[0], pos[1], &logits, &labels, &d) < 0) goto done;
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  loss = (TensorObject *)adnn_py_tensor_empty(c, d.loss.dtype, d.loss.rank, d.loss.dims);
+  if (!loss) goto done;
+  const void *in[2] = {logits->data, labels->data};
+  void *out[1] = {loss->data};
+  if (run_multi(c, op_index_of(op), &d, sizeof d,
+                (adnn_status(*)(adnn_context *, const void *, adnn_plan **))
+                    adnn_plan_create_softmax_cross_entropy,
+                op, in, 2, out, 1) < 0)
+    goto done;
+  result = (PyObject *)loss;
+  loss = NULL;
+done:
+  Py_XDECREF(logits);
+  Py_XDECREF(labels);
+  Py_XDECREF(loss);
+  return result;
+}
+
+typedef struct xb_key {
+  adnn_softmax_cross_entropy_backward_desc d;
+  adnn_softmax_cross_entropy_desc f;
+} xb_key;
+
+static adnn_status create_xb_key(adnn_context *c, const void *key, adnn_plan **p) {
+  xb_key k = *(const xb_key *)key;
+  k.d.forward = &k.f;
+  return adnn_plan_create_softmax_cross_entropy_backward(c, &k.d, p);
+}
+
+static PyObject *call_softmax_cross_entropy_backward(PyObject *self, PyObject *args,
+                                                     PyObject *kwargs) {
+  (void)self;
+  const char *op = "softmax_cross_entropy_backward";
+  PyObject *pos[3] = {0}, *red_obj = NULL, *ign_obj = NULL;
+  const kw_spec kws[] = {{"logits", &pos[0]},       {"labels", &pos[1]},
+                         {"dloss", &pos[2]},        {"reduction", &red_obj},
+                         {"ignore_index", &ign_obj}, {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 3, 3, pos, kws, &c) < 0) return NULL;
+  xb_key key;
+  memset(&key, 0, sizeof key);
+  adnn_softmax_cross_entropy_backward_desc_init(&key.d);
+  adnn_softmax_cross_entropy_desc_init(&key.f);
+  if (xent_params(op, red_obj, ign_obj, &key.f) < 0) return NULL;
+  PyObject *result = NULL;
+  TensorObject *logits = NULL, *labels = NULL, *dloss = NULL, *dx = NULL;
+  if (xent_tensors(c, op, pos[0], pos[1], &logits, &labels, &key.f) < 0) goto done;
+  if ((dloss = tensor_arg(c, pos[2], 0, op, "dloss", logits, -1)) == NULL) goto done;
+  /* dloss has the loss's layout: its own strides when NONE. */
+  if (key.f.reduction == ADNN_LOSS_REDUCTION_NONE) key.f.loss = dloss->desc;
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  if (!adnn_tensor_desc_is_packed(&logits->desc)) {
+    adnn_py_fail(AdnnArgumentError,
+                 "adnn.%s: logits must be packed (dlogits is created with logits' layout)", op);
+    goto done;
+  }
+  dx = (TensorObject *)adnn_py_tensor_empty(c, logits->desc.dtype, 2, logits->desc.dims);
+  if (!dx) goto done;
+  const void *in[3] = {logits->data, labels->data, dloss->data};
+  void *out[1] = {dx->data};
+  if (run_multi(c, op_index_of(op), &key, sizeof key, create_xb_key, op, in, 3, out, 1) < 0)
+    goto done;
+  result = (PyObject *)dx;
+  dx = NULL;
+done:
+  Py_XDECREF(logits);
+  Py_XDECREF(labels);
+  Py_XDECREF(dloss);
+  Py_XDECREF(dx);
+  return result;
+}
+
+/* The optimizer's plan-cache key: the descriptor (lr 0, sizes NULL: the
+ * learning rate is set at every call) followed by the T sizes. */
+static adnn_status create_optimizer_key(adnn_context *c, const void *key, adnn_plan **p) {
+  adnn_optimizer_desc d;
+  memcpy(&d, key, sizeof d);
+  d.sizes = (const int64_t *)((const char *)key + sizeof d);
+  return adnn_plan_create_optimizer(c, &d, p);
+}
+
+static PyObject *call_optimizer(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  const char *op = "optimizer";
+  PyObject *pos[1] = {0}, *params_obj = NULL, *states_obj = NULL, *kind_obj = NULL,
+           *lr_obj = NULL, *step_obj = NULL, *wd_obj = NULL, *mom_obj = NULL, *damp_obj = NULL,
+           *nest_obj = NULL, *b1_obj = NULL, *b2_obj = NULL, *eps_obj = NULL;
+  const kw_spec kws[] = {{"grads", &pos[0]},     {"params", &params_obj},
+                         {"states", &states_obj}, {"kind", &kind_obj},
+                         {"lr", &lr_obj},         {"step", &step_obj},
+                         {"weight_decay", &wd_obj}, {"momentum", &mom_obj},
+                         {"dampening", &damp_obj}, {"nesterov", &nest_obj},
+                         {"beta1", &b1_obj},      {"beta2", &b2_obj},
+                         {"epsilon", &eps_obj},   {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 1, 1, pos, kws, &c) < 0) return NULL;
+  if (!params_obj)
+    return adnn_py_fail(AdnnTypeError, "adnn.%s: params is required (updated in place)", op);
+  adnn_optimizer_desc d;
+  adnn_optimizer_desc_init(&d);
+  if (kind_obj) {
+    int kind;
+    if (kind_value(kind_obj, optimizer_kinds, &kind, op, "kind") < 0) return NULL;
+    d.kind = (adnn_optimizer_kind)kind;
+  }
+  double lr = d.lr;
+  int64_t step = 1;
+  if (double_arg(lr_obj, &lr) < 0 || double_arg(wd_obj, &d.weight_decay) < 0 ||
+      double_arg(mom_obj, &d.momentum) < 0 || double_arg(damp_obj, &d.dampening) < 0 ||
+      double_arg(b1_obj, &d.beta1) < 0 || double_arg(b2_obj, &d.beta2) < 0 ||
+      double_arg(eps_obj, &d.epsilon) < 0)
+    return NULL;
+  if (step_obj && as_int64(step_obj, &step, op, "step") < 0) return NULL;
+  if (nest_obj) {
+    int b = PyObject_IsTrue(nest_obj);
+    if (b < 0) return NULL;
+    d.nesterov = b;
+  }
+  const int S = d.kind == ADNN_OPTIMIZER_SGD ? (d.momentum != 0.0 ? 1 : 0) : 2;
+  PyObject *result = NULL, *grads = NULL, *params = NULL, *states = NULL;
+  TensorObject **t = NULL; /* params, grads, states */
+  char *key = NULL;
+  Py_ssize_t T = 0, n_t = 0;
+  grads = PySequence_Fast(pos[0], "adnn.optimizer: grads must be a sequence of tensors");
+  params = grads ? PySequence_Fast(params_obj, "adnn.optimizer: params must be a sequence of "
+                                               "tensors") : NULL;
+  if (!params) goto done;
+  T = PySequence_Fast_GET_SIZE(params);
+  if (T < 1 || PySequence_Fast_GET_SIZE(grads) != T) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: %zd params and %zd grads; one gradient per "
+                 "parameter tensor, at least one", op, T, PySequence_Fast_GET_SIZE(grads));
+    goto done;
+  }
+  Py_ssize_t n_states = 0;
+  if (states_obj && states_obj != Py_None) {
+    states = PySequence_Fast(states_obj, "adnn.optimizer: states must be a sequence of tensors");
+    if (!states) goto done;
+    n_states = PySequence_Fast_GET_SIZE(states);
+  }
+  if (n_states != S * T) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: %s needs %zd state tensors (%s), got %zd", op,
+                 adnn_optimizer_kind_name(d.kind), S * T,
+                 S == 0 ? "none without momentum" : S == 1 ? "buf_0..buf_{T-1}"
+                                                           : "m_0..m_{T-1}, v_0..v_{T-1}",
+                 n_states);
+    goto done;
+  }
+  n_t = T * (2 + S);
+  const size_t key_size = sizeof d + (size_t)T * sizeof(int64_t);
+  t = PyMem_Calloc((size_t)n_t, sizeof *t);
+  key = PyMem_Calloc(1, key_size);
+  if (!t || !key) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  int64_t *sizes = (int64_t *)(key + sizeof d);
+  for (Py_ssize_t i = 0; i < T; i++) {
+    char name[48];
+    snprintf(name, sizeof name, "params[%zd]", i);
+    if ((t[i] = tensor_arg(c, PySequence_Fast_GET_ITEM(params, i), 1, op, name, i ? t[0] : NULL,
+                           -1)) == NULL)
+      goto done;
+    adnn_tensor_desc_element_count(&t[i]->desc, &sizes[i]);
+    if (!adnn_tensor_desc_is_packed(&t[i]->desc)) {
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: %s must be packed", op, name);
+      goto done;
+    }
+    for (int k = 0; k <= S; k++) {
+      PyObject *obj = k == 0 ? PySequence_Fast_GET_ITEM(grads, i)
+                             : PySequence_Fast_GET_ITEM(states, (k - 1) * T + i);
+      if (k == 0) snprintf(name, sizeof name, "grads[%zd]", i);
+      else snprintf(name, sizeof name, "states[%zd]", (k - 1) * T + i);
+      TensorObject *u = tensor_arg(c, obj, k > 0, op, name, t[0], sizes[i]);
+      t[T * (1 + k) + i] = u;
+      if (!u) goto done;
+    }
+  }
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  d.dtype = t[0]->desc.dtype;
+  d.tensor_count = (size_t)T;
+  d.sizes = NULL;
+  d.lr = 0.0;
+  memcpy(key, &d, sizeof d);
+  /* The key holds the sizes: the plan cache keeps keys of up to 1 KiB, and a
+   * larger set of tensors gets a plan of its own for this call. */
+  adnn_plan *plan = NULL;
+  PyObject *cap = NULL;
+  adnn_status st;
+  if (key_size + 1 <= 1024) {
+    cap = adnn_py_plan_get(c, op_index_of(op), key, key_size, create_optimizer_key, op);
+    if (cap == NULL) goto done;
+    plan = PyCapsule_GetPointer(cap, "adnn_plan");
+  } else {
+    adnn_py_ctx_lock(c);
+    st = create_optimizer_key(c->ctx, key, &plan);
+    adnn_py_ctx_unlock(c);
+    if (st != ADNN_STATUS_SUCCESS) {
+      adnn_py_raise(st, op);
+      goto done;
+    }
+  }
+  const void **in = PyMem_Calloc((size_t)T, sizeof *in);
+  void **out = PyMem_Calloc((size_t)(T * (1 + S)), sizeof *out);
+  if (!in || !out) {
+    PyMem_Free(in);
+    PyMem_Free(out);
+    PyErr_NoMemory();
+  } else {
+    for (Py_ssize_t i = 0; i < T; i++) in[i] = t[T + i]->data;
+    for (Py_ssize_t k = 0; k <= S; k++)
+      for (Py_ssize_t i = 0; i < T; i++) out[k * T + i] = t[(k == 0 ? 0 : T * (1 + k)) + i]->data;
+    /* The step's values and the execution under one hold of the context's
+     * lock: the setter is not thread-safe with an execution of the plan. */
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(c->lock, WAIT_LOCK);
+    st = adnn_plan_set_optimizer_step(plan, lr, step);
+    if (st == ADNN_STATUS_SUCCESS)
+      st = adnn_plan_execute_multi(plan, in, (size_t)T, out, (size_t)(T * (1 + S)));
+    PyThread_release_lock(c->lock);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(in);
+    PyMem_Free(out);
+    if (st != ADNN_STATUS_SUCCESS) adnn_py_raise(st, op);
+    else {
+      Py_INCREF(Py_None);
+      result = Py_None;
+    }
+  }
+  if (cap) {
+    Py_DECREF(cap);
+  } else {
+    adnn_py_ctx_lock(c);
+    adnn_plan_destroy(plan);
+    adnn_py_ctx_unlock(c);
+  }
+done:
+  for (Py_ssize_t i = 0; t && i < n_t; i++) Py_XDECREF(t[i]);
+  PyMem_Free(t);
+  PyMem_Free(key);
+  Py_XDECREF(grads);
+  Py_XDECREF(params);
+  Py_XDECREF(states);
+  return result;
+}
+
+static const op_binding binding_softmax_cross_entropy = {
+    .inputs = {{"logits", 0, NO_OFFSET, NO_OFFSET, 0}, {"labels", 0, NO_OFFSET, NO_OFFSET, 0}},
+    .params = {{"reduction", P_ENUM, 0, loss_reductions}, {"ignore_index", P_INT64, 0}},
+    .doc = "Softmax cross-entropy of logits [N, C] with int32 class labels [N]: the loss "
+           "(a scalar for 'mean' and 'sum', [N] for 'none'); labels equal to ignore_index "
+           "are left out.",
+    .call = call_softmax_cross_entropy,
+};
+
+static const op_binding binding_softmax_cross_entropy_backward = {
+    .inputs = {{"logits", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"labels", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"dloss", 0, NO_OFFSET, NO_OFFSET, 0}},
+    .params = {{"reduction", P_ENUM, 0, loss_reductions}, {"ignore_index", P_INT64, 0}},
+    .doc = "The gradient of softmax_cross_entropy with respect to the logits: dlogits [N, C] "
+           "from the logits, the labels and dloss (the loss's shape).",
+    .call = call_softmax_cross_entropy_backward,
+};
+
+/* The manifest's repeated input grad_0..grad_{T-1} is one sequence, grads. */
+static const op_binding binding_optimizer = {
+    .inputs = {{"grads", 0, NO_OFFSET, NO_OFFSET, 0}},
+    .params = {{"params", P_TENSOR, 0},
+               {"states", P_TENSOR, 0},
+               {"kind", P_ENUM, 0, optimizer_kinds},
+               {"lr", P_DOUBLE, 0},
+               {"step", P_INT64, 0},
+               {"weight_decay", P_DOUBLE, 0},
+               {"momentum", P_DOUBLE, 0},
+               {"dampening", P_DOUBLE, 0},
+               {"nesterov", P_BOOL, 0},
+               {"beta1", P_DOUBLE, 0},
+               {"beta2", P_DOUBLE, 0},
+               {"epsilon", P_DOUBLE, 0}},
+    .doc = "One fused optimizer step (sgd, adam, adamw; PyTorch's rules) over the tensors of "
+           "params (updated in place) with their grads; states (updated in place) are the "
+           "momentum buffers (sgd with momentum) or every m then every v (adam, adamw), zeros "
+           "at step 1. lr and step (1 at the first step) are this call's.",
+    .call = call_optimizer,
+    .returns = "None",
+};
+
 static int op_index_of(const char *name) {
   for (int i = 0; i < N_OPS; i++)
     if (strcmp(op_table[i].name, name) == 0) return i;
@@ -967,7 +1412,12 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *result = NULL, *plan_cap = NULL, *out2_obj = NULL;
   TensorObject *in[MAX_INPUTS] = {0}, *y = NULL, *y2 = NULL;
   _Alignas(16) char desc[1024];
-  if (b->init)
+  /* A backward op of pooling, activations or softmax fills its forward
+   * descriptor (fwd_init, see op_binding); a backward convolution its own
+   * storage (init). */
+  if (b->fwd_create)
+    b->fwd_init(desc);
+  else if (b->init)
     b->init(desc);
   else
     e->init(desc);
@@ -1005,6 +1455,14 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
                    "adnn.%s: %s must be a packed vector of %lld elements (has %lld%s)", op,
                    b->inputs[i].name, (long long)want, (long long)n,
                    adnn_tensor_desc_is_packed(&in[i]->desc) ? "" : ", not packed");
+      goto done;
+    }
+  }
+  if (b->fwd_create && b->same_layout[0] >= 0) {
+    const int i0 = b->same_layout[0], i1 = b->same_layout[1];
+    if (!same_tensor_layout(&in[i0]->desc, &in[i1]->desc)) {
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: %s and %s must have the same shape and strides",
+                   op, b->inputs[i0].name, b->inputs[i1].name);
       goto done;
     }
   }
@@ -1065,11 +1523,18 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
   } else if ((y = (TensorObject *)adnn_py_tensor_empty(c, in[0]->desc.dtype, rank, dims)) == NULL) {
     goto done;
   }
+  if (b->fwd_create && b->out_like >= 0 && !same_tensor_layout(&y->desc, &in[b->out_like]->desc)) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: the result must have %s's shape and strides "
+                 "(pass out= with them when %s is not packed)", op, b->inputs[b->out_like].name,
+                 b->inputs[b->out_like].name);
+    goto done;
+  }
   memcpy(desc + b->y_off, &y->desc, sizeof(adnn_tensor_desc));
 
-  plan_cap = adnn_py_plan_get(c, (int)(e - op_table), desc,
-                             b->desc_size ? b->desc_size : e->desc_size,
-                             b->create ? b->create : e->create, op);
+  const size_t key_size = b->fwd_create ? b->fwd_size : b->desc_size ? b->desc_size : e->desc_size;
+  plan_cap = adnn_py_plan_get(c, (int)(e - op_table), desc, key_size,
+                              b->fwd_create ? b->fwd_create : b->create ? b->create : e->create,
+                              op);
   if (plan_cap == NULL) goto done;
   adnn_plan *plan = PyCapsule_GetPointer(plan_cap, "adnn_plan");
   const void *ptrs[MAX_INPUTS];

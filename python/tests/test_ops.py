@@ -31,7 +31,11 @@ def data(rng, shape, dt, scale=1.0):
 
 def test_manifest_is_bound():
     # Every manifest row has a function whose tensor inputs are the manifest's.
+    # A repeated input written name_0..name_{T-1} (the optimizer's gradients)
+    # is bound as one sequence argument named names.
+    import re
     for op, (manifest, inputs) in adnn._adnn._MANIFEST.items():
+        manifest = re.sub(r"(\w+)_0\.\.\1_\{T-1\}", r"\1s", manifest)
         sig = ""
         for name, optional in inputs:
             sig += (f"[, {name}]" if optional else (", " if sig else "") + name)

@@ -481,6 +481,143 @@ static adnn_status fuzz_reduce(reader *r, adnn_plan **plan, exec_args *e) {
   return adnn_plan_create_reduce(ctx, &d, plan);
 }
 
+/* The backward passes: a forward descriptor built as above (its plan is
+ * not created), the gradients in the forward tensors' layouts. */
+static adnn_status fuzz_pool2d_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_pool2d_desc f;
+  adnn_pool2d_desc_init(&f);
+  adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &f.x, 4, dt);
+  f.kind = (adnn_pool_kind)enum_val(r, 3);
+  f.kernel_h = shifted(param_val(r), 2);
+  f.kernel_w = shifted(param_val(r), 2);
+  f.stride_h = shifted(param_val(r), 2);
+  f.stride_w = shifted(param_val(r), 2);
+  f.pad_top = param_val(r);
+  f.pad_bottom = param_val(r);
+  f.pad_left = param_val(r);
+  f.pad_right = param_val(r);
+  f.ceil_mode = byte(r) & 1;
+  int64_t ydims[4] = {1, 1, 1, 1};
+  (void)adnn_pool2d_output_dims(&f, ydims);
+  packed(&f.y, dt, 4, ydims);
+  perturb(r, &f.y);
+  adnn_pool2d_backward_desc d;
+  adnn_pool2d_backward_desc_init(&d);
+  d.forward = byte(r) == 0xff ? NULL : &f;
+  e->n_inputs = 3;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = e->in_bytes[2] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_pool2d_backward(ctx, &d, plan);
+}
+
+static adnn_status fuzz_activation_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_activation_desc f;
+  adnn_activation_desc_init(&f);
+  tensor_val(r, &f.x, byte(r) % 5, dtype_val(r));
+  activation_val(r, &f.activation);
+  same_as_x(r, &f.x, &f.y);
+  adnn_activation_backward_desc d;
+  adnn_activation_backward_desc_init(&d);
+  d.forward = &f;
+  e->n_inputs = 2;
+  e->in_bytes[0] = span(&f.x);
+  e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_activation_backward(ctx, &d, plan);
+}
+
+static adnn_status fuzz_softmax_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_softmax_desc f;
+  adnn_softmax_desc_init(&f);
+  tensor_val(r, &f.x, byte(r) % 5, dtype_val(r));
+  f.axis = (int32_t)param_val(r);
+  f.log = byte(r) & 1;
+  same_as_x(r, &f.x, &f.y);
+  adnn_softmax_backward_desc d;
+  adnn_softmax_backward_desc_init(&d);
+  d.forward = &f;
+  e->n_inputs = 2;
+  e->in_bytes[0] = e->in_bytes[1] = span(&f.y);
+  e->out_bytes = span(&f.x);
+  return adnn_plan_create_softmax_backward(ctx, &d, plan);
+}
+
+/* logits [N, C], labels [N] (I32, or another dtype when the bytes say so),
+ * the loss of the reduction's shape. The byte pattern makes most labels out
+ * of range (NaN), some 0 or -1. */
+static void xent_desc(reader *r, adnn_softmax_cross_entropy_desc *d, exec_args *e) {
+  adnn_softmax_cross_entropy_desc_init(d);
+  tensor_val(r, &d->logits, 2, dtype_val(r));
+  const int64_t n = d->logits.rank >= 1 && d->logits.rank <= ADNN_MAX_RANK ? d->logits.dims[0] : 1;
+  tensor_val(r, &d->labels, 1, byte(r) < 0xf0 ? ADNN_DTYPE_I32 : dtype_val(r));
+  if (d->labels.rank == 1 && byte(r) < 0xe0) d->labels.dims[0] = n;
+  d->reduction = (adnn_loss_reduction)enum_val(r, 3);
+  d->ignore_index = byte(r) < 0xe0 ? -100 : param_val(r);
+  if (d->reduction == ADNN_LOSS_REDUCTION_NONE) packed(&d->loss, d->logits.dtype, 1, &n);
+  else packed(&d->loss, d->logits.dtype, 0, NULL);
+  perturb(r, &d->loss);
+  e->in_bytes[0] = span(&d->logits);
+  e->in_bytes[1] = span(&d->labels);
+  e->out_bytes = span(&d->loss);
+}
+
+static adnn_status fuzz_softmax_cross_entropy(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_softmax_cross_entropy_desc d;
+  xent_desc(r, &d, e);
+  e->n_inputs = 2;
+  return adnn_plan_create_softmax_cross_entropy(ctx, &d, plan);
+}
+
+static adnn_status fuzz_softmax_cross_entropy_backward(reader *r, adnn_plan **plan,
+                                                       exec_args *e) {
+  adnn_softmax_cross_entropy_desc f;
+  xent_desc(r, &f, e);
+  adnn_softmax_cross_entropy_backward_desc d;
+  adnn_softmax_cross_entropy_backward_desc_init(&d);
+  d.forward = byte(r) < 0xf8 ? &f : NULL;
+  /* Too small, never larger than the struct (the caller vouches for the rest). */
+  if (byte(r) >= 0xf8) f.struct_size = (size_t)((uint64_t)size_val(r) % (sizeof f + 1));
+  /* inputs {logits, labels, dloss (the loss's layout)}, output dlogits. */
+  e->in_bytes[2] = e->out_bytes;
+  e->out_bytes = e->in_bytes[0];
+  e->n_inputs = 3;
+  return adnn_plan_create_softmax_cross_entropy_backward(ctx, &d, plan);
+}
+
+/* Any number of tensors and hyperparameters; only a step with one input and
+ * one output (SGD without momentum on one tensor) is executed, since the
+ * runner passes one output. */
+static adnn_status fuzz_optimizer(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_optimizer_desc d;
+  adnn_optimizer_desc_init(&d);
+  d.kind = (adnn_optimizer_kind)enum_val(r, 3);
+  d.dtype = dtype_val(r);
+  uint8_t b = byte(r);
+  d.tensor_count = b == 0xff ? (size_t)raw64(r) : (size_t)(b % 4);
+  int64_t sizes[4];
+  for (int i = 0; i < 4; i++) sizes[i] = size_val(r);
+  d.sizes = byte(r) < 0xf0 && d.tensor_count <= 4 ? sizes : NULL;
+  d.lr = double_val(r);
+  d.weight_decay = double_val(r);
+  d.momentum = byte(r) & 1 ? double_val(r) : 0.0;
+  d.dampening = byte(r) & 1 ? double_val(r) : 0.0;
+  d.nesterov = byte(r) & 1;
+  if (byte(r) & 1) d.beta1 = double_val(r);
+  if (byte(r) & 1) d.beta2 = double_val(r);
+  if (byte(r) & 1) d.epsilon = double_val(r);
+  const int one = d.tensor_count == 1 && d.sizes != NULL && d.kind == ADNN_OPTIMIZER_SGD &&
+                  d.momentum == 0.0;
+  e->n_inputs = 1;
+  e->in_bytes[0] = one ? vector_bytes(d.dtype, sizes[0]) : SIZE_MAX;
+  e->out_bytes = e->in_bytes[0];
+  adnn_status st = adnn_plan_create_optimizer(ctx, &d, plan);
+  if (st == ADNN_STATUS_SUCCESS && (byte(r) & 1))
+    (void)adnn_plan_set_optimizer_step(*plan, double_val(r), param_val(r));
+  return st;
+}
+
 /* One entry per row of the manifest: a row without its fuzz_<name> does not
  * compile. */
 typedef adnn_status (*fuzz_fn)(reader *, adnn_plan **, exec_args *);

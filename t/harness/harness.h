@@ -397,6 +397,19 @@ void harness_gemm_oracle(int trans_a, int trans_b, int64_t m, int64_t n, int64_t
  *  limits at +-inf and NaN -> NaN (the epilogue of conv2d and batch norm). */
 long double harness_activation_oracle(const adnn_activation *a, long double x);
 
+/** dy * f'(x) of doc/ops.md's activation backward table in long double (its
+ *  kinks, NaN and infinity rules); t/ops/activation_backward.c. */
+long double harness_activation_grad_oracle(const adnn_activation *a, long double x,
+                                           long double dy);
+
+/** For the backward ops of pooling, activations and softmax: initializes
+ *  d's backward descriptor and points its `forward` at a fresh forward
+ *  descriptor (adnn_<op>_desc_init'ed) that lives in the op's file and
+ *  outlives the case (t/ops/<op>_backward.c); returns it for filling. */
+adnn_pool2d_desc *harness_pool2d_backward_forward(harness_desc *d);
+adnn_activation_desc *harness_activation_backward_forward(harness_desc *d);
+adnn_softmax_desc *harness_softmax_backward_forward(harness_desc *d);
+
 /** A long sum in long double with compensation: each block of
  *  HARNESS_SUM_BLOCK terms is summed plainly (exact for products of F32
  *  values, which need 48 of long double's 64 significand bits), and the
