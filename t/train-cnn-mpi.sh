@@ -75,12 +75,6 @@ args="--no-batchnorm --steps $STEPS --global-batch 32"
 # shellcheck disable=SC2086 # word splitting of $args is the point
 launch 2 $args --dump "$tmp/two" cpu >"$tmp/out2" 2>"$tmp/err2"
 rc=$?
-# While the training ops land one by one (issue 12), a build whose ops still
-# refuse skips; this clause goes once they are all merged.
-if [ $rc != 0 ] && grep -q 'this op is not implemented in this build' "$tmp/err2"; then
-  echo "1..0 # SKIP the training ops are not all implemented yet: $(head -1 "$tmp/err2")"
-  exit 0
-fi
 ok $rc "2 ranks, $STEPS steps without batch norm (exit $rc)"
 [ $rc = 0 ] || diag "$(cat "$tmp/out2" "$tmp/err2")"
 diag "$(cat "$tmp/out2")"
