@@ -4,16 +4,20 @@
  * oneDNN; it links oneDNN and nothing of adnn (it compiles the problem parser
  * of adnn-bench in), so oneDNN never becomes a dependency of the library.
  *
- * For each convolution it creates a forward-inference primitive with oneDNN's
- * preferred ("any") formats for src, weights and dst, as a framework that keeps
- * activations in oneDNN's layout would; the plain NCHW inputs are reordered
- * once, outside the timed loop. GEMM problems run through dnnl_sgemm
+ * For each convolution it creates, in its direction (a "dir=" of its own or
+ * the --dir before it: benchdnn's FWD_D, BWD_D, BWD_W, BWD_WB), a
+ * forward-inference primitive, or a backward-data / backward-weights
+ * primitive (with its forward-training primitive as the hint), with
+ * oneDNN's preferred ("any") formats for every tensor, as a framework that
+ * keeps activations in oneDNN's layout would; the plain NCHW inputs are
+ * reordered once, outside the timed loop. GEMM problems run through dnnl_sgemm
  * (row-major). Other ops are reported as unsupported. It prints the columns of
  * `adnn-bench --mode=perf --csv` (backend "onednn", algorithm = oneDNN's
  * implementation name).
  *
  * usage: conv-onednn [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N]
- *                    [--batch=FILE] [PROBLEM...]        (bench/peer.h)
+ *                    [--dir=FWD_D|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]
+ *                    (bench/peer.h)
  * Threads: oneDNN's own runtime (OMP_NUM_THREADS with Debian's OpenMP build).
  */
 #include <math.h>
@@ -25,7 +29,7 @@
 
 #include "bench/peer.h"
 
-static peer_options options = {"conv-onednn", "onednn", 0, 0, 1, 500, 0};
+static peer_options options = {"conv-onednn", "onednn", 0, 0, 1, 500, 0, BENCH_DIR_FWD};
 
 #define CHECK(call)                                                              \
   do {                                                                           \
@@ -39,12 +43,13 @@ static peer_options options = {"conv-onednn", "onednn", 0, 0, 1, 500, 0};
 typedef struct conv_run {
   dnnl_primitive_t prim;
   dnnl_stream_t stream;
-  dnnl_exec_arg_t args[3];
+  int nargs;
+  dnnl_exec_arg_t args[4];
 } conv_run;
 
 static int conv_exec(void *arg) {
   conv_run *r = arg;
-  if (dnnl_primitive_execute(r->prim, r->stream, 3, r->args) != dnnl_success) return -1;
+  if (dnnl_primitive_execute(r->prim, r->stream, r->nargs, r->args) != dnnl_success) return -1;
   return dnnl_stream_wait(r->stream) == dnnl_success ? 0 : -1;
 }
 
@@ -75,74 +80,143 @@ static dnnl_status_t reorder_to(dnnl_engine_t eng, dnnl_stream_t stream, dnnl_me
   return s;
 }
 
+/* A plain (nchw / oihw) tensor filled with seeded values, reordered once into
+ * the layout `pref` the primitive prefers: an input of the timed primitive. */
+static dnnl_status_t input_in(dnnl_engine_t eng, dnnl_stream_t stream,
+                              const dnnl_memory_desc_t *plain_md, size_t count,
+                              const dnnl_memory_desc_t *pref, dnnl_memory_t *out) {
+  dnnl_memory_t plain = NULL;
+  dnnl_status_t s = dnnl_memory_create(&plain, plain_md, eng, DNNL_MEMORY_ALLOCATE);
+  if (s != dnnl_success) return s;
+  fill(plain, count);
+  s = reorder_to(eng, stream, plain, plain_md, pref, out);
+  dnnl_memory_destroy(plain);
+  return s;
+}
+
+/* One convolution in its direction p->dir (benchdnn's FWD_D / BWD_D / BWD_W /
+ * BWD_WB: the problem's "dir=" or the --dir before it). Every direction is set up as a training framework would: the
+ * forward primitive (forward_training for the backward ones, whose hint it
+ * is), oneDNN's preferred formats for every tensor, the inputs reordered into
+ * them once outside the timed loop, the outputs left in them. */
 static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem *p,
                     const char *text) {
   char msg[256] = "";
   const char *impl = "";
-  dnnl_memory_t src_plain = NULL, wei_plain = NULL, src = NULL, wei = NULL, dst = NULL;
-  dnnl_primitive_desc_t pd = NULL;
+  dnnl_memory_t mem[4] = {NULL, NULL, NULL, NULL};
+  dnnl_primitive_desc_t fwd_pd = NULL, pd = NULL;
   dnnl_primitive_t prim = NULL;
+  const int dir = p->dir;
   const int grouped = p->g > 1;
   dnnl_dims_t src_dims = {p->mb, p->ic, p->ih, p->iw};
   dnnl_dims_t dst_dims = {p->mb, p->oc, p->oh, p->ow};
   dnnl_dims_t wei_dims = {p->oc, p->ic, p->kh, p->kw};
   dnnl_dims_t gwei_dims = {p->g, p->oc / p->g, p->ic / p->g, p->kh, p->kw};
+  dnnl_dims_t bia_dims = {p->oc};
   dnnl_dims_t strides = {p->sh, p->sw}, dil = {p->dh - 1, p->dw - 1};
   dnnl_dims_t pad_l = {p->pt, p->pl}, pad_r = {p->pb, p->pr};
-  dnnl_memory_desc_t src_any, wei_any, dst_any, src_md, wei_md;
-  dnnl_convolution_desc_t cd;
+  dnnl_memory_desc_t src_any, wei_any, dst_any, bia_any, src_md, wei_md, dst_md;
+  dnnl_convolution_desc_t fd, cd;
+  const size_t src_n = (size_t)(p->mb * p->ic * p->ih * p->iw);
+  const size_t wei_n = (size_t)(p->oc * (p->ic / p->g) * p->kh * p->kw);
+  const size_t dst_n = (size_t)(p->mb * p->oc * p->oh * p->ow);
   double t0 = peer_now_ms();
   CHECK(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, dnnl_f32, dnnl_nchw));
   CHECK(dnnl_memory_desc_init_by_tag(&wei_md, grouped ? 5 : 4, grouped ? gwei_dims : wei_dims,
                                      dnnl_f32, grouped ? dnnl_goihw : dnnl_oihw));
+  CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dnnl_f32, dnnl_nchw));
   CHECK(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, dnnl_f32, dnnl_format_tag_any));
   CHECK(dnnl_memory_desc_init_by_tag(&wei_any, grouped ? 5 : 4, grouped ? gwei_dims : wei_dims,
                                      dnnl_f32, dnnl_format_tag_any));
   CHECK(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, dnnl_format_tag_any));
-  CHECK(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-                                                   dnnl_convolution_direct, &src_any, &wei_any,
-                                                   NULL, &dst_any, strides, dil, pad_l, pad_r));
-  CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL));
+  CHECK(dnnl_memory_desc_init_by_tag(&bia_any, 1, bia_dims, dnnl_f32, dnnl_x));
+  CHECK(dnnl_dilated_convolution_forward_desc_init(
+      &fd, dir == BENCH_DIR_FWD ? dnnl_forward_inference : dnnl_forward_training,
+      dnnl_convolution_direct, &src_any, &wei_any, dir == BENCH_DIR_BWD_WB ? &bia_any : NULL,
+      &dst_any, strides, dil, pad_l, pad_r));
+  CHECK(dnnl_primitive_desc_create(&fwd_pd, &fd, NULL, eng, NULL));
+  if (dir == BENCH_DIR_BWD_D) {
+    CHECK(dnnl_dilated_convolution_backward_data_desc_init(&cd, dnnl_convolution_direct,
+                                                           &src_any, &wei_any, &dst_any, strides,
+                                                           dil, pad_l, pad_r));
+    CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, fwd_pd));
+  } else if (dir == BENCH_DIR_BWD_W || dir == BENCH_DIR_BWD_WB) {
+    CHECK(dnnl_dilated_convolution_backward_weights_desc_init(
+        &cd, dnnl_convolution_direct, &src_any, &wei_any,
+        dir == BENCH_DIR_BWD_WB ? &bia_any : NULL, &dst_any, strides, dil, pad_l, pad_r));
+    CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, fwd_pd));
+  } else {
+    pd = fwd_pd;
+    fwd_pd = NULL;
+  }
   CHECK(dnnl_primitive_create(&prim, pd));
   double create_ms = peer_now_ms() - t0;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-  const dnnl_memory_desc_t *src_pref = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-  const dnnl_memory_desc_t *wei_pref = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-  const dnnl_memory_desc_t *dst_pref = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-  CHECK(dnnl_memory_create(&src_plain, &src_md, eng, DNNL_MEMORY_ALLOCATE));
-  CHECK(dnnl_memory_create(&wei_plain, &wei_md, eng, DNNL_MEMORY_ALLOCATE));
-  fill(src_plain, (size_t)(p->mb * p->ic * p->ih * p->iw));
-  fill(wei_plain, (size_t)(p->oc * (p->ic / p->g) * p->kh * p->kw));
-  /* once, outside the timed loop: weights (and the input) into oneDNN's layout */
-  CHECK(reorder_to(eng, stream, src_plain, &src_md, src_pref, &src));
-  CHECK(reorder_to(eng, stream, wei_plain, &wei_md, wei_pref, &wei));
-  CHECK(dnnl_memory_create(&dst, dst_pref, eng, DNNL_MEMORY_ALLOCATE));
-  conv_run r = {prim, stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}}};
+  conv_run r = {prim, stream, 3, {{0, NULL}}};
+  if (dir == BENCH_DIR_BWD_D) {
+    /* dy, w -> dx */
+    CHECK(input_in(eng, stream, &dst_md, dst_n,
+                   dnnl_primitive_desc_query_md(pd, dnnl_query_diff_dst_md, 0), &mem[0]));
+    CHECK(input_in(eng, stream, &wei_md, wei_n,
+                   dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &mem[1]));
+    CHECK(dnnl_memory_create(&mem[2], dnnl_primitive_desc_query_md(pd, dnnl_query_diff_src_md, 0),
+                             eng, DNNL_MEMORY_ALLOCATE));
+    r.args[0] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, mem[0]};
+    r.args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mem[1]};
+    r.args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_SRC, mem[2]};
+  } else if (dir == BENCH_DIR_BWD_W || dir == BENCH_DIR_BWD_WB) {
+    /* x, dy -> dw (, db) */
+    CHECK(input_in(eng, stream, &src_md, src_n,
+                   dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &mem[0]));
+    CHECK(input_in(eng, stream, &dst_md, dst_n,
+                   dnnl_primitive_desc_query_md(pd, dnnl_query_diff_dst_md, 0), &mem[1]));
+    CHECK(dnnl_memory_create(&mem[2],
+                             dnnl_primitive_desc_query_md(pd, dnnl_query_diff_weights_md, 0), eng,
+                             DNNL_MEMORY_ALLOCATE));
+    r.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, mem[0]};
+    r.args[1] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_DST, mem[1]};
+    r.args[2] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_WEIGHTS, mem[2]};
+    if (dir == BENCH_DIR_BWD_WB) {
+      CHECK(dnnl_memory_create(&mem[3],
+                               dnnl_primitive_desc_query_md(pd, dnnl_query_diff_weights_md, 1),
+                               eng, DNNL_MEMORY_ALLOCATE));
+      r.args[3] = (dnnl_exec_arg_t){DNNL_ARG_DIFF_BIAS, mem[3]};
+      r.nargs = 4;
+    }
+  } else {
+    /* x, w -> y */
+    CHECK(input_in(eng, stream, &src_md, src_n,
+                   dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &mem[0]));
+    CHECK(input_in(eng, stream, &wei_md, wei_n,
+                   dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &mem[1]));
+    CHECK(dnnl_memory_create(&mem[2], dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), eng,
+                             DNNL_MEMORY_ALLOCATE));
+    r.args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, mem[0]};
+    r.args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mem[1]};
+    r.args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, mem[2]};
+  }
   peer_timing t;
   if (peer_time(conv_exec, &r, &options, &t)) {
     snprintf(msg, sizeof msg, "execution failed");
     goto fail;
   }
+  /* Every direction performs the forward's multiply-adds. */
   double gf = bench_problem_flops(p) / (t.median * 1e6);
   double gb = bench_problem_bytes(p, 4) / (t.median * 1e6);
   peer_print_row(&options, text, "ok", impl, create_ms, &t, gf, gb, "");
-  dnnl_memory_destroy(src_plain);
-  dnnl_memory_destroy(wei_plain);
-  dnnl_memory_destroy(src);
-  dnnl_memory_destroy(wei);
-  dnnl_memory_destroy(dst);
+  for (int i = 0; i < 4; i++)
+    if (mem[i]) dnnl_memory_destroy(mem[i]);
   dnnl_primitive_destroy(prim);
   dnnl_primitive_desc_destroy(pd);
+  if (fwd_pd) dnnl_primitive_desc_destroy(fwd_pd);
   return 0;
 fail:
   peer_print_row(&options, text, "error", impl, NAN, NULL, 0, 0, msg);
-  if (src_plain) dnnl_memory_destroy(src_plain);
-  if (wei_plain) dnnl_memory_destroy(wei_plain);
-  if (src) dnnl_memory_destroy(src);
-  if (wei) dnnl_memory_destroy(wei);
-  if (dst) dnnl_memory_destroy(dst);
+  for (int i = 0; i < 4; i++)
+    if (mem[i]) dnnl_memory_destroy(mem[i]);
   if (prim) dnnl_primitive_destroy(prim);
   if (pd) dnnl_primitive_desc_destroy(pd);
+  if (fwd_pd) dnnl_primitive_desc_destroy(fwd_pd);
   return 1;
 }
 

@@ -122,6 +122,9 @@ static int add_problem(const peer_options *o, const char *text, const char *wher
     return 2;
   }
   if (o->mb > 0) bench_problem_set_mb(&(*list)[*n], o->mb);
+  /* --dir: for a convolution that names no direction of its own. */
+  if ((*list)[*n].op == BENCH_OP_CONV && (*list)[*n].dir == BENCH_DIR_FWD)
+    (*list)[*n].dir = o->dir;
   (*n)++;
   return 0;
 }
@@ -159,6 +162,7 @@ int peer_read_command_line(int argc, char **argv, peer_options *o, bench_problem
   o->warmup = 1;
   o->time_ms = 500;
   o->mb = 0;
+  o->dir = BENCH_DIR_FWD;
   /* --mb applies to every problem: read it before any problem. */
   for (int i = 1; i < argc; i++)
     if (!strncmp(argv[i], "--mb=", 5)) o->mb = atoll(argv[i] + 5);
@@ -175,6 +179,12 @@ int peer_read_command_line(int argc, char **argv, peer_options *o, bench_problem
       o->time_ms = atof(a + 10);
     } else if (!strncmp(a, "--warmup=", 9)) {
       o->warmup = atoi(a + 9);
+    } else if (!strncmp(a, "--dir=", 6)) {
+      if ((o->dir = bench_dir_parse(a + 6, strlen(a + 6))) < 0) {
+        fprintf(stderr, "%s: --dir=%s: expected FWD_D, FWD_I, BWD_D, BWD_W or BWD_WB\n",
+                o->program, a + 6);
+        rc = 2;
+      }
     } else if (!strncmp(a, "--batch=", 8)) {
       rc = read_batch(o, a + 8, list, n, &cap);
     } else if (a[0] != '-') {
@@ -183,7 +193,7 @@ int peer_read_command_line(int argc, char **argv, peer_options *o, bench_problem
     } else {
       fprintf(stderr,
               "usage: %s [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N] "
-              "[--batch=FILE] [PROBLEM...]\n",
+              "[--dir=FWD_D|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]\n",
               o->program);
       rc = 2;
     }

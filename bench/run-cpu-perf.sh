@@ -34,7 +34,9 @@
 # first round only; default 5), TIME_MS (alternative to RUNS: milliseconds
 # per problem), ENVS (default "default SkylakeX"), SETS (default "resnet50:1
 # resnet50:8 mobilenet_v1:1 mobilenet_v1:8 bert_gemm:0 gemm_overhead:0",
-# SET:MB), THREADS (default 2; for adnn, OpenBLAS and oneDNN's OpenMP alike).
+# SET:MB[:DIR], DIR a benchdnn direction given to both tools as --dir, e.g.
+# resnet50:8:BWD_D resnet50:8:BWD_W for the backward convolutions), THREADS
+# (default 2; for adnn, OpenBLAS and oneDNN's OpenMP alike).
 set -u
 build=$(cd "${1:-.}" && pwd) || exit 2
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -80,6 +82,17 @@ peer_of() {
   if [ "$1" = gemm_overhead ]; then echo "$openblas"; else echo "$onednn"; fi
 }
 
+# parse_spec SET:MB[:DIR]: sets set, mb, dir (empty: forward) and setid (the
+# set's column in the raw rows: the set, with "@DIR" for a direction).
+parse_spec() {
+  set=${1%%:*}
+  rest=${1#*:}
+  mb=${rest%%:*}
+  dir=
+  case $rest in *:*) dir=${rest#*:} ;; esac
+  setid=$set${dir:+@$dir}
+}
+
 # run_env LABEL CORETYPE: every set, alternating adnn and its peer per problem.
 run_env() {
   label=$1
@@ -89,10 +102,10 @@ run_env() {
   while [ $round -lt "$rounds" ]; do
   round=$((round + 1))
   for spec in $sets; do
-    set=${spec%%:*}
-    mb=${spec#*:}
+    parse_spec "$spec"
     mbopt=
     [ "$mb" != 0 ] && mbopt=--mb=$mb
+    [ -n "$dir" ] && mbopt="$mbopt --dir=$dir"
     peer=$(peer_of "$set")
     settiming=$timing
     if [ "$set" = gemm_overhead ]; then
@@ -106,13 +119,13 @@ run_env() {
         ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --csv $settiming $mbopt "$p"
       else
         OPENBLAS_CORETYPE=$label ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --csv $settiming $mbopt "$p"
-      fi </dev/null | sed -n "2s/^/$label,$set,$mb,adnn,/p" >>"$raw"
+      fi </dev/null | sed -n "2s/^/$label,$setid,$mb,adnn,/p" >>"$raw"
       if [ -n "$peer" ]; then
         if [ "$label" = default ]; then
           "$peer" --csv $settiming $mbopt "$p"
         else
           OPENBLAS_CORETYPE=$label "$peer" --csv $settiming $mbopt "$p"
-        fi </dev/null | sed -n "2s/^/$label,$set,$mb,peer,/p" >>"$raw"
+        fi </dev/null | sed -n "2s/^/$label,$setid,$mb,peer,/p" >>"$raw"
       fi
     done <"$tmp/list"
   done
@@ -138,9 +151,13 @@ done
 for e in $envs; do
   if [ "$e" = default ]; then title="default environment"; else title="OPENBLAS_CORETYPE=$e"; fi
   for spec in $sets; do
-    set=${spec%%:*}
-    mb=${spec#*:}
+    parse_spec "$spec"
     if [ "$mb" = 0 ]; then what="$set"; else what="$set, batch $mb"; fi
+    case $dir in
+      BWD_D) what="$what, backward data (BWD_D)" ;;
+      BWD_W) what="$what, backward weights (BWD_W)" ;;
+      BWD_WB) what="$what, backward weights and bias (BWD_WB)" ;;
+    esac
     [ "$set" = mobilenet_v1 ] && what="MobileNet-v1 depthwise, batch $mb"
     peer=oneDNN
     if [ "$set" = gemm_overhead ]; then
@@ -149,7 +166,7 @@ for e in $envs; do
     fi
     echo "## $what ($title)"
     echo
-    awk -v env="$e" -v set="$set" -v mb="$mb" -v peer="$peer" '
+    awk -v env="$e" -v set="$setid" -v mb="$mb" -v peer="$peer" '
       # split a CSV line (quoted fields may hold commas and "" escapes) into f[1..]
       function csv(line, f,    i, c, q, n, cur) {
         n = 1; cur = ""; q = 0

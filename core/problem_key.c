@@ -2,22 +2,40 @@
  * The canonical problem string of an op, the first part of a performance
  * database key (see core/tuner.h). The format is stable: changing it orphans
  * every stored entry, so only append new fields, and only for new ops or
- * parameters.
+ * parameters, and say so here and in doc/tuning.md.
  *
- * conv2d (format 1), fields separated by one space:
+ * Key format 2 (adnn 0.2, with the training ops): the op's own fields, then
+ * the tuning options that change which algorithm may win, for every op:
+ *   <op fields> ws=LIMIT det=0|1
+ * where LIMIT is op->workspace_limit in bytes and det is op->deterministic.
+ * Format 1 (adnn 0.1 and 0.2 before the training ops) had no such fields, so
+ * an entry measured under a small workspace limit or in deterministic mode
+ * answered for every setting. Format-1 entries are still read, kept when the
+ * file is rewritten, exported and imported (the file format is unchanged:
+ * "adnn-perfdb 1"), but they never match a format-2 key: each problem is
+ * measured once more after the upgrade.
+ *
+ * conv2d, fields separated by one space:
  *   conv2d DTYPE x=T w=T y=T s=SH,SW p=TOP,BOTTOM,LEFT,RIGHT d=DH,DW g=G
  *   bias=T|nobias act=NAME[(ALPHA,BETA)]
  * where a tensor T is its dims joined by 'x', ':' and its strides joined by
  * ',' (in elements), e.g. 1x64x56x56:200704,3136,56,1. Activation parameters
  * appear only for the kinds that use them (leaky_relu and elu: alpha; clamp:
  * alpha and beta), printed with %.17g so that they round-trip exactly.
- * Example:
+ * Example (format 2, on one line):
  *   conv2d f32 x=1x64x56x56:200704,3136,56,1 w=64x64x3x3:576,9,3,1
  *   y=1x64x56x56:200704,3136,56,1 s=1,1 p=1,1,1,1 d=1,1 g=1 nobias act=relu
- * (on one line). The algorithm field of the descriptor is not part of the key.
- * The key is printed from the normalized problem (adnn_plugin_conv2d), whose
- * fields carry the descriptor's values unchanged, so keys stored by adnn 0.1
- * still match.
+ *   ws=268435456 det=0
+ * The algorithm field of the descriptor is not part of the key. The key is
+ * printed from the normalized problem (adnn_plugin_conv2d), whose fields
+ * carry the descriptor's values unchanged.
+ *
+ * conv2d backward data and weights: the direction is the first word
+ * (conv2d_bwd_d, conv2d_bwd_w), then the forward problem's fields as above
+ * without the activation (a backward problem has none), then the options:
+ *   conv2d_bwd_w f32 x=... w=... y=... s=1,1 p=1,1,1,1 d=1,1 g=1 bias=64:1
+ *   ws=268435456 det=0
+ * The tensors are the forward's (dx is x, dy is y, dw is w, db is bias).
  */
 #include "config.h"
 
@@ -119,6 +137,9 @@ size_t adnn__problem_key(const adnn_plugin_op *op, char *buf, size_t size) {
   if ((unsigned)op->kind >= ADNN_PLUGIN_OP_LIMIT_ || key_printers[op->kind] == NULL) return 0;
   out_buf o = {buf, size, 0, 0};
   key_printers[op->kind](&o, op->problem);
+  /* The tuning options, for every op (format 2): the tuner excludes
+   * candidates by them, so the fastest allowed candidate depends on them. */
+  put(&o, " ws=%llu det=%d", (unsigned long long)op->workspace_limit, op->deterministic ? 1 : 0);
   if (o.overflow) {
     buf[0] = '\0';
     return 0;

@@ -336,6 +336,16 @@ static adnn_status choose(adnn_context *ctx, adnn_plugin_plan *plan, int32_t id)
   return ctx->table->plan_select(plan, id);
 }
 
+/* Appends to the choice reason which candidates determinism excluded
+ * (`names`: the first few, `count` in all). */
+static void reason_nondeterministic(adnn__tune_record *rec, const char *names, size_t count) {
+  if (count == 0) return;
+  size_t used = strlen(rec->reason);
+  snprintf(rec->reason + used, sizeof rec->reason - used,
+           "; %zu non-deterministic candidate%s excluded (deterministic mode): %s%s", count,
+           count == 1 ? "" : "s", names, count > 3 ? ", ..." : "");
+}
+
 /* Chooses the algorithm of a created plan; see adnn__tuner_plan_create. */
 static adnn_status tune(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_plugin_op *op,
                         const size_t *input_bytes, const size_t *output_bytes,
@@ -388,6 +398,16 @@ static adnn_status tune(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_pl
         (o->deterministic && !r[i].pub.deterministic))
       r[i].pub.status = ADNN_STATUS_NOT_SUPPORTED;
   }
+  /* Which candidates determinism alone excluded, for the end of the reason:
+   * a user who set ADNN_DETERMINISTIC=1 sees what it cost. */
+  char nondet[96] = "";
+  size_t n_nondet = 0;
+  for (size_t i = 0; i < n && o->deterministic; i++) {
+    if (r[i].pub.deterministic) continue;
+    size_t used = strlen(nondet);
+    if (n_nondet++ < 3)
+      snprintf(nondet + used, sizeof nondet - used, "%s%s", used ? ", " : "", r[i].name);
+  }
 
   if (o->mode == ADNN_TUNE_OFF) {
     int idx = adnn__tuner_select(r, n, o);
@@ -395,6 +415,7 @@ static adnn_status tune(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_pl
              idx < 0 ? "heuristic (tuning off; no candidate meets the workspace limit or "
                        "determinism requirement)"
                      : "heuristic (tuning off)");
+    reason_nondeterministic(rec, nondet, n_nondet);
     const int32_t id = idx <= 0 ? 0 : r[idx].id;
     free(r);
     return choose(ctx, plan, id);
@@ -414,6 +435,7 @@ static adnn_status tune(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_pl
         if (st == ADNN_STATUS_SUCCESS) {
           snprintf(rec->reason, sizeof rec->reason, "performance database (%s)",
                    source ? source : "memory");
+          reason_nondeterministic(rec, nondet, n_nondet);
           free(r);
           return st;
         }
@@ -444,6 +466,7 @@ static adnn_status tune(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_pl
   else
     snprintf(rec->reason, sizeof rec->reason, "measured %d candidate%s in %.0f ms%s", m.measured,
              m.measured == 1 ? "" : "s", spent, m.exhausted ? " (time budget used up)" : "");
+  reason_nondeterministic(rec, nondet, n_nondet);
   if (have_key && idx >= 0 && r[idx].pub.time_ms >= 0) {
     adnn__perfdb_entry e;
     memset(&e, 0, sizeof e);

@@ -75,7 +75,10 @@ int adnn__tuner_allowed(const adnn__tune_result *r, const adnn_tune_options *o);
  * text without tabs, e.g.
  *   conv2d f32 x=1x64x56x56:200704,3136,56,1 w=64x64x3x3:576,9,3,1
  *   y=1x64x56x56:200704,3136,56,1 s=1,1 p=1,1,1,1 d=1,1 g=1 bias=64:1 act=relu
- * (one line), printed from the op's normalized problem. Returns the length,
+ *   ws=268435456 det=0
+ * (one line; key format 2: the op's tuning options op->workspace_limit and
+ * op->deterministic end every key), printed from the op's normalized problem
+ * and its options. Returns the length,
  * or 0 when the op has no key format (only tunable ops need one) or the
  * buffer is too small. */
 size_t adnn__problem_key(const adnn_plugin_op *op, char *buf, size_t size);

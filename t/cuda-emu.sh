@@ -13,9 +13,19 @@
 #      on that one plan; also checks the warnings for the retired
 #      ADNN_CUDA_WORKSPACE_LIMIT and ADNN_CUDA_CONV_FIND;
 #   4. the workspace limit (ADNN_TUNE_WORKSPACE_LIMIT) bounds the plugin's
-#      own choice.
+#      own choice;
+#   5. conv2d backward data and weights under the tuner with several
+#      stand-in backward algorithms (ADNN_EMU_CUDNN_BWD_DATA_ALGOS,
+#      ADNN_EMU_CUDNN_BWD_FILTER_ALGOS; ALGO_0 and the filter's ALGO_3 are
+#      non-deterministic, as in cuDNN) in deterministic mode: every
+#      deterministic candidate measured, the non-deterministic ones excluded
+#      and named in the choice reason;
+#   6. backward, tuning off: the plugin's own choice skips a non-deterministic
+#      first algorithm under ADNN_DETERMINISTIC=1, falls back to the direct
+#      kernel when cuDNN offers only non-deterministic ones, and respects the
+#      workspace limit.
 # Then t/optimizer-steps, which tests every ready backend itself, runs with
-# the emulated plugin too.
+# the emulated plugin too, and so do the gradient checks (t/gradcheck-*).
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -85,6 +95,9 @@ run() {
 run "stand-in IMPLICIT_GEMM" ADNN_TUNE=off ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM
 grep -q '^ok .* cuda conv2d .*\[auto\] (cudnn:IMPLICIT_GEMM' "$work/out"
 check $? "[stand-in IMPLICIT_GEMM] conv2d AUTO runs cuDNN's first algorithm"
+grep -q '^ok .* cuda conv2d_backward_data .*\[auto\] (cudnn:ALGO_1)' "$work/out" &&
+  grep -q '^ok .* cuda conv2d_backward_weights .*\[auto\] (cudnn:ALGO_1)' "$work/out"
+check $? "[stand-in IMPLICIT_GEMM] conv2d backward AUTO runs cuDNN's ALGO_1 in both directions"
 
 run "stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD" ADNN_TUNE=off ADNN_CONFORMANCE_FILTER=conv2d \
   ADNN_EMU_CUDNN_ALGOS=IMPLICIT_PRECOMP_GEMM,WINOGRAD
@@ -93,10 +106,13 @@ check $? "[stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD] a fused bias + identity runs
 grep -q '^ok .* cuda conv2d .*\[winograd_f2x3\] (cudnn:WINOGRAD)' "$work/out"
 check $? "[stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD] forced winograd_f2x3 runs cuDNN's WINOGRAD"
 
-# The tuner: a few 3x3 stride-1 cases (every stand-in algorithm applies).
+# The tuner: a few 3x3 stride-1 cases (every stand-in algorithm applies). The
+# filter also matches backward cases; offering them no cuDNN algorithm leaves
+# their plans a single candidate (direct), which is not measured.
 run "tuner" ADNN_TUNE=exhaustive ADNN_TUNE_BUDGET_MS=50 ADNN_LOG=debug \
   ADNN_CONFORMANCE_FILTER="3x3 g2" ADNN_CONFORMANCE_BACKEND=cuda \
   ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM,IMPLICIT_PRECOMP_GEMM,WINOGRAD \
+  ADNN_EMU_CUDNN_BWD_DATA_ALGOS=none ADNN_EMU_CUDNN_BWD_FILTER_ALGOS=none \
   ADNN_CUDA_WORKSPACE_LIMIT=1M ADNN_CUDA_CONV_FIND=1
 for name in cudnn:IMPLICIT_GEMM cudnn:IMPLICIT_PRECOMP_GEMM cudnn:WINOGRAD direct; do
   n=$(grep -c "tuner: $name: .* ms" "$work/err")
@@ -119,6 +135,41 @@ run "workspace limit" ADNN_TUNE=off ADNN_TUNE_WORKSPACE_LIMIT=500 ADNN_CONFORMAN
 ! grep -q '\[auto\] (cudnn:IMPLICIT_PRECOMP' "$work/out" &&
   grep -q '\[auto\] (cudnn:IMPLICIT_GEMM)' "$work/out"
 check $? "[workspace limit] AUTO skips the algorithm whose 1000-byte workspace exceeds 500"
+
+# conv2d backward under the tuner, deterministic mode: 3x3 stride-1 cases, so
+# that the Winograd stand-ins apply.
+run "backward tuner" ADNN_TUNE=exhaustive ADNN_TUNE_BUDGET_MS=50 ADNN_LOG=debug \
+  ADNN_DETERMINISTIC=1 ADNN_CONFORMANCE_FILTER="conv2d_backward" ADNN_CONFORMANCE_BACKEND=cuda \
+  ADNN_EMU_CUDNN_BWD_DATA_ALGOS=ALGO_0,ALGO_1,WINOGRAD_NONFUSED \
+  ADNN_EMU_CUDNN_BWD_FILTER_ALGOS=ALGO_0,ALGO_1,ALGO_3,WINOGRAD_NONFUSED
+for name in cudnn:ALGO_1 cudnn:WINOGRAD_NONFUSED direct; do
+  n=$(grep -c "tuner: $name: .* ms" "$work/err")
+  [ "$n" -gt 0 ]
+  check $? "[backward tuner] $name was selected and measured ($n times)"
+done
+n=$(grep -c 'tuner: cudnn:ALGO_[03]: .* ms' "$work/err")
+[ "$n" -eq 0 ]
+check $? "[backward tuner] the non-deterministic ALGO_0 / ALGO_3 were never measured ($n)"
+grep -q 'tuner: chose .*2 non-deterministic candidates excluded (deterministic mode): cudnn:ALGO_0, cudnn:ALGO_3' "$work/err" &&
+  grep -q 'tuner: chose .*1 non-deterministic candidate excluded (deterministic mode): cudnn:ALGO_0' "$work/err"
+check $? "[backward tuner] the choice reasons name the excluded non-deterministic algorithms"
+grep -m2 'tuner: chose .*non-deterministic' "$work/err" | sed 's/^/# /'
+
+run "backward deterministic" ADNN_TUNE=off ADNN_DETERMINISTIC=1 \
+  ADNN_CONFORMANCE_FILTER="conv2d_backward" ADNN_CONFORMANCE_BACKEND=cuda \
+  ADNN_EMU_CUDNN_BWD_DATA_ALGOS=ALGO_0,ALGO_1 ADNN_EMU_CUDNN_BWD_FILTER_ALGOS=ALGO_0
+! grep -q '\[auto\] (cudnn:ALGO_0' "$work/out" &&
+  grep -q '^ok .* cuda conv2d_backward_data .*\[auto\] (cudnn:ALGO_1)' "$work/out"
+check $? "[backward deterministic] backward data AUTO skips the non-deterministic ALGO_0 for ALGO_1"
+grep -q '^ok .* cuda conv2d_backward_weights .*\[auto\] (direct)' "$work/out"
+check $? "[backward deterministic] backward weights AUTO with only ALGO_0 offered runs the direct kernel"
+
+run "backward workspace limit" ADNN_TUNE=off ADNN_TUNE_WORKSPACE_LIMIT=1000 \
+  ADNN_CONFORMANCE_FILTER=1x1 ADNN_CONFORMANCE_BACKEND=cuda \
+  ADNN_EMU_CUDNN_BWD_DATA_ALGOS=ALGO_1,ALGO_0
+! grep -q '\[auto\] (cudnn:ALGO_1' "$work/out" &&
+  grep -q '^ok .* cuda conv2d_backward_data .*\[auto\] (cudnn:ALGO_0)' "$work/out"
+check $? "[backward workspace limit] AUTO skips ALGO_1 (1500-byte workspace) for ALGO_0 (500)"
 
 # The finite-difference gradient checks (t/gradcheck-*) on the emulated plugin:
 # each runs on every backend that makes a context, so here on cuda too.

@@ -272,23 +272,22 @@ static const adnn_plugin_op_kind kinds[] = {
 #undef KIND_
 };
 
-/* ---- with a GPU: one conv2d plan, every candidate selected on it ---------- */
+/* ---- with a GPU: one plan per conv2d direction, every candidate selected on
+ * it (forward, backward data, backward weights: each lists cuDNN's algorithms
+ * and then our direct kernel) ---------------------------------------------- */
 
-static void select_every_candidate(const adnn_plugin *t) {
+static void select_every_candidate(const adnn_plugin *t, adnn_plugin_op_kind kind) {
+  const char *opname = adnn_plugin_op_name(kind);
   adnn_plugin_context *ctx = NULL;
-  if (t->init && t->init() != ADNN_STATUS_SUCCESS) {
-    ok(0, "init on a GPU machine: %s", last_error);
-    return;
-  }
   if (!ok(t->context_create(0, &ctx) == ADNN_STATUS_SUCCESS, "context on device 0")) {
     diag("  %s", last_error);
     return;
   }
   adnn_plugin_op op;
   any_problem problem;
-  op_for(&op, &problem, ADNN_PLUGIN_OP_CONV2D, ADNN_DTYPE_F32);
+  op_for(&op, &problem, kind, ADNN_DTYPE_F32);
   adnn_plugin_plan *plan = NULL;
-  is_status(t->plan_create(ctx, &op, &plan), ADNN_STATUS_SUCCESS, "conv2d f32: plan_create");
+  is_status(t->plan_create(ctx, &op, &plan), ADNN_STATUS_SUCCESS, "%s f32: plan_create", opname);
   if (plan == NULL) {
     diag("  %s", last_error);
     t->context_destroy(ctx);
@@ -297,11 +296,14 @@ static void select_every_candidate(const adnn_plugin *t) {
   adnn_plugin_candidate cands[16];
   int32_t count = 0;
   is_status(t->plan_candidates(plan, cands, 16, &count), ADNN_STATUS_SUCCESS, "plan_candidates");
-  ok(count >= 1 && count <= 16, "conv2d lists 1..16 candidates (%d)", (int)count);
+  ok(count >= 1 && count <= 16, "%s lists 1..16 candidates (%d)", opname, (int)count);
   if (count >= 1)
-    is_str(cands[count - 1].name, "direct", "the last candidate is our direct kernel");
+    is_str(cands[count - 1].name, "direct", "%s: the last candidate is our direct kernel",
+           opname);
+  /* x has 18 elements, w 36, y 2: every buffer holds the largest, whichever
+   * tensor of the direction it is. */
   void *buf[4] = {NULL, NULL, NULL, NULL};
-  const size_t bytes[4] = {18 * 4, 36 * 4, 2 * 4, 0};
+  const size_t bytes[4] = {36 * 4, 36 * 4, 36 * 4, 0};
   int have_buffers = 1;
   for (int i = 0; i < 3; i++)
     if (t->mem_alloc(ctx, bytes[i], &buf[i]) != ADNN_STATUS_SUCCESS ||
@@ -311,32 +313,33 @@ static void select_every_candidate(const adnn_plugin *t) {
   for (int32_t i = 0; i < count && i < 16; i++) {
     const char *name = "";
     size_t ws = 0;
-    ok(cands[i].id > 0, "%s: id %d > 0", cands[i].name, (int)cands[i].id);
-    is_status(t->plan_select(plan, cands[i].id), ADNN_STATUS_SUCCESS, "%s: selected on the plan",
-              cands[i].name);
+    ok(cands[i].id > 0, "%s %s: id %d > 0", opname, cands[i].name, (int)cands[i].id);
+    is_status(t->plan_select(plan, cands[i].id), ADNN_STATUS_SUCCESS,
+              "%s %s: selected on the plan", opname, cands[i].name);
     t->plan_describe(plan, &name, &ws);
-    ok(strncmp(name, cands[i].name, strlen(cands[i].name)) == 0, "%s: described as %s",
-       cands[i].name, name);
-    ok(ws <= cands[i].workspace_bytes, "%s: holds %zu bytes of the %zu listed", cands[i].name, ws,
-       cands[i].workspace_bytes);
+    ok(strncmp(name, cands[i].name, strlen(cands[i].name)) == 0, "%s %s: described as %s",
+       opname, cands[i].name, name);
+    ok(ws <= cands[i].workspace_bytes, "%s %s: holds %zu bytes of the %zu listed", opname,
+       cands[i].name, ws, cands[i].workspace_bytes);
     if (have_buffers) {
       const void *in[2] = {buf[0], buf[1]};
       void *out[1] = {buf[2]};
       adnn_status st = t->plan_execute(plan, in, out);
       if (st == ADNN_STATUS_SUCCESS) st = t->synchronize(ctx);
-      is_status(st, ADNN_STATUS_SUCCESS, "%s: executes", cands[i].name);
+      is_status(st, ADNN_STATUS_SUCCESS, "%s %s: executes", opname, cands[i].name);
     }
   }
-  is_status(t->plan_select(plan, 0), ADNN_STATUS_SUCCESS, "the plugin's own choice");
+  is_status(t->plan_select(plan, 0), ADNN_STATUS_SUCCESS, "%s: the plugin's own choice", opname);
   const char *name = "";
   size_t ws = 0;
   t->plan_describe(plan, &name, &ws);
   if (count >= 1)
     ok(strncmp(name, cands[0].name, strlen(cands[0].name)) == 0,
-       "its own choice is the first candidate (%s)", name);
-  is_status(t->plan_select(plan, 99999), ADNN_STATUS_NOT_SUPPORTED, "an unknown candidate id");
+       "%s: its own choice is the first candidate (%s)", opname, name);
+  is_status(t->plan_select(plan, 99999), ADNN_STATUS_NOT_SUPPORTED, "%s: an unknown candidate id",
+            opname);
   t->plan_describe(plan, &name, &ws);
-  ok(name[0] == '\0' && ws == 0, "after a failed select the plan holds no algorithm");
+  ok(name[0] == '\0' && ws == 0, "%s: after a failed select the plan holds no algorithm", opname);
   t->plan_destroy(plan);
   for (int i = 0; i < 3; i++)
     if (buf[i]) t->mem_free(ctx, buf[i]);
@@ -409,7 +412,13 @@ int main(void) {
             "%s f32 without a device: fails cleanly with the CUDA error named", name))
       diag("  status %d, message: %s", (int)st, last_error);
   }
-  if (has_gpu) select_every_candidate(t);
+  if (has_gpu && t->init && t->init() != ADNN_STATUS_SUCCESS) {
+    ok(0, "init on a GPU machine: %s", last_error);
+  } else if (has_gpu) {
+    select_every_candidate(t, ADNN_PLUGIN_OP_CONV2D);
+    select_every_candidate(t, ADNN_PLUGIN_OP_CONV2D_BACKWARD_DATA);
+    select_every_candidate(t, ADNN_PLUGIN_OP_CONV2D_BACKWARD_WEIGHTS);
+  }
   /* The core never dlclose()s a probed plugin; neither does this test. */
   return tap_done();
 }

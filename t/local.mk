@@ -121,6 +121,12 @@ t_perfdb_CPPFLAGS = $(AM_CPPFLAGS) -DADNN_BUILDING_LIBRARY \
 	-DADNN_SYSTEM_PERFDB='"/nonexistent/adnn-test/perfdb.txt"'
 t_perfdb_LDADD = -lpthread
 EXTRA_t_perfdb_DEPENDENCIES = tools/adnn-info$(EXEEXT)
+# t/problem-key checks the performance database's key text (core/problem_key.c
+# compiled in: format 2, backward directions, tuning options).
+check_PROGRAMS += t/problem-key
+TESTS += t/problem-key
+t_problem_key_SOURCES = t/problem-key.c core/problem_key.c core/tuner.h t/tap.h
+t_problem_key_LDADD = libadnn.la -lm
 
 # ---- DNN ops: the conformance harness and every ready backend --------------------
 # The harness (t/harness/): host buffers, cases, comparison, running a case on

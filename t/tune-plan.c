@@ -280,6 +280,34 @@ int main(void) {
     ok(0, "second creation: %s", adnn_last_error());
   }
 
+  /* ---- the tuning options are part of the key (key format 2) ----
+   * Under another workspace limit, or in deterministic mode, the stored entry
+   * does not answer (every cpu candidate fits and is deterministic, so a key
+   * without the options would hit): the problem is measured, as a key of its
+   * own, and the default options' entry still answers afterwards. */
+  set_mode(ctx, ADNN_TUNE_DEFAULT, 300, def.workspace_limit / 2, 0);
+  st = adnn_plan_create_conv2d(ctx, &d, &p);
+  if (ok(st == ADNN_STATUS_SUCCESS, "half the workspace limit: created")) {
+    ok(has_text(adnn_plan_get_choice_reason(p), "measured"),
+       "another workspace limit is another key: measured (%s)", adnn_plan_get_choice_reason(p));
+    adnn_plan_destroy(p);
+  }
+  set_mode(ctx, ADNN_TUNE_DEFAULT, 300, def.workspace_limit, 1);
+  st = adnn_plan_create_conv2d(ctx, &d, &p);
+  if (ok(st == ADNN_STATUS_SUCCESS, "deterministic: created")) {
+    ok(has_text(adnn_plan_get_choice_reason(p), "measured"),
+       "deterministic mode is another key: measured (%s)", adnn_plan_get_choice_reason(p));
+    adnn_plan_destroy(p);
+  }
+  set_mode(ctx, ADNN_TUNE_DEFAULT, 300, def.workspace_limit, 0);
+  st = adnn_plan_create_conv2d(ctx, &d, &p);
+  if (ok(st == ADNN_STATUS_SUCCESS, "default options again: created")) {
+    ok(has_text(adnn_plan_get_choice_reason(p), "performance database"),
+       "the default options' entry was not replaced: from the database (%s)",
+       adnn_plan_get_choice_reason(p));
+    adnn_plan_destroy(p);
+  }
+
   /* ---- tuning off ---- */
   set_mode(ctx, ADNN_TUNE_OFF, 300, def.workspace_limit, 0);
   conv_desc(&d, 1, 16, 16, 18, 3);

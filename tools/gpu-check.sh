@@ -274,6 +274,33 @@ run() {
     row "  t/$t" "${res:-?}" - "ok $n_ok, not ok $n_bad ${skip}"
   done
 
+  # --- conv2d backward on the GPU: cuDNN's backward algorithms under the tuner,
+  # deterministic mode (ALGO_0 / ALGO_3 excluded and named in the reason), then
+  # the plugin's own choices; appended to check.log (the tool's 8-file limit).
+  conf=$work/build/t/conformance
+  if [ -x "$conf" ]; then
+    plugins_bwd="$work/build/backends/cpu/.libs:$work/build/backends/cuda/.libs"
+    t0=$(now)
+    bwd_res=ok
+    for mode in "exhaustive 1" "off 0"; do
+      # shellcheck disable=SC2086 # two words: the tuning mode, ADNN_DETERMINISTIC
+      set -- $mode
+      env ADNN_PLUGIN_PATH="$plugins_bwd" ADNN_CACHE_DIR="$work/bwd-cache" ADNN_LOG=debug \
+        ADNN_TUNE=$1 ADNN_TUNE_BUDGET_MS=100 ADNN_DETERMINISTIC=$2 \
+        ADNN_CONFORMANCE_FILTER=conv2d_backward ADNN_CONFORMANCE_BACKEND=cuda \
+        timeout 120 "$conf" >"$work/bwd-$1.out" 2>"$work/bwd-$1.err" || bwd_res=FAIL
+      { echo "=== conv2d backward on cuda, ADNN_TUNE=$1 ADNN_DETERMINISTIC=$2"
+        grep -E '^(not ok|# backend cases)' "$work/bwd-$1.out"
+        grep -E '^ok .*\[auto\]' "$work/bwd-$1.out" | sed 's/.*\[auto\] (\([^)]*\)).*/auto chose \1/' | sort | uniq -c
+        grep 'tuner: chose' "$work/bwd-$1.err" | sed 's/.*tuner: chose //; s/ in [0-9]* ms//' | sort | uniq -c | sort -rn | head -n 8
+      } >>"$logs/check.log" 2>&1
+    done
+    n_bad=$(cat "$work"/bwd-*.out | grep -c '^not ok' || true)
+    n_ok=$(cat "$work"/bwd-*.out | grep -c '^ok ' || true)
+    algos=$(cat "$work"/bwd-*.out | grep -o '\[auto\] (cudnn:[A-Z_0-9]*' | sed 's/.*(//' | sort -u | tr '\n' ' ')
+    row "conv2d backward" "$bwd_res" $(($(now) - t0)) "ok $n_ok, not ok $n_bad; auto: ${algos:-none}"
+  fi
+
   # --- what adnn sees --------------------------------------------------------
   plugins="$work/build/backends/cpu/.libs:$work/build/backends/cuda/.libs"
   if step adnn-info 60 env ADNN_PLUGIN_PATH="$plugins" "$work/build/tools/adnn-info"; then
@@ -300,8 +327,8 @@ run() {
   # One log (ops-bench.log: the device tool brings back at most 8 files).
   if [ ! -x "$work/build/tools/adnn-bench" ]; then
     row ops-bench FAIL 0 "tools/adnn-bench was not built"
-  elif step ops-bench 150 env ADNN_PLUGIN_PATH="$plugins" sh "$0" ops-bench "$work/build/tools/adnn-bench" "$src/bench/inputs/ops_cuda" "$work"; then
-    row ops-bench ok "$step_seconds" "conv/pool/act/bn/softmax/layernorm/add via adnn-bench"
+  elif step ops-bench 210 env ADNN_PLUGIN_PATH="$plugins" sh "$0" ops-bench "$work/build/tools/adnn-bench" "$src/bench/inputs/ops_cuda" "$work"; then
+    row ops-bench ok "$step_seconds" "conv (fwd, bwd data, bwd weights)/pool/act/bn/softmax/layernorm/add via adnn-bench"
   elif [ "$rc" -eq 2 ]; then
     row ops-bench SKIP "$step_seconds" "$(tail -n 1 "$logs/ops-bench.log" | cut -c1-70)"
   else
@@ -333,18 +360,34 @@ ops_bench() {
   set +e
   grep -v -e '^#' -e ':' "$problems" >"$scratch/ops-conv"
   status=0
-  for layout in nchw nhwc; do
-    list=$problems
+  # The forward ops in NCHW, the convolutions in NHWC, and the convolutions'
+  # backward data and backward weights (benchdnn's --dir) in NCHW.
+  for run in nchw:FWD nhwc:FWD nchw:BWD_D nchw:BWD_W; do
+    layout=${run%%:*} dir=${run#*:}
+    list=$problems suffix=$layout dir_opt=
     [ "$layout" = nhwc ] && list=$scratch/ops-conv
-    "$tool" --backend=cuda --mode=perf --layout=$layout --warmup=2 --time-ms=300 \
-      --batch="$list" >"$scratch/ops-$layout.txt" 2>&1
+    if [ "$dir" != FWD ]; then
+      list=$scratch/ops-conv
+      dir_opt=--dir=$dir
+      suffix=${layout}_$(echo "$dir" | tr 'A-Z' 'a-z')
+    fi
+    out=$scratch/ops-$layout-$dir.txt
+    # shellcheck disable=SC2086 # dir_opt is empty or one word
+    "$tool" --backend=cuda --mode=perf --layout=$layout $dir_opt --warmup=2 --time-ms=300 \
+      --batch="$list" >"$out" 2>&1
     rc=$?
-    if [ "$rc" -eq 3 ] && grep -q '^adnn-bench: backend cuda' "$scratch/ops-$layout.txt"; then
-      echo "ops-bench: no GPU: $(grep -m1 '^adnn-bench: backend cuda' "$scratch/ops-$layout.txt")"
+    if [ "$rc" -eq 3 ] && grep -q '^adnn-bench: backend cuda' "$out"; then
+      echo "ops-bench: no GPU: $(grep -m1 '^adnn-bench: backend cuda' "$out")"
       return 2
     fi
+    if [ "$rc" -ne 0 ] && [ -n "$dir_opt" ] && ! grep -q '^cuda' "$out"; then
+      # An adnn-bench without --dir: say so once per direction.
+      echo "RESULT op=conv_$suffix failed=\"adnn-bench $dir_opt: $(head -n 1 "$out" | tr -d '"' | cut -c1-60)\""
+      status=1
+      continue
+    fi
     [ "$rc" -eq 0 ] || status=1
-    awk -v layout=$layout '
+    awk -v layout=$suffix '
       /^cuda/ { status = $2; i = index($3, "_n"); name = substr($3, i + 2); algo = ""; ms = ""; g = 0; b = 0; msg = "" }
       /^ *algorithm / { algo = $2 }
       /^ *median / { ms = $2; for (k = 3; k <= NF; k++) { if ($k == "GFLOP/s") g = $(k - 1); if ($k == "GB/s") b = $(k - 1) } }
@@ -353,7 +396,7 @@ ops_bench() {
         if (name ~ /^conv_/) name = name "_" layout
         if (status == "ok") printf "RESULT op=%s ms=%s gflops=%s gbs=%s algo=%s\n", name, ms, g, b, algo
         else printf "RESULT op=%s failed=\"%s: %s\"\n", name, status, msg
-      }' "$scratch/ops-$layout.txt"
+      }' "$out"
   done
   return $status
 }
@@ -422,6 +465,14 @@ for nhwc in (0, 1):
             w = w.to(memory_format=torch.channels_last)
         timeit("conv_%s_%s" % (label, "nhwc" if nhwc else "nchw"),
                lambda: F.conv2d(x, w, stride=s, padding=p), 5)
+        if not nhwc:
+            # The backward directions as autograd runs them (cuDNN's
+            # BackwardData / BackwardFilter under cudnn.benchmark).
+            dy = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
+            timeit("conv_%s_nchw_bwd_d" % label,
+                   lambda: torch.nn.grad.conv2d_input(x.shape, w, dy, stride=s, padding=p), 5)
+            timeit("conv_%s_nchw_bwd_w" % label,
+                   lambda: torch.nn.grad.conv2d_weight(x, w.shape, dy, stride=s, padding=p), 5)
 x = torch.randn(32, 64, 112, 112, device=dev)
 timeit("maxpool3x3s2_32x64x112", lambda: F.max_pool2d(x, 3, 2, 1))
 timeit("relu_32x64x112x112", lambda: F.relu(x))

@@ -317,6 +317,29 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_epilogue_launch(const adnn_cuda_la
                                                               const void *src, const void *bias,
                                                               int64_t bias_stride, void *y);
 
+/* ---- conv2d_backward_data-direct.cu ------------------------------------- */
+
+/** dx = beta * dx + the gradient of the convolution p with respect to x, from
+ *  dy (p->y's layout) and w, for any shape and strides; one thread per
+ *  element of dx (p->x's layout), numbered in dx's memory order `dx_order`,
+ *  without atomics. dx is read only when beta != 0. `exact` accumulates in
+ *  double (the "reference" algorithm). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_backward_data_direct_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, int exact, const adnn_plugin_conv2d *p,
+    double beta, const adnn_cuda_memory_order *dx_order, const void *dy, const void *w, void *dx);
+
+/* ---- conv2d_backward_weights-direct.cu ---------------------------------- */
+
+/** dw = beta * dw + the gradient of the convolution p with respect to w (p->w's
+ *  layout), from x and dy, and, when db is not NULL, db = beta * db + the sum
+ *  of dy over N, P and Q (element stride p->bias.strides[0]); one thread per
+ *  output element, each summing in a fixed order (bitwise reproducible).
+ *  Outputs are read only when beta != 0. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_backward_weights_direct_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, int exact, const adnn_plugin_conv2d *p,
+    double beta, const adnn_cuda_memory_order *dw_order, const void *x, const void *dy, void *dw,
+    void *db);
+
 /* ---- pool2d_backward.cu, activation_backward.cu, softmax_backward.cu ---- */
 
 /** dx of pooling from x and dy (max: the window's first NaN, else first

@@ -60,3 +60,8 @@ cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernel
 cuda_kernel_objects += kernels/cuda/batchnorm_training.lo kernels/cuda/norm_backward.lo
 cuda_kernel_objects += kernels/cuda/softmax_cross_entropy.lo kernels/cuda/optimizer.lo
 $(cuda_kernel_objects): $(cuda_kernel_headers)
+# conv2d backward (data, weights): the direct kernels of the CUDA plugin.
+kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/conv2d_backward_data-direct.cu \
+	kernels/cuda/conv2d_backward_weights-direct.cu
+kernels/cuda/conv2d_backward_data-direct.lo kernels/cuda/conv2d_backward_weights-direct.lo: \
+	$(cuda_kernel_headers)

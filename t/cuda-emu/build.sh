@@ -15,8 +15,9 @@
 #    barriers, every other kernel runs its threads one after the other;
 #  - cuda_doubles.c: test doubles of the CUDA runtime (host memory, synchronous
 #    streams), of cuBLAS's handles and of the probe;
-#  - cudnn_doubles.c: test doubles of the cuDNN calls that need a device;
-#    the descriptor calls go to the real cuDNN libraries.
+#  - cudnn_doubles.c: test doubles of the cuDNN calls that need a device
+#    (the forward and backward convolutions, the bias gradient, their
+#    algorithm queries); the descriptor calls go to the real cuDNN libraries.
 # What this cannot check: device math functions, memory coalescing, real
 # cuDNN behaviour, launch limits, performance.
 #

@@ -234,3 +234,322 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   convolve(xd, x, wd, w, cd, yd, y, bias, mode == CUDNN_ACTIVATION_RELU);
   return CUDNN_STATUS_SUCCESS;
 }
+
+/* ---- the backward convolutions --------------------------------------------
+ *
+ * The stand-in offers the backward algorithms named by
+ * ADNN_EMU_CUDNN_BWD_DATA_ALGOS and ADNN_EMU_CUDNN_BWD_FILTER_ALGOS (cuDNN's
+ * names without the prefix, in ranking order: ALGO_0, ALGO_1, FFT,
+ * FFT_TILING, WINOGRAD, WINOGRAD_NONFUSED, and for the filter ALGO_3; default
+ * ALGO_1 for both; "none" offers none). As in real cuDNN, ALGO_0 (both directions) and the
+ * filter's ALGO_3 are reported non-deterministic, the Winograd algorithms are
+ * usable only for 3x3 filters with stride 1 and dilation 1, and the filter's
+ * WINOGRAD is never usable (cuDNN does not implement it). Workspaces are
+ * 1000 bytes times the algorithm's number plus 500, and are overwritten with
+ * NaN before the inputs are read, as in the forward stand-in. Unlike the
+ * forward stand-in these honour alpha and beta, reading the output only when
+ * beta is not zero (as cuDNN documents), so that the plans' accumulation
+ * through cuDNN's beta is checked. */
+
+typedef struct bwd_algo_name {
+  const char *name;
+  int algo;
+} bwd_algo_name;
+
+static const bwd_algo_name bwd_data_names[] = {
+    {"ALGO_0", CUDNN_CONVOLUTION_BWD_DATA_ALGO_0},
+    {"ALGO_1", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1},
+    {"FFT", CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT},
+    {"FFT_TILING", CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING},
+    {"WINOGRAD", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD},
+    {"WINOGRAD_NONFUSED", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED},
+    {NULL, 0},
+};
+
+static const bwd_algo_name bwd_filter_names[] = {
+    {"ALGO_0", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0},
+    {"ALGO_1", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1},
+    {"FFT", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT},
+    {"ALGO_3", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3},
+    {"WINOGRAD", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD},
+    {"WINOGRAD_NONFUSED", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED},
+    {"FFT_TILING", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING},
+    {NULL, 0},
+};
+
+/* The offered backward algorithms of `env` (names from `names`) in ranking
+ * order; returns their number. */
+static int bwd_offered(const char *env, const bwd_algo_name *names, int out[8]) {
+  const char *list = getenv(env);
+  if (list == NULL || *list == '\0') list = "ALGO_1";
+  int n = 0;
+  while (*list && n < 8) {
+    size_t len = strcspn(list, ",");
+    for (const bwd_algo_name *e = names; e->name != NULL; e++)
+      if (strlen(e->name) == len && strncmp(list, e->name, len) == 0) out[n++] = e->algo;
+    list += len;
+    if (*list == ',') list++;
+  }
+  return n;
+}
+
+static size_t bwd_workspace_of(int algo) { return 1000 * (size_t)algo + 500; }
+
+/* Whether the stand-in can run backward algorithm `algo` (data: 1, filter: 0)
+ * on the problem. */
+static int bwd_usable(int data, int algo, const cudnnFilterDescriptor_t w,
+                      const cudnnConvolutionDescriptor_t c) {
+  if (data)
+    return (algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD &&
+            algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED) ||
+           winograd_shape(w, c);
+  if (algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD) return 0;
+  return algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED || winograd_shape(w, c);
+}
+
+static int bwd_deterministic(int data, int algo) {
+  if (data) return algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+  return algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 && algo != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+}
+
+/* Checks a backward call of `algo` as check_call does the forward ones. */
+static cudnnStatus_t bwd_check_call(int data, const cudnnFilterDescriptor_t wd,
+                                    const cudnnConvolutionDescriptor_t cd, int algo, void *ws,
+                                    size_t ws_bytes) {
+  int algos[8];
+  const int n = data ? bwd_offered("ADNN_EMU_CUDNN_BWD_DATA_ALGOS", bwd_data_names, algos)
+                     : bwd_offered("ADNN_EMU_CUDNN_BWD_FILTER_ALGOS", bwd_filter_names, algos);
+  int found = 0;
+  for (int i = 0; i < n; i++) found |= algos[i] == algo;
+  if (!found || !bwd_usable(data, algo, wd, cd)) return CUDNN_STATUS_NOT_SUPPORTED;
+  if (ws_bytes < bwd_workspace_of(algo) || (ws_bytes > 0 && ws == NULL))
+    return CUDNN_STATUS_BAD_PARAM;
+  if (ws_bytes > 0) memset(ws, 0xff, ws_bytes);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnnHandle_t handle, int *count) {
+  (void)handle;
+  *count = 8;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnnHandle_t handle,
+                                                                 int *count) {
+  (void)handle;
+  *count = 8;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t w, const cudnnTensorDescriptor_t dy,
+    const cudnnConvolutionDescriptor_t c, const cudnnTensorDescriptor_t dx, const int requested,
+    int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf) {
+  (void)handle, (void)dy, (void)dx;
+  int algos[8];
+  int n = bwd_offered("ADNN_EMU_CUDNN_BWD_DATA_ALGOS", bwd_data_names, algos);
+  if (n > requested) n = requested;
+  for (int i = 0; i < n; i++) {
+    memset(&perf[i], 0, sizeof perf[i]);
+    perf[i].algo = (cudnnConvolutionBwdDataAlgo_t)algos[i];
+    perf[i].status = bwd_usable(1, algos[i], w, c) ? CUDNN_STATUS_SUCCESS
+                                                    : CUDNN_STATUS_NOT_SUPPORTED;
+    perf[i].time = (float)(i + 1);
+    perf[i].memory = bwd_workspace_of(algos[i]);
+    perf[i].determinism = bwd_deterministic(1, algos[i]) ? CUDNN_DETERMINISTIC
+                                                          : CUDNN_NON_DETERMINISTIC;
+    perf[i].mathType = CUDNN_FMA_MATH;
+  }
+  *returned = n;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t x, const cudnnTensorDescriptor_t dy,
+    const cudnnConvolutionDescriptor_t c, const cudnnFilterDescriptor_t dw, const int requested,
+    int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
+  (void)handle, (void)x, (void)dy;
+  int algos[8];
+  int n = bwd_offered("ADNN_EMU_CUDNN_BWD_FILTER_ALGOS", bwd_filter_names, algos);
+  if (n > requested) n = requested;
+  for (int i = 0; i < n; i++) {
+    memset(&perf[i], 0, sizeof perf[i]);
+    perf[i].algo = (cudnnConvolutionBwdFilterAlgo_t)algos[i];
+    perf[i].status = bwd_usable(0, algos[i], dw, c) ? CUDNN_STATUS_SUCCESS
+                                                     : CUDNN_STATUS_NOT_SUPPORTED;
+    perf[i].time = (float)(i + 1);
+    perf[i].memory = bwd_workspace_of(algos[i]);
+    perf[i].determinism = bwd_deterministic(0, algos[i]) ? CUDNN_DETERMINISTIC
+                                                          : CUDNN_NON_DETERMINISTIC;
+    perf[i].mathType = CUDNN_FMA_MATH;
+  }
+  *returned = n;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t w, const cudnnTensorDescriptor_t dy,
+    const cudnnConvolutionDescriptor_t c, const cudnnTensorDescriptor_t dx,
+    cudnnConvolutionBwdDataAlgo_t algo, size_t *size) {
+  (void)handle, (void)w, (void)dy, (void)c, (void)dx;
+  *size = bwd_workspace_of((int)algo);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t x, const cudnnTensorDescriptor_t dy,
+    const cudnnConvolutionDescriptor_t c, const cudnnFilterDescriptor_t dw,
+    cudnnConvolutionBwdFilterAlgo_t algo, size_t *size) {
+  (void)handle, (void)x, (void)dy, (void)c, (void)dw;
+  *size = bwd_workspace_of((int)algo);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* The geometry of a convolution read back from its descriptors: x (or dx)
+ * and y (or dy) with their strides, the filter with its format's strides. */
+typedef struct emu_geometry {
+  int f64;
+  int n, c, h, w, ns, cs, hs, ws;     /* x */
+  int k, p, q, yns, ycs, yhs, yws;    /* y */
+  int cg, r, s;                       /* the filter [k, cg, r, s] */
+  long fks, fcs, frs, fss;            /* its strides: KCRS or KRSC */
+  int ph, pw, u, v, dh, dw, g;
+} emu_geometry;
+
+static void read_geometry(const cudnnTensorDescriptor_t xd, const cudnnFilterDescriptor_t wd,
+                          const cudnnConvolutionDescriptor_t cd,
+                          const cudnnTensorDescriptor_t yd, emu_geometry *e) {
+  cudnnDataType_t dt, fdt, ct;
+  cudnnGetTensor4dDescriptor(xd, &dt, &e->n, &e->c, &e->h, &e->w, &e->ns, &e->cs, &e->hs,
+                             &e->ws);
+  cudnnTensorFormat_t fmt;
+  int k;
+  cudnnGetFilter4dDescriptor(wd, &fdt, &fmt, &k, &e->cg, &e->r, &e->s);
+  int yn;
+  cudnnGetTensor4dDescriptor(yd, &dt, &yn, &e->k, &e->p, &e->q, &e->yns, &e->ycs, &e->yhs,
+                             &e->yws);
+  cudnnConvolutionMode_t mode;
+  cudnnGetConvolution2dDescriptor(cd, &e->ph, &e->pw, &e->u, &e->v, &e->dh, &e->dw, &mode, &ct);
+  cudnnGetConvolutionGroupCount(cd, &e->g);
+  if (fmt == CUDNN_TENSOR_NCHW) {
+    e->fss = 1, e->frs = e->s, e->fcs = (long)e->r * e->s, e->fks = (long)e->cg * e->r * e->s;
+  } else {
+    e->fcs = 1, e->fss = e->cg, e->frs = (long)e->s * e->cg, e->fks = (long)e->r * e->s * e->cg;
+  }
+  e->f64 = dt == CUDNN_DATA_DOUBLE;
+}
+
+static double load(int f64, const void *p, long i) {
+  return f64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+static double scale_of(int f64, const void *s) {
+  return f64 ? *(const double *)s : (double)*(const float *)s;
+}
+
+/* out[i] = alpha * acc + beta * out[i], out read only when beta != 0. */
+static void store_scaled(int f64, void *out, long i, double acc, double alpha, double beta) {
+  double v = alpha * acc;
+  if (beta != 0) v += beta * load(f64, out, i);
+  if (f64)
+    ((double *)out)[i] = v;
+  else
+    ((float *)out)[i] = (float)v;
+}
+
+cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alpha,
+                                           const cudnnFilterDescriptor_t wd, const void *w,
+                                           const cudnnTensorDescriptor_t dyd, const void *dy,
+                                           const cudnnConvolutionDescriptor_t cd,
+                                           cudnnConvolutionBwdDataAlgo_t algo, void *ws,
+                                           size_t ws_bytes, const void *beta,
+                                           const cudnnTensorDescriptor_t dxd, void *dx) {
+  (void)handle;
+  cudnnStatus_t st = bwd_check_call(1, wd, cd, (int)algo, ws, ws_bytes);
+  if (st != CUDNN_STATUS_SUCCESS) return st;
+  emu_geometry e;
+  read_geometry(dxd, wd, cd, dyd, &e);
+  const double a = scale_of(e.f64, alpha), b = scale_of(e.f64, beta);
+  const int kg = e.k / e.g;
+  for (int in = 0; in < e.n; in++)
+    for (int ic = 0; ic < e.c; ic++)
+      for (int ih = 0; ih < e.h; ih++)
+        for (int iw = 0; iw < e.w; iw++) {
+          const int grp = ic / e.cg, c_in = ic % e.cg;
+          double acc = 0;
+          for (int k = grp * kg; k < (grp + 1) * kg; k++)
+            for (int r = 0; r < e.r; r++)
+              for (int s = 0; s < e.s; s++) {
+                const int hh = ih + e.ph - r * e.dh, ww = iw + e.pw - s * e.dw;
+                if (hh < 0 || ww < 0 || hh % e.u || ww % e.v) continue;
+                const int p = hh / e.u, q = ww / e.v;
+                if (p >= e.p || q >= e.q) continue;
+                acc += load(e.f64, dy, (long)in * e.yns + (long)k * e.ycs + (long)p * e.yhs +
+                                           (long)q * e.yws) *
+                       load(e.f64, w, k * e.fks + c_in * e.fcs + r * e.frs + s * e.fss);
+              }
+          store_scaled(e.f64, dx,
+                       (long)in * e.ns + (long)ic * e.cs + (long)ih * e.hs + (long)iw * e.ws, acc,
+                       a, b);
+        }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *alpha,
+                                             const cudnnTensorDescriptor_t xd, const void *x,
+                                             const cudnnTensorDescriptor_t dyd, const void *dy,
+                                             const cudnnConvolutionDescriptor_t cd,
+                                             cudnnConvolutionBwdFilterAlgo_t algo, void *ws,
+                                             size_t ws_bytes, const void *beta,
+                                             const cudnnFilterDescriptor_t dwd, void *dw) {
+  (void)handle;
+  cudnnStatus_t st = bwd_check_call(0, dwd, cd, (int)algo, ws, ws_bytes);
+  if (st != CUDNN_STATUS_SUCCESS) return st;
+  emu_geometry e;
+  read_geometry(xd, dwd, cd, dyd, &e);
+  const double a = scale_of(e.f64, alpha), b = scale_of(e.f64, beta);
+  const int kg = e.k / e.g;
+  for (int k = 0; k < e.k; k++)
+    for (int c = 0; c < e.cg; c++)
+      for (int r = 0; r < e.r; r++)
+        for (int s = 0; s < e.s; s++) {
+          const int ic = (k / kg) * e.cg + c;
+          double acc = 0;
+          for (int in = 0; in < e.n; in++)
+            for (int p = 0; p < e.p; p++)
+              for (int q = 0; q < e.q; q++) {
+                const int hh = p * e.u - e.ph + r * e.dh, ww = q * e.v - e.pw + s * e.dw;
+                if (hh < 0 || hh >= e.h || ww < 0 || ww >= e.w) continue;
+                acc += load(e.f64, x, (long)in * e.ns + (long)ic * e.cs + (long)hh * e.hs +
+                                          (long)ww * e.ws) *
+                       load(e.f64, dy, (long)in * e.yns + (long)k * e.ycs + (long)p * e.yhs +
+                                           (long)q * e.yws);
+              }
+          store_scaled(e.f64, dw, k * e.fks + c * e.fcs + r * e.frs + s * e.fss, acc, a, b);
+        }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnConvolutionBackwardBias(cudnnHandle_t handle, const void *alpha,
+                                           const cudnnTensorDescriptor_t dyd, const void *dy,
+                                           const void *beta, const cudnnTensorDescriptor_t dbd,
+                                           void *db) {
+  (void)handle;
+  cudnnDataType_t dt, bdt;
+  int n, k, p, q, ns, ks, ps, qs;
+  cudnnGetTensor4dDescriptor(dyd, &dt, &n, &k, &p, &q, &ns, &ks, &ps, &qs);
+  int bn, bk, bh, bw, bns, bks, bhs, bws;
+  cudnnGetTensor4dDescriptor(dbd, &bdt, &bn, &bk, &bh, &bw, &bns, &bks, &bhs, &bws);
+  if (bn != 1 || bk != k || bh != 1 || bw != 1 || bdt != dt) return CUDNN_STATUS_BAD_PARAM;
+  const int f64 = dt == CUDNN_DATA_DOUBLE;
+  const double a = scale_of(f64, alpha), b = scale_of(f64, beta);
+  for (int ik = 0; ik < k; ik++) {
+    double acc = 0;
+    for (int in = 0; in < n; in++)
+      for (int ip = 0; ip < p; ip++)
+        for (int iq = 0; iq < q; iq++)
+          acc += load(f64, dy, (long)in * ns + (long)ik * ks + (long)ip * ps + (long)iq * qs);
+    store_scaled(f64, db, (long)ik * bks, acc, a, b);
+  }
+  return CUDNN_STATUS_SUCCESS;
+}

@@ -8,8 +8,10 @@
 # per cuDNN stand-in configuration: ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM, then
 # IMPLICIT_PRECOMP_GEMM,WINOGRAD (see cudnn_doubles.c), with the CPU plugin
 # beside the emulated "cuda" one. Other environment variables (ADNN_TUNE,
-# ADNN_CONFORMANCE_FILTER, ...) pass through. build.sh says what is emulated
-# and what is not.
+# ADNN_CONFORMANCE_FILTER, ADNN_EMU_CUDNN_BWD_DATA_ALGOS and
+# ADNN_EMU_CUDNN_BWD_FILTER_ALGOS for the backward convolutions' stand-in
+# algorithms, ...) pass through. build.sh says what is emulated and what is
+# not.
 set -eu
 build=$(cd "${1:?usage: run.sh BUILD_DIR [TEST...]}" && pwd)
 shift
