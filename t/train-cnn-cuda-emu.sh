@@ -50,14 +50,6 @@ ADNN_PLUGIN_PATH="$build/backends/cpu/.libs:$work/plugin"
 export ADNN_PLUGIN_PATH
 ADNN_BACKEND=cuda ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM "$prog" --epochs 1 --min-accuracy 0 >"$work/cuda" 2>"$work/cuda.err"
 rc=$?
-# While the training ops land one by one (issue 12), a build whose CUDA
-# plugin still refuses one skips; this clause goes once they are all merged.
-if [ $rc != 0 ] && grep -q 'not implemented' "$work/cuda.err"; then
-  n=$((n + 1))
-  echo "ok $n # SKIP the CUDA plugin lacks a training op: $(head -1 "$work/cuda.err")"
-  echo "1..$n"
-  exit 0
-fi
 ok $rc "train-cnn --epochs 1 with ADNN_BACKEND=cuda on the emulated plugin (exit $rc)"
 diag "$(cat "$work/cuda")"
 [ $rc = 0 ] || diag "$(cat "$work/cuda.err")"
