@@ -7,6 +7,8 @@ dist_doc_DATA += README.md doc/api.md doc/plugins.md doc/cpu.md doc/cuda.md doc/
 EXTRA_DIST += doc/gpu-check.md
 # ADNN_VERBOSE (core/verbose.c).
 dist_doc_DATA += doc/verbose.md
+# The training examples: their data set (attribution, license) and data parallelism.
+dist_doc_DATA += doc/datasets.md doc/distributed.md
 
 
 # The complete programs the section 3 man pages cite (as doc/examples/NAME.c),

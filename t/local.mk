@@ -280,6 +280,13 @@ t_bench_roundtrip_LDADD = -lm
 # gemm-demo's command line and cnn-forward's notice (t/examples.sh).
 TESTS += t/examples.sh
 EXTRA_DIST += t/examples.sh
+# examples/train-cnn: >= 95 % test accuracy, identical loss curves in two runs
+# (t/train-cnn.sh); examples/train-cnn-mpi on 2 ranks matches one process over
+# the global batch (t/train-cnn-mpi.sh; skips without MPI); train-cnn runs
+# unchanged on the emulated CUDA plugin (t/train-cnn-cuda-emu.sh, one epoch).
+TESTS += t/train-cnn.sh t/train-cnn-mpi.sh t/train-cnn-cuda-emu.sh
+EXTRA_DIST += t/train-cnn.sh t/train-cnn-mpi.sh t/train-cnn-cuda-emu.sh
+AM_TESTS_ENVIRONMENT += ADNN_TEST_MPIRUN='$(MPIRUN)'; export ADNN_TEST_MPIRUN;
 
 # ---- packaging split -----------------------------------------------------------
 # Every installed file belongs to exactly one package of doc/packaging.md's split
