@@ -29,7 +29,7 @@
 
 #include "bench/peer.h"
 
-static peer_options options = {"conv-onednn", "onednn", 0, 0, 1, 500, 0, BENCH_DIR_FWD};
+static peer_options options = {"conv-onednn", "onednn", 0, 0, 1, 500, 0, -1};
 
 #define CHECK(call)                                                              \
   do {                                                                           \
@@ -131,7 +131,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   CHECK(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, dnnl_format_tag_any));
   CHECK(dnnl_memory_desc_init_by_tag(&bia_any, 1, bia_dims, dnnl_f32, dnnl_x));
   CHECK(dnnl_dilated_convolution_forward_desc_init(
-      &fd, dir == BENCH_DIR_FWD ? dnnl_forward_inference : dnnl_forward_training,
+      &fd, dir == BENCH_DIR_FWD_D ? dnnl_forward_inference : dnnl_forward_training,
       dnnl_convolution_direct, &src_any, &wei_any, dir == BENCH_DIR_BWD_WB ? &bia_any : NULL,
       &dst_any, strides, dil, pad_l, pad_r));
   CHECK(dnnl_primitive_desc_create(&fwd_pd, &fd, NULL, eng, NULL));
@@ -246,7 +246,10 @@ int main(int argc, char **argv) {
     const bench_problem *p = &list[i];
     char text[512];
     bench_problem_format(p, text, sizeof text);
-    if (p->op == BENCH_OP_CONV)
+    if (p->op == BENCH_OP_CONV && p->beta != 0.0)
+      peer_print_row(&options, text, "unsupported", "", NAN, NULL, 0, 0,
+                     "oneDNN's backward convolutions do not accumulate (beta)");
+    else if (p->op == BENCH_OP_CONV)
       rc |= run_conv(eng, stream, p, text);
     else if (p->op == BENCH_OP_GEMM)
       rc |= peer_run_gemm(&options, p, text, "dnnl_sgemm", gemm_exec);

@@ -20,7 +20,7 @@
 
 #include "bench/peer.h"
 
-static peer_options options = {"gemm-openblas", "openblas", 0, 0, 1, 500, 0, BENCH_DIR_FWD};
+static peer_options options = {"gemm-openblas", "openblas", 0, 0, 1, 500, 0, -1};
 
 /* C = op(A) op(B), row-major, packed. */
 static int gemm_exec(void *arg) {

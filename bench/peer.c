@@ -117,14 +117,13 @@ static int add_problem(const peer_options *o, const char *text, const char *wher
     *list = grown;
   }
   char err[512];
-  if (bench_problem_parse(text, &(*list)[*n], err, sizeof err)) {
+  /* --dir: for a problem that names no direction of its own, where its op
+   * has that direction. */
+  if (bench_problem_parse_dir(text, o->dir, &(*list)[*n], err, sizeof err)) {
     fprintf(stderr, "%s: %s: %s\n", o->program, where, err);
     return 2;
   }
   if (o->mb > 0) bench_problem_set_mb(&(*list)[*n], o->mb);
-  /* --dir: for a convolution that names no direction of its own. */
-  if ((*list)[*n].op == BENCH_OP_CONV && (*list)[*n].dir == BENCH_DIR_FWD)
-    (*list)[*n].dir = o->dir;
   (*n)++;
   return 0;
 }
@@ -162,7 +161,7 @@ int peer_read_command_line(int argc, char **argv, peer_options *o, bench_problem
   o->warmup = 1;
   o->time_ms = 500;
   o->mb = 0;
-  o->dir = BENCH_DIR_FWD;
+  o->dir = -1;
   /* --mb applies to every problem: read it before any problem. */
   for (int i = 1; i < argc; i++)
     if (!strncmp(argv[i], "--mb=", 5)) o->mb = atoll(argv[i] + 5);
@@ -179,21 +178,21 @@ int peer_read_command_line(int argc, char **argv, peer_options *o, bench_problem
       o->time_ms = atof(a + 10);
     } else if (!strncmp(a, "--warmup=", 9)) {
       o->warmup = atoi(a + 9);
-    } else if (!strncmp(a, "--dir=", 6)) {
+    } else if (!strncmp(a, "--dir=", 6) && !strchr(a, ':')) {
       if ((o->dir = bench_dir_parse(a + 6, strlen(a + 6))) < 0) {
-        fprintf(stderr, "%s: --dir=%s: expected FWD_D, FWD_I, BWD_D, BWD_W or BWD_WB\n",
+        fprintf(stderr, "%s: --dir=%s: expected FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB or BWD_DW\n",
                 o->program, a + 6);
         rc = 2;
       }
     } else if (!strncmp(a, "--batch=", 8)) {
       rc = read_batch(o, a + 8, list, n, &cap);
-    } else if (a[0] != '-') {
+    } else if (a[0] != '-' || !strncmp(a, "--dir=", 6)) { /* --dir=<DIR>:<problem> too */
       snprintf(where, sizeof where, "argument %d", i);
       rc = add_problem(o, a, where, list, n, &cap);
     } else {
       fprintf(stderr,
               "usage: %s [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N] "
-              "[--dir=FWD_D|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]\n",
+              "[--dir=DIR] [--batch=FILE] [PROBLEM...]\n",
               o->program);
       rc = 2;
     }

@@ -8,10 +8,10 @@
  * link libadnn.
  *
  * Command line: [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N]
- *               [--dir=FWD_D|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]
- *               (as adnn-bench's: --dir gives the convolutions after it that
- *               name no direction of their own ("dir=BWD_D:...") benchdnn's
- *               direction, bench_problem.dir)
+ *               [--dir=DIR] [--batch=FILE] [PROBLEM...]
+ *               (as adnn-bench's: --dir gives the problems after it that
+ *               name no direction of their own ("dir=BWD_D:...") and whose
+ *               op has it benchdnn's direction DIR, bench_problem.dir)
  */
 #ifndef ADNN_BENCH_PEER_H
 #define ADNN_BENCH_PEER_H
@@ -28,7 +28,7 @@ typedef struct peer_options {
   int warmup;
   double time_ms;
   int64_t mb;          /**< minibatch override, 0: none */
-  int dir;             /**< the last --dir (enum bench_dir), while reading */
+  int dir;             /**< the last --dir (enum bench_dir; -1: none), while reading */
 } peer_options;
 
 /** Reads the options and the problems (each with --mb applied). Returns 0,

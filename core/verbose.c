@@ -121,6 +121,10 @@ static void put_conv(line_buf *l, const adnn_plugin_conv2d *c) {
       (long long)c->pad_left);
   if (c->dilation_h != 1 || c->dilation_w != 1)
     put(l, "dh%llddw%lld", (long long)(c->dilation_h - 1), (long long)(c->dilation_w - 1));
+  /* Asymmetric padding: adnn-bench's explicit end paddings (oh and ow are
+   * then only checked). */
+  if (c->pad_bottom != c->pad_top) put(l, "pb%lld", (long long)c->pad_bottom);
+  if (c->pad_right != c->pad_left) put(l, "pr%lld", (long long)c->pad_right);
 }
 
 /* How many of alpha, beta an activation kind uses (the manifest's column). */
@@ -195,27 +199,28 @@ static void print_batchnorm(line_buf *p, const void *problem, const char **layou
   if (b->x.rank == 4) *layout = image_layout(&b->x);
 }
 
-/* Batch-norm training and backward, norm backward: the forward problem's
- * string and benchdnn's direction (FWD_D: forward with batch statistics;
- * BWD_DW: the gradients of data and weights), as adnn-bench parses them. */
+/* Batch-norm training and backward, norm backward: benchdnn's direction
+ * (FWD_D: forward with batch statistics; BWD_DW: the gradients of data and
+ * weights) first, as adnn-bench's canonical form writes it for every op,
+ * then the forward problem's string. */
 static void print_batchnorm_training(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_batchnorm_training *b = problem;
+  put(p, "dir=FWD_D:");
   print_batchnorm(p, &b->fwd, layout);
-  put(p, ":dir=FWD_D");
   if (b->momentum != 0.1) put(p, ":mom%.17g", b->momentum);
   if (b->fwd.epsilon != 1e-5) put(p, ":eps%.17g", b->fwd.epsilon);
 }
 
 static void print_batchnorm_backward(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_batchnorm_backward *b = problem;
+  put(p, "dir=BWD_DW:");
   print_batchnorm(p, &b->fwd, layout);
-  put(p, ":dir=BWD_DW");
 }
 
 static void print_norm_backward(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_norm_backward *n = problem;
+  put(p, "dir=BWD_DW:");
   print_norm(p, &n->fwd, layout);
-  put(p, ":dir=BWD_DW");
 }
 
 static void print_binary(line_buf *p, const void *problem, const char **layout) {
@@ -241,14 +246,16 @@ static void print_reduce(line_buf *p, const void *problem, const char **layout) 
   if (r->keep_dims) put(p, ":keep");
 }
 
+static void put_shortest(line_buf *p, const char *key, double v);
+
 /* The backward convolutions: adnn-bench's direction field (benchdnn's
  * dir=BWD_D, BWD_W without and BWD_WB with the bias gradient), then the
- * forward geometry. beta has no adnn-bench syntax (adnn-bench runs beta 0)
- * and is not printed. */
+ * forward geometry and, when it is not 0, beta (adnn-bench's :beta<B>). */
 static void print_conv2d_backward_data(line_buf *p, const void *problem, const char **layout) {
   const adnn_plugin_conv2d_backward_data *b = problem;
   put(p, "dir=BWD_D:");
   put_conv(p, &b->fwd);
+  if (b->beta != 0.0) put_shortest(p, ":beta", b->beta);
   *layout = image_layout(&b->fwd.x);
 }
 
@@ -256,6 +263,7 @@ static void print_conv2d_backward_weights(line_buf *p, const void *problem, cons
   const adnn_plugin_conv2d_backward_weights *b = problem;
   put(p, "dir=%s:", b->fwd.has_bias ? "BWD_WB" : "BWD_W");
   put_conv(p, &b->fwd);
+  if (b->beta != 0.0) put_shortest(p, ":beta", b->beta);
   *layout = image_layout(&b->fwd.x);
 }
 

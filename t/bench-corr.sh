@@ -53,6 +53,25 @@ expect softmax:4x9 softmax:axis-1:4x9
 expect lnorm:4x8:nobias lnorm:4x8:nobias
 expect binary:sub:2x1x5+3x1 binary:sub:2x1x5+3x1
 expect gemm:m7n5k3:tb_nx gemm:m7n5k3:tb_nx
+# benchdnn's directions: one prefix form for every op (the normalizations'
+# older trailing field read as an alias), conv's beta
+expect dir=BWD_W:mb1ic4ih5oc4kh3:beta1 dir=BWD_W:mb1ic4ih5oc4oh3kh3:beta1
+expect --dir=BWD_D:pool:max:mb1ic3ih6kh2sh2 dir=BWD_D:pool:max:mb1ic3ih6kh2sh2
+expect lnorm:4x8:dir=BWD_DW dir=BWD_DW:lnorm:4x8
+expect bnorm:mb2ic4ih3:dir=FWD_D:mom0.5 dir=FWD_D:bnorm:mb2ic4ih3:mom0.5
+expect dir=FWD_I:bnorm:mb2ic4 bnorm:mb2ic4
+expect dir=FWD_I:act:relu:5 act:relu:5
+
+# --dir: the problems after it that name no direction, where their op has it
+"$tool" --backend=cpu --mode=corr --csv --dir=BWD_D mb1ic4ih5oc4kh3 dir=FWD_D:mb1ic4ih5oc4kh3 \
+  act:relu:4 gemm:m2n2k2 lnorm:4x8 --dir=BWD_DW lnorm:4x8 bnorm:mb2ic4 >"$tmp/p" 2>"$tmp/perr"
+rc=$?
+got=$(sed 1d "$tmp/p" | cut -d, -f2 | tr '\n' ' ')
+want="dir=BWD_D:mb1ic4ih5oc4oh3kh3 mb1ic4ih5oc4oh3kh3 dir=BWD_D:act:relu:4 gemm:m2n2k2 lnorm:4x8 \
+dir=BWD_DW:lnorm:4x8 dir=BWD_DW:bnorm:mb2ic4 "
+[ $rc = 0 ] && [ "$got" = "$want" ]
+ok $? "--dir applies to the following problems whose op has the direction and that name none"
+[ $rc = 0 ] && [ "$got" = "$want" ] || diag "exit $rc, got '$got'" "$(cat "$tmp/perr")"
 
 # ---- parse and usage errors: exit 2, the bad token named -------------------
 bad() {
@@ -72,10 +91,21 @@ bad pool:mean:mb1ic3ih5kh2 "mean"
 bad act:relu:3xx4 "3xx4"
 bad binary:add:3x4+5 "3x4+5"
 bad gemm:m4n4 "m4n4"
+bad dir=BWD_W:pool:max:mb1ic3ih5kh2 "pool has no BWD_W direction (pool takes FWD_D, FWD_I or BWD_D)"
+bad dir=BWD_D:lnorm:4x8 "lnorm takes FWD_D or BWD_DW"
+bad dir=BWD_D:gemm:m2n2k2 "gemm takes FWD_D only"
+bad dir=BWD_Q:act:relu:3 "the direction is FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB or BWD_DW"
+bad mb1ic4ih5oc4kh3:beta1 "beta1': beta (accumulation into the output) needs a backward direction"
+bad --dir=BWD "BWD': --dir is FWD_D"
 bad --mode=fast "fast"
 bad --tune=sometimes "sometimes"
 bad --alg=magic "magic"
 bad --nonsense "nonsense"
+"$tool" --backend=cpu --mode=corr --dir=FWD_D bnorm:mb2ic4:relu >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && grep -q "dir=FWD_D takes no fused activation.*(in the direction of --dir=FWD_D)" "$tmp/err"
+ok $? "a problem that cannot take --dir's direction is rejected with exit 2, naming --dir"
+[ $rc = 2 ] || diag "exit $rc" "$(cat "$tmp/err")"
 printf 'mb1ic4ih5oc4kh3\n# a comment\n\nmb1ic4ih5oc4kh3q7\n' >"$tmp/badbatch"
 "$tool" --mode=corr --batch="$tmp/badbatch" >"$tmp/out" 2>"$tmp/err"
 rc=$?

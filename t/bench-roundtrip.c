@@ -131,8 +131,14 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
         p->pr = tap_rng_next(r) % 2 ? p->pl : pick(r, 0, p->kw + p->sw);
         if (p->pb > BENCH_NUMBER_MAX) p->pb = BENCH_NUMBER_MAX;
         if (p->pr > BENCH_NUMBER_MAX) p->pr = BENCH_NUMBER_MAX;
-        /* the direction: forward most of the time, each backward one too */
-        p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : (int)pick(r, BENCH_DIR_FWD, BENCH_DIR_BWD_WB);
+        /* the direction: forward most of the time, each backward one too,
+         * those with a beta (accumulation) now and then */
+        static const int conv_dirs[] = {BENCH_DIR_FWD_D, BENCH_DIR_BWD_D, BENCH_DIR_BWD_W,
+                                        BENCH_DIR_BWD_WB};
+        p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD_D : conv_dirs[pick(r, 0, 3)];
+        p->beta = 0.0;
+        if (p->dir != BENCH_DIR_FWD_D && tap_rng_next(r) % 2)
+          p->beta = tap_rng_next(r) % 2 ? 1.0 : any_double(r);
         p->oh = conv_out(p->ih, p->kh, p->sh, p->dh, p->pt, p->pb);
         p->ow = conv_out(p->iw, p->kw, p->sw, p->dw, p->pl, p->pr);
         const int64_t x[4] = {p->mb, p->ic, p->ih, p->iw}, y[4] = {p->mb, p->oc, p->oh, p->ow},
@@ -163,7 +169,7 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
         p->ow = pool_out(p->iw, p->kw, p->sw, p->pl, p->ceil_mode);
         const int64_t x[4] = {p->mb, p->ic, p->ih, p->iw};
         /* the forward op, or its backward pass (dir=BWD_D) */
-        p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
+        p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD_D : BENCH_DIR_BWD_D;
         if (p->oh >= 1 && p->ow >= 1 && elements(4, x) >= 0) return;
       }
     case BENCH_OP_ACT: {
@@ -176,14 +182,14 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       if (tap_rng_next(r) % 2) p->alpha = any_double(r);
       if (tap_rng_next(r) % 2) p->beta = any_double(r);
       random_dims(r, &p->rank, p->dims);
-      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD_D : BENCH_DIR_BWD_D;
       return;
     }
     case BENCH_OP_SOFTMAX:
       random_dims(r, &p->rank, p->dims);
       p->axis = (int)pick(r, -p->rank, p->rank - 1);
       p->log_softmax = (int)(tap_rng_next(r) % 2);
-      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD : BENCH_DIR_BWD_D;
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_FWD_D : BENCH_DIR_BWD_D;
       return;
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM:
@@ -196,7 +202,7 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
         do p->eps = fabs(any_double(r));
         while (!(p->eps > 0));
       }
-      if (tap_rng_next(r) % 3 == 0) p->norm_dir = BENCH_NORM_BACKWARD;
+      p->dir = tap_rng_next(r) % 3 == 0 ? BENCH_DIR_BWD_DW : BENCH_DIR_FWD_D;
       return;
     case BENCH_OP_BNORM: {
       p->mb = size_in(r, 8, big);
@@ -207,12 +213,15 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       }
       p->eps = 1e-5;
       p->momentum = 0.1;
-      /* Training (dir=FWD_D, with a momentum) and backward (BWD_DW) take no
-       * activation and need 2 elements per channel. */
-      const int dir = (int)pick(r, 0, 2);
-      if (dir != BENCH_NORM_FORWARD && p->mb * (p->ih ? p->ih * p->iw : 1) >= 2) {
-        p->norm_dir = dir;
-        if (dir == BENCH_NORM_TRAINING && tap_rng_next(r) % 2)
+      /* Inference (FWD_I) is the default. Training (dir=FWD_D, with a
+       * momentum) and backward (BWD_DW) take no activation and need 2
+       * elements per channel. */
+      static const int bnorm_dirs[] = {BENCH_DIR_FWD_I, BENCH_DIR_FWD_D, BENCH_DIR_BWD_DW};
+      const int dir = bnorm_dirs[pick(r, 0, 2)];
+      p->dir = BENCH_DIR_FWD_I;
+      if (dir != BENCH_DIR_FWD_I && p->mb * (p->ih ? p->ih * p->iw : 1) >= 2) {
+        p->dir = dir;
+        if (dir == BENCH_DIR_FWD_D && tap_rng_next(r) % 2)
           p->momentum = (double)(tap_rng_next(r) % 1001) / 1000.0;
         if (tap_rng_next(r) % 2) {
           do p->eps = fabs(any_double(r));
@@ -265,10 +274,10 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       p->loss_reduction = (adnn_loss_reduction)pick(r, ADNN_LOSS_REDUCTION_MEAN,
                                                     ADNN_LOSS_REDUCTION_NONE);
       p->ignore_index = tap_rng_next(r) % 2 ? -100 : pick(r, -BENCH_NUMBER_MAX, BENCH_NUMBER_MAX);
-      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_BWD_D : BENCH_DIR_FWD;
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_BWD_D : BENCH_DIR_FWD_D;
       return;
     case BENCH_OP_OPTIM: {
-      random_dims(r, &p->rank, p->dims);
+      random_dims(r, &p->rank, p->dims); /* 1 to 8 tensors: BENCH_OPTIM_MAX_TENSORS */
       p->opt_kind = (adnn_optimizer_kind)pick(r, ADNN_OPTIMIZER_SGD, ADNN_OPTIMIZER_ADAMW);
       p->lr = tap_rng_next(r) % 2 ? 1e-3 : fabs(any_double(r));
       p->beta1 = 0.9;
@@ -312,7 +321,7 @@ static int same_problem(const bench_problem *a, const bench_problem *b, char *wh
   INT_FIELD(log_softmax) INT_FIELD(norm_dims) INT_FIELD(has_gain) INT_FIELD(has_bias)
   DOUBLE_FIELD(eps) INT_FIELD(binary_op) INT_FIELD(reduce_kind) INT_FIELD(reduce_axes)
   INT_FIELD(keep_dims) INT_FIELD(m) INT_FIELD(n) INT_FIELD(k) INT_FIELD(ta) INT_FIELD(tb)
-  INT_FIELD(loss_reduction) INT_FIELD(ignore_index) INT_FIELD(opt_kind)
+  DOUBLE_FIELD(momentum) INT_FIELD(loss_reduction) INT_FIELD(ignore_index) INT_FIELD(opt_kind)
   DOUBLE_FIELD(lr) DOUBLE_FIELD(weight_decay) DOUBLE_FIELD(sgd_momentum) DOUBLE_FIELD(dampening)
   DOUBLE_FIELD(beta1) DOUBLE_FIELD(beta2) DOUBLE_FIELD(opt_eps) INT_FIELD(nesterov)
   for (int i = 0; i < BENCH_MAX_RANK; i++) {
@@ -394,11 +403,46 @@ static const struct {
     {"act:relu:a1:a2:3", "twice"},
     {"dir=BWD_D:", "must follow"},
     {"dir=BWD_D", "must follow"},
-    {"dir=BWD_X:act:relu:3", "the direction is"},
+    {"dir=BWD_X:act:relu:3", "the direction is FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB or BWD_DW"},
     {"dir=BWD_D:dir=BWD_D:act:relu:3", "twice"},
-    {"dir=BWD_W:pool:max:mb1ic3ih5kh2", "no BWD_W direction"},
-    {"dir=BWD_D:lnorm:4x5", "no BWD_D direction"},
-    {"dir=BWD_D:gemm:m2n2k2", "no BWD_D direction"},
+    {"--dir=BWD_D:dir=BWD_W:act:relu:3", "'dir=BWD_W': a direction given twice"},
+    {"dir=bwd_d:act:relu:3", "the direction is"},
+    {"dir=:act:relu:3", "the direction is"},
+    /* every op refuses the directions it lacks, naming those it has */
+    {"dir=BWD_W:pool:max:mb1ic3ih5kh2",
+     "pool has no BWD_W direction (pool takes FWD_D, FWD_I or BWD_D)"},
+    {"dir=BWD_DW:pool:max:mb1ic3ih5kh2", "pool has no BWD_DW direction"},
+    {"dir=BWD_WB:act:relu:3", "act has no BWD_WB direction (act takes FWD_D, FWD_I or BWD_D)"},
+    {"--dir=BWD_DW:softmax:3",
+     "softmax has no BWD_DW direction (softmax takes FWD_D, FWD_I or BWD_D)"},
+    {"dir=BWD_W:xent:sum:4x5", "xent has no BWD_W direction (xent takes FWD_D, FWD_I or BWD_D)"},
+    {"dir=BWD_D:lnorm:4x5", "lnorm has no BWD_D direction (lnorm takes FWD_D or BWD_DW)"},
+    {"dir=FWD_I:lnorm:4x5", "lnorm has no FWD_I direction (lnorm takes FWD_D or BWD_DW)"},
+    {"dir=BWD_W:rmsnorm:4x5", "rmsnorm has no BWD_W direction (rmsnorm takes FWD_D or BWD_DW)"},
+    {"dir=BWD_D:bnorm:mb2ic4", "bnorm has no BWD_D direction (bnorm takes FWD_D, FWD_I or BWD_DW)"},
+    {"dir=BWD_D:gemm:m2n2k2", "gemm has no BWD_D direction (gemm takes FWD_D only)"},
+    {"dir=FWD_I:gemm:m2n2k2", "gemm has no FWD_I direction (gemm takes FWD_D only)"},
+    {"dir=BWD_D:binary:add:3+3", "binary has no BWD_D direction (binary takes FWD_D only)"},
+    {"dir=BWD_DW:reduce:sum:4x5:axes0", "reduce has no BWD_DW direction (reduce takes FWD_D only)"},
+    {"dir=BWD_D:optim:sgd:10", "optim has no BWD_D direction (optim takes FWD_D only)"},
+    {"dir=BWD_DW:mb1ic4ih5oc4kh3",
+     "conv has no BWD_DW direction (conv takes FWD_D, FWD_I, BWD_D, BWD_W or BWD_WB)"},
+    {"conv:dir=BWD_DW:mb1ic4ih5oc4kh3", "conv has no BWD_DW direction"},
+    /* conv's beta: backward directions only, one finite number, before the name */
+    {"mb1ic4ih5oc4kh3:beta1", "'beta1': beta (accumulation into the output) needs a backward "
+                              "direction (BWD_D, BWD_W or BWD_WB)"},
+    {"dir=FWD_I:conv:mb1ic4ih5oc4kh3:beta0.5", "needs a backward direction"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:beta1:beta1", "'beta1' in convolution descriptor: given twice"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:beta", "expected beta<B>"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:betax", "expected beta<B>"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:betainf", "expected beta<B>"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:betanan", "expected beta<B>"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:beta1e999", "expected beta<B>"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:b1", "expected beta<B>"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:", "empty field"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3::beta1", "empty field"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:beta1_kh3", "only the name (_n<name>) may follow"},
+    {"dir=BWD_D:mb1ic4ih5oc4kh3:beta1nx", "expected beta<B>"},
     {"act:relu:ainf:3", "expected"},
     {"act:relu:anan:3", "expected"},
     {"act:relu:a1e999:3", "expected"},
@@ -422,14 +466,24 @@ static const struct {
     {"bnorm:mb1ic4:leaky_relu", "parameterless"},
     {"bnorm:mb1ic4:relu:tanh", "twice"},
     {"bnorm:mb99999999999ic4", "mb is at most"},
-    {"bnorm:mb2ic4:relu:dir=FWD_D", "no fused activation"},
-    {"bnorm:mb2ic4:dir=BWD_DW:sigmoid", "no fused activation"},
+    {"bnorm:mb2ic4:relu:dir=FWD_D", "dir=FWD_D takes no fused activation"},
+    {"dir=FWD_D:bnorm:mb2ic4:relu", "dir=FWD_D takes no fused activation"},
+    {"bnorm:mb2ic4:dir=BWD_DW:sigmoid", "dir=BWD_DW takes no fused activation"},
+    {"dir=BWD_DW:bnorm:mb2ic4:tanh", "dir=BWD_DW takes no fused activation"},
     {"bnorm:mb1ic4:dir=FWD_D", "at least 2 elements"},
+    {"dir=BWD_DW:bnorm:mb1ic4ih1", "dir=BWD_DW needs at least 2 elements"},
     {"bnorm:mb2ic4:mom0.5", "needs dir=FWD_D"},
+    {"dir=FWD_I:bnorm:mb2ic4:mom0.5", "needs dir=FWD_D"},
+    {"dir=BWD_DW:bnorm:mb2ic4:mom0.5", "needs dir=FWD_D"},
     {"bnorm:mb2ic4:dir=FWD_D:mom1.5", "expected"},
-    {"bnorm:mb2ic4:dir=FWD_D:dir=BWD_DW", "twice"},
-    {"bnorm:mb2ic4:dir=BWD_D", "expected"},
-    {"lnorm:4x8:dir=FWD_I", "expected"},
+    /* the normalizations' older trailing direction: one direction in all */
+    {"bnorm:mb2ic4:dir=FWD_D:dir=BWD_DW", "'dir=BWD_DW': a direction given twice"},
+    {"dir=FWD_D:bnorm:mb2ic4:dir=FWD_D", "'dir=FWD_D': a direction given twice"},
+    {"dir=BWD_DW:lnorm:4x8:dir=BWD_DW", "a direction given twice"},
+    {"bnorm:mb2ic4:dir=BWD_D", "bnorm has no BWD_D direction (bnorm takes FWD_D, FWD_I or BWD_DW)"},
+    {"bnorm:mb2ic4:dir=BWD_X", "the direction is"},
+    {"lnorm:4x8:dir=FWD_I", "lnorm has no FWD_I direction (lnorm takes FWD_D or BWD_DW)"},
+    {"rmsnorm:4x8:dir=", "the direction is"},
     {"lnorm:4x8:dir=BWD_DW:dir=BWD_DW", "twice"},
     {"binary:add:3x4+5", "broadcast"},
     {"binary:add:3x4", "expected <dims>+<dims>"},
@@ -455,6 +509,8 @@ static const struct {
     {"optim:sgd:10:nesterov", "nesterov needs"},
     {"optim:sgd:10:mom0.9:damp0.1:nesterov", "nesterov needs"},
     {"optim:sgd:10:lr0.1:lr0.2", "twice"},
+    {"optim:sgd:1x1x1x1x1x1x1x1x1", "more than 8 tensors"},
+    {"optim:adamw:1x2x3x4x5x6x7x8x9x10:lr0.1", "more than 8 tensors"},
     {"reduce:sum:4x5:axes0,", "axes are"},
     {"reduce:sum:4x5:axes,0", "axes are"},
     {"reduce:sum:4x5:axes0,,1", "axes are"},
@@ -473,6 +529,7 @@ static const struct {
     {"gemm:m4n4k4:tc", "expected ta or tb"},
     {"foo:bar", "unknown op"},
     {"dir=BWD_X:mb1ic4ih5oc4kh3", "the direction is"},
+    {"dir=BWD_D:foo:bar", "unknown op"},
     {"dir=BWD_D:conv:dir=BWD_W:mb1ic4ih5oc4kh3", "given twice"},
     {"dir=BWD_D", "must follow"},
     {"--dir=:mb1ic4ih5oc4kh3", "the direction is"},
@@ -535,8 +592,10 @@ int main(void) {
     if (rc == 0) bench_problem_format(&p, text, sizeof text);
     ok(rc == 0 && p.pb == 3 && !strcmp(text, "mb1ic4ih224oc8oh112kh7sh2ph2"),
        "benchdnn's implied end padding stays implied: '%s'", rc == 0 ? text : err);
-    /* benchdnn's directions: --dir= or dir=, before or after conv:, and the
-     * canonical form's dir=<DIR>: first (nothing for the forward op) */
+    /* benchdnn's directions, one form for every op: --dir= or dir= first
+     * (conv's also after conv:, the normalizations' also as their older
+     * trailing field), the canonical form's dir=<DIR>: first (nothing for
+     * the op's default: bnorm FWD_I, every other op FWD_D) */
     static const struct {
       const char *in, *out;
       int dir;
@@ -544,8 +603,40 @@ int main(void) {
                 {"conv:dir=BWD_W:mb1ic4ih5oc4kh3", "dir=BWD_W:mb1ic4ih5oc4oh3kh3", BENCH_DIR_BWD_W},
                 {"dir=BWD_WB:conv:mb1ic4ih5oc4kh3_nx", "dir=BWD_WB:mb1ic4ih5oc4oh3kh3_nx",
                  BENCH_DIR_BWD_WB},
-                {"dir=FWD_I:mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3", BENCH_DIR_FWD},
-                {"--dir=FWD_D:mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3", BENCH_DIR_FWD}};
+                {"dir=FWD_I:mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3", BENCH_DIR_FWD_D},
+                {"--dir=FWD_D:mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3", BENCH_DIR_FWD_D},
+                {"dir=BWD_D:mb1ic4ih5oc4kh3:beta1_nx:y", "dir=BWD_D:mb1ic4ih5oc4oh3kh3:beta1_nx:y",
+                 BENCH_DIR_BWD_D},
+                {"conv:--dir=BWD_W:mb1_ic4ih5oc4kh3:beta0.50_n\"q\"",
+                 "dir=BWD_W:mb1ic4ih5oc4oh3kh3:beta0.5_nq", BENCH_DIR_BWD_W},
+                {"dir=BWD_WB:mb1ic4ih5oc4kh3:beta-2e-3", "dir=BWD_WB:mb1ic4ih5oc4oh3kh3:beta-0.002",
+                 BENCH_DIR_BWD_WB},
+                {"dir=BWD_D:mb1ic4ih5oc4kh3:beta0", "dir=BWD_D:mb1ic4ih5oc4oh3kh3",
+                 BENCH_DIR_BWD_D},
+                {"dir=BWD_D:mb1ic4ih5oc4kh3:beta-0", "dir=BWD_D:mb1ic4ih5oc4oh3kh3:beta-0",
+                 BENCH_DIR_BWD_D},
+                {"--dir=BWD_D:pool:max:mb1ic3ih5kh2", "dir=BWD_D:pool:max:mb1ic3ih5kh2",
+                 BENCH_DIR_BWD_D},
+                {"dir=FWD_I:pool:avg:mb1ic3ih5kh2", "pool:avg:mb1ic3ih5kh2", BENCH_DIR_FWD_D},
+                {"dir=BWD_D:act:relu:3", "dir=BWD_D:act:relu:3", BENCH_DIR_BWD_D},
+                {"dir=FWD_I:softmax:3", "softmax:axis-1:3", BENCH_DIR_FWD_D},
+                {"dir=BWD_D:xent:sum:4x5_nl", "dir=BWD_D:xent:sum:4x5_nl", BENCH_DIR_BWD_D},
+                {"dir=BWD_DW:lnorm:4x8", "dir=BWD_DW:lnorm:4x8", BENCH_DIR_BWD_DW},
+                {"lnorm:4x8:dir=BWD_DW:nobias", "dir=BWD_DW:lnorm:4x8:nobias", BENCH_DIR_BWD_DW},
+                {"rmsnorm:4x8:dir=FWD_D", "rmsnorm:4x8", BENCH_DIR_FWD_D},
+                {"--dir=FWD_D:rmsnorm:4x8:bias", "rmsnorm:4x8:bias", BENCH_DIR_FWD_D},
+                {"bnorm:mb2ic4", "bnorm:mb2ic4", BENCH_DIR_FWD_I},
+                {"dir=FWD_I:bnorm:mb2ic4:relu", "bnorm:mb2ic4:relu", BENCH_DIR_FWD_I},
+                {"bnorm:mb2ic4:dir=FWD_I", "bnorm:mb2ic4", BENCH_DIR_FWD_I},
+                {"dir=FWD_D:bnorm:mb2ic4:mom0.5", "dir=FWD_D:bnorm:mb2ic4:mom0.5", BENCH_DIR_FWD_D},
+                {"bnorm:mb2ic4:dir=FWD_D:mom0.5", "dir=FWD_D:bnorm:mb2ic4:mom0.5", BENCH_DIR_FWD_D},
+                {"bnorm:mb2ic4ih3:dir=BWD_DW:eps0.1", "dir=BWD_DW:bnorm:mb2ic4ih3:eps0.1",
+                 BENCH_DIR_BWD_DW},
+                {"dir=FWD_D:binary:add:3+3", "binary:add:3+3", BENCH_DIR_FWD_D},
+                {"dir=FWD_D:reduce:sum:4x5:axes0", "reduce:sum:4x5:axes0", BENCH_DIR_FWD_D},
+                {"--dir=FWD_D:gemm:m2n2k2", "gemm:m2n2k2", BENCH_DIR_FWD_D},
+                {"dir=FWD_D:optim:sgd:10", "optim:sgd:10", BENCH_DIR_FWD_D},
+                {"optim:adam:1x2x3x4x5x6x7x8", "optim:adam:1x2x3x4x5x6x7x8", BENCH_DIR_FWD_D}};
     for (int i = 0; i < COUNT_OF(dirs); i++) {
       rc = bench_problem_parse(dirs[i].in, &p, err, sizeof err);
       if (rc == 0) bench_problem_format(&p, text, sizeof text);
@@ -553,6 +644,92 @@ int main(void) {
          "'%s' has direction %s and prints as '%s'", dirs[i].in, bench_dir_name(dirs[i].dir),
          rc == 0 ? text : err);
     }
+    /* A default direction (adnn-bench's --dir) goes to the problems that
+     * name none and whose op has it; an explicit one stays. */
+    static const struct {
+      int dflt;
+      const char *in, *out;
+    } defaults[] = {{BENCH_DIR_BWD_D, "mb1ic4ih5oc4kh3", "dir=BWD_D:mb1ic4ih5oc4oh3kh3"},
+                    {BENCH_DIR_BWD_D, "dir=FWD_D:mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3"},
+                    {BENCH_DIR_BWD_W, "dir=BWD_D:mb1ic4ih5oc4kh3", "dir=BWD_D:mb1ic4ih5oc4oh3kh3"},
+                    {BENCH_DIR_BWD_WB, "conv:mb1ic4ih5oc4kh3:beta1",
+                     "dir=BWD_WB:mb1ic4ih5oc4oh3kh3:beta1"},
+                    {BENCH_DIR_FWD_I, "mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3"},
+                    {BENCH_DIR_BWD_D, "pool:max:mb1ic3ih5kh2", "dir=BWD_D:pool:max:mb1ic3ih5kh2"},
+                    {BENCH_DIR_BWD_D, "act:relu:3", "dir=BWD_D:act:relu:3"},
+                    {BENCH_DIR_BWD_D, "softmax:axis0:3", "dir=BWD_D:softmax:axis0:3"},
+                    {BENCH_DIR_BWD_D, "xent:mean:4x5", "dir=BWD_D:xent:mean:4x5"},
+                    {BENCH_DIR_BWD_W, "act:relu:3", "act:relu:3"},
+                    {BENCH_DIR_BWD_D, "lnorm:4x8", "lnorm:4x8"},
+                    {BENCH_DIR_BWD_DW, "lnorm:4x8", "dir=BWD_DW:lnorm:4x8"},
+                    {BENCH_DIR_BWD_DW, "rmsnorm:4x8", "dir=BWD_DW:rmsnorm:4x8"},
+                    {BENCH_DIR_BWD_DW, "bnorm:mb2ic4", "dir=BWD_DW:bnorm:mb2ic4"},
+                    {BENCH_DIR_FWD_D, "bnorm:mb2ic4", "dir=FWD_D:bnorm:mb2ic4"},
+                    {BENCH_DIR_FWD_D, "bnorm:mb2ic4:dir=FWD_I", "bnorm:mb2ic4"},
+                    {BENCH_DIR_FWD_D, "bnorm:mb2ic4:dir=BWD_DW", "dir=BWD_DW:bnorm:mb2ic4"},
+                    {BENCH_DIR_FWD_I, "bnorm:mb2ic4", "bnorm:mb2ic4"},
+                    {BENCH_DIR_BWD_D, "bnorm:mb2ic4", "bnorm:mb2ic4"},
+                    {BENCH_DIR_BWD_DW, "mb1ic4ih5oc4kh3", "mb1ic4ih5oc4oh3kh3"},
+                    {BENCH_DIR_BWD_D, "gemm:m2n2k2", "gemm:m2n2k2"},
+                    {BENCH_DIR_BWD_DW, "optim:sgd:10", "optim:sgd:10"},
+                    {BENCH_DIR_FWD_I, "binary:add:3+3", "binary:add:3+3"},
+                    {-1, "act:relu:3", "act:relu:3"}};
+    for (int i = 0; i < COUNT_OF(defaults); i++) {
+      rc = bench_problem_parse_dir(defaults[i].in, defaults[i].dflt, &p, err, sizeof err);
+      if (rc == 0) bench_problem_format(&p, text, sizeof text);
+      ok(rc == 0 && !strcmp(text, defaults[i].out), "'%s' with the default %s prints as '%s'",
+         defaults[i].in, defaults[i].dflt < 0 ? "none" : bench_dir_name(defaults[i].dflt),
+         rc == 0 ? text : err);
+    }
+    rc = bench_problem_parse_dir("bnorm:mb2ic4:relu", BENCH_DIR_FWD_D, &p, err, sizeof err);
+    ok(rc == -1 && strstr(err, "dir=FWD_D takes no fused activation"),
+       "a default direction the problem cannot take is refused: %s", err);
+    rc = bench_problem_parse_dir("mb1ic4ih5oc4kh3:beta1", BENCH_DIR_FWD_D, &p, err, sizeof err);
+    ok(rc == -1 && strstr(err, "needs a backward direction"),
+       "beta in the default's forward direction is refused: %s", err);
+    /* Every op and direction: a direction is accepted exactly when
+     * bench_op_dirs has it, a refusal names every direction the op takes,
+     * and the canonical form of what is accepted round-trips. */
+    static const char *const samples[BENCH_OP_COUNT] = {
+        [BENCH_OP_CONV] = "mb2ic4ih5oc4kh3",     [BENCH_OP_POOL] = "pool:max:mb2ic3ih5kh2",
+        [BENCH_OP_ACT] = "act:elu:3x4",          [BENCH_OP_SOFTMAX] = "softmax:3x4",
+        [BENCH_OP_LNORM] = "lnorm:3x4",          [BENCH_OP_RMSNORM] = "rmsnorm:3x4",
+        [BENCH_OP_BNORM] = "bnorm:mb2ic4ih3",    [BENCH_OP_BINARY] = "binary:mul:3x4+4",
+        [BENCH_OP_REDUCE] = "reduce:max:3x4:axes1", [BENCH_OP_GEMM] = "gemm:m3n4k5",
+        [BENCH_OP_XENT] = "xent:none:3x4",       [BENCH_OP_OPTIM] = "optim:adamw:3x4"};
+    int wrong = 0, taken = 0;
+    for (int op = 0; op < BENCH_OP_COUNT; op++) {
+      const unsigned dirs_of_op = bench_op_dirs(op);
+      ok(dirs_of_op & (1u << bench_op_default_dir(op)), "%s takes its default direction %s",
+         bench_op_name(op), bench_dir_name(bench_op_default_dir(op)));
+      for (int d = 0; d < BENCH_DIR_COUNT; d++) {
+        char in[128];
+        snprintf(in, sizeof in, "dir=%s:%s", bench_dir_name(d), samples[op]);
+        rc = bench_problem_parse(in, &p, err, sizeof err);
+        const int has = (dirs_of_op >> d) & 1u;
+        int good = rc == (has ? 0 : -1);
+        if (rc == 0) {
+          taken++;
+          good &= p.op == op && round_trip(&p, why, sizeof why);
+          /* FWD_I is stored as FWD_D where it is the forward op itself */
+          good &= p.dir == (d == BENCH_DIR_FWD_I && op != BENCH_OP_BNORM ? BENCH_DIR_FWD_D : d);
+        } else {
+          for (int a = 0; a < BENCH_DIR_COUNT; a++)
+            if ((dirs_of_op >> a) & 1u) good &= strstr(err, bench_dir_name(a)) != NULL;
+          good &= strstr(err, "has no") != NULL;
+        }
+        if (!good) {
+          wrong++;
+          diag("'%s': rc %d, %s", in, rc, rc == 0 ? why : err);
+        }
+      }
+    }
+    /* 28 pairs: conv 5; pool, act, softmax, bnorm and xent 3 each; lnorm and
+     * rmsnorm 2 each; binary, reduce, gemm and optim 1 each */
+    ok(wrong == 0 && taken == 28,
+       "every op takes exactly its directions (%d of %d op-direction pairs), refusing the others "
+       "by naming its own",
+       taken, BENCH_OP_COUNT * BENCH_DIR_COUNT);
     rc = bench_problem_parse("mb1ic4ih5oc4kh3_n\"\"x\"", &p, err, sizeof err);
     if (rc == 0) bench_problem_format(&p, text, sizeof text);
     ok(rc == 0 && !strcmp(p.name, "\"x") && !strcmp(text, "mb1ic4ih5oc4oh3kh3_n\"\"x\""),

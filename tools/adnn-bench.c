@@ -47,7 +47,7 @@ typedef struct options {
   adnn_dtype dtype;
   int layout;
   int alg; /* -1: auto */
-  int dir; /* --dir: enum bench_dir of the convolutions after it */
+  int dir; /* --dir: enum bench_dir of the problems after it; -1: none */
   int64_t mb;
   int format;
   double time_ms;
@@ -458,7 +458,9 @@ static void usage(FILE *f) {
           "  --layout=nchw|nhwc                layout of 4-D tensors (default nchw)\n"
           "  --alg=NAME                        force a conv algorithm (im2col_gemm, gemm_1x1, ...)\n"
           "  --mb=N                            override the minibatch of every problem\n"
-          "  --dir=FWD_D|BWD_D|BWD_W|BWD_WB    direction of the convolutions that follow\n"
+          "  --dir=DIR                         direction of the problems that follow and name\n"
+          "                                    none, where their op has it: FWD_D FWD_I BWD_D\n"
+          "                                    BWD_W BWD_WB BWD_DW\n"
           "  --batch=FILE                      problems, one per line (# comments)\n"
           "  --time-ms=T                       perf: time per problem (default 500)\n"
           "  --runs=N                          perf: exactly N timed runs\n"
@@ -503,11 +505,19 @@ typedef struct problem_list {
   size_t n, cap;
 } problem_list;
 
-static int add_problem(problem_list *l, const char *text, const char *where) {
+/* Parses text into the list; dir is the --dir before it (-1: none), which a
+ * problem that names no direction takes when its op has that direction. */
+static int add_problem(problem_list *l, const char *text, int dir, const char *where) {
   bench_problem p;
   char err[512];
-  if (bench_problem_parse(text, &p, err, sizeof err))
+  if (bench_problem_parse_dir(text, dir, &p, err, sizeof err)) {
+    /* Say so when the problem is refused only in --dir's direction. */
+    bench_problem alone;
+    char unused[8];
+    if (dir >= 0 && bench_problem_parse(text, &alone, unused, sizeof unused) == 0)
+      return usage_error("%s: %s (in the direction of --dir=%s)", where, err, bench_dir_name(dir));
     return usage_error("%s: %s", where, err);
+  }
   if (l->n == l->cap) {
     size_t cap = l->cap ? 2 * l->cap : 64;
     bench_problem *v = realloc(l->v, cap * sizeof *v);
@@ -546,7 +556,7 @@ static int batch_line(FILE *f, char *line, const char **why) {
   return c == EOF && len == 0 ? 0 : 1;
 }
 
-static int read_batch(problem_list *l, const char *path) {
+static int read_batch(problem_list *l, const char *path, int dir) {
   FILE *f = fopen(path, "r");
   if (!f) return usage_error("--batch=%s: %s", path, strerror(errno));
   char line[BATCH_LINE_MAX + 1], where[4200];
@@ -571,17 +581,10 @@ static int read_batch(problem_list *l, const char *path) {
     while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) *--e = 0;
     if (!*s) continue;
     snprintf(where, sizeof where, "%s:%d", path, lineno);
-    rc = add_problem(l, s, where);
+    rc = add_problem(l, s, dir, where);
   }
   fclose(f);
   return rc;
-}
-
-/* Gives the convolutions from `first` on the --dir direction, unless they
- * name one of their own (a backward one: "dir=FWD_D:" is the default). */
-static void apply_dir(problem_list *l, size_t first, int dir) {
-  for (size_t i = first; i < l->n; i++)
-    if (l->v[i].op == BENCH_OP_CONV && l->v[i].dir == BENCH_DIR_FWD) l->v[i].dir = dir;
 }
 
 /* Applies --mb to every problem, then formats and parses each again: a
@@ -607,6 +610,7 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
   o.dtype = ADNN_DTYPE_F32;
   o.layout = LAYOUT_NCHW;
   o.alg = -1;
+  o.dir = -1;
   o.mb = 0;
   o.time_ms = 500;
   o.warmup = 1;
@@ -674,15 +678,14 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
     } else if ((v = opt_value(a, "--warmup"))) {
       if (parse_int(v, 0, 100000, &n)) return usage_error("bad token '%s': --warmup is an integer >= 0", v);
       o.warmup = (int)n;
-    } else if ((v = opt_value(a, "--dir"))) {
-      /* benchdnn's --dir: the direction of the convolutions that follow and
-       * give none of their own. */
+    } else if ((v = opt_value(a, "--dir")) && !strchr(v, ':')) {
+      /* benchdnn's --dir: the direction of the problems that follow, give
+       * none of their own and whose op has it. */
       if ((o.dir = bench_dir_parse(v, strlen(v))) < 0)
-        return usage_error("bad token '%s': --dir is FWD_D, FWD_I, BWD_D, BWD_W or BWD_WB", v);
+        return usage_error("bad token '%s': --dir is FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB or BWD_DW",
+                           v);
     } else if ((v = opt_value(a, "--batch"))) {
-      const size_t before = problems->n;
-      if ((rc = read_batch(problems, v))) return rc;
-      apply_dir(problems, before, o.dir);
+      if ((rc = read_batch(problems, v, o.dir))) return rc;
     } else if (!strcmp(a, "--csv")) {
       o.format = FMT_CSV;
     } else if (!strcmp(a, "--json")) {
@@ -698,13 +701,12 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
         o.perfdb_export = argv[++i];
       else
         o.perfdb_import = argv[++i];
-    } else if (a[0] == '-' && a[1] == '-') {
+    } else if (a[0] == '-' && a[1] == '-' && strncmp(a, "--dir=", 6) != 0) {
+      /* (--dir=<DIR>:<problem> is a problem with its direction.) */
       return usage_error("bad token '%s': unknown option", a);
     } else {
       snprintf(where, sizeof where, "argument %d", i);
-      const size_t before = problems->n;
-      if ((rc = add_problem(problems, a, where))) return rc;
-      apply_dir(problems, before, o.dir);
+      if ((rc = add_problem(problems, a, o.dir, where))) return rc;
     }
   }
   if (problems->n == 0 && !o.perfdb_import && !o.perfdb_export)

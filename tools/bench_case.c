@@ -5,6 +5,14 @@
 
 #include <string.h>
 
+/* An optim problem's case has its T gradients as inputs and up to 3 T
+ * outputs (Adam's parameters, m and v), every one read (the traits' 32-bit
+ * `inout` mask): bench_problem.h's limit must fit the harness's. */
+_Static_assert(BENCH_OPTIM_MAX_TENSORS <= HARNESS_MAX_INPUTS &&
+                   3 * BENCH_OPTIM_MAX_TENSORS <= HARNESS_MAX_OUTPUTS &&
+                   3 * BENCH_OPTIM_MAX_TENSORS <= 32,
+               "adnn-bench's optimizer tensors exceed the harness's case");
+
 /* [N, C, H, W] in NCHW or NHWC. */
 static adnn_tensor_desc image(int64_t n, int64_t c, int64_t h, int64_t w, int nhwc) {
   return harness_tensor_desc4(ADNN_DTYPE_F32, n, c, h, w, nhwc ? HARNESS_NHWC : HARNESS_PACKED);
@@ -32,7 +40,7 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       /* A backward direction: the forward descriptor goes to *fwd (with a
        * bias for BWD_WB, whose db output exists iff the forward op has one),
        * the backward descriptor forces the algorithm. */
-      const int bwd = p->dir != BENCH_DIR_FWD;
+      const int bwd = p->dir != BENCH_DIR_FWD_D;
       adnn_conv2d_desc *c = bwd ? &fwd->conv2d : &d->conv2d;
       adnn_conv2d_desc_init(c);
       c->x = image(p->mb, p->ic, p->ih, p->iw, nhwc);
@@ -55,6 +63,7 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
         adnn_conv2d_backward_data_desc_init(&d->conv2d_backward_data);
         d->conv2d_backward_data.forward = c;
         d->conv2d_backward_data.algorithm = algorithm;
+        d->conv2d_backward_data.beta = p->beta;
         return "conv2d_backward_data";
       }
       if (p->dir == BENCH_DIR_BWD_WB) {
@@ -64,6 +73,7 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       adnn_conv2d_backward_weights_desc_init(&d->conv2d_backward_weights);
       d->conv2d_backward_weights.forward = c;
       d->conv2d_backward_weights.algorithm = algorithm;
+      d->conv2d_backward_weights.beta = p->beta;
       return "conv2d_backward_weights";
     }
     case BENCH_OP_POOL: {
@@ -102,7 +112,7 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
     }
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM: {
-      adnn_norm_desc *c = p->norm_dir == BENCH_NORM_BACKWARD ? &forward.norm : &d->norm;
+      adnn_norm_desc *c = p->dir == BENCH_DIR_BWD_DW ? &forward.norm : &d->norm;
       adnn_norm_desc_init(c);
       c->x = c->y = packed(p->rank, p->dims);
       c->kind = p->op == BENCH_OP_LNORM ? ADNN_NORM_LAYER : ADNN_NORM_RMS;
@@ -110,26 +120,26 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       c->epsilon = p->eps;
       c->has_gain = p->has_gain;
       c->has_bias = p->has_bias;
-      if (p->norm_dir != BENCH_NORM_BACKWARD) return "norm";
+      if (p->dir != BENCH_DIR_BWD_DW) return "norm";
       adnn_norm_backward_desc_init(&d->norm_backward);
       d->norm_backward.forward = c;
       return "norm_backward";
     }
     case BENCH_OP_BNORM: {
-      adnn_batchnorm_desc *c =
-          p->norm_dir == BENCH_NORM_FORWARD ? &d->batchnorm : &forward.batchnorm;
+      /* FWD_I: inference; FWD_D: training; BWD_DW: the backward pass. */
+      adnn_batchnorm_desc *c = p->dir == BENCH_DIR_FWD_I ? &d->batchnorm : &forward.batchnorm;
       adnn_batchnorm_desc_init(c);
       const int64_t nc[2] = {p->mb, p->ic};
       c->x = c->y = p->ih ? image(p->mb, p->ic, p->ih, p->iw, nhwc) : packed(2, nc);
       c->epsilon = p->eps;
       c->activation.kind = p->act_kind;
-      if (p->norm_dir == BENCH_NORM_TRAINING) {
+      if (p->dir == BENCH_DIR_FWD_D) {
         adnn_batchnorm_training_desc_init(&d->batchnorm_training);
         d->batchnorm_training.forward = c;
         d->batchnorm_training.momentum = p->momentum;
         return "batchnorm_training";
       }
-      if (p->norm_dir == BENCH_NORM_BACKWARD) {
+      if (p->dir == BENCH_DIR_BWD_DW) {
         adnn_batchnorm_backward_desc_init(&d->batchnorm_backward);
         d->batchnorm_backward.forward = c;
         return "batchnorm_backward";
@@ -171,7 +181,7 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
     case BENCH_OP_OPTIM: {
       /* The sizes live with the forward storage: the descriptor points to
        * them while the case runs. */
-      static int64_t sizes[BENCH_MAX_RANK];
+      static int64_t sizes[BENCH_OPTIM_MAX_TENSORS];
       adnn_optimizer_desc *c = &d->optimizer;
       adnn_optimizer_desc_init(c);
       for (int k = 0; k < p->rank; k++) sizes[k] = p->dims[k];
@@ -239,8 +249,10 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
   const char *name = describe(p, nhwc, algorithm, &d, &fwd);
   /* dir=BWD_D of pooling, activations and softmax: the backward op, whose
    * descriptor points to the forward one, kept in a slot of the harness
-   * that outlives the case. */
-  if (name && p->dir == BENCH_DIR_BWD_D && p->op != BENCH_OP_CONV) {
+   * that outlives the case. (describe gives the backward ops of conv and
+   * xent itself; this block used to catch xent too and drop its case.) */
+  if (name && p->dir == BENCH_DIR_BWD_D &&
+      (p->op == BENCH_OP_POOL || p->op == BENCH_OP_ACT || p->op == BENCH_OP_SOFTMAX)) {
     const harness_desc forward_desc = d;
     memset(&d, 0, sizeof d);
     if (p->op == BENCH_OP_POOL) {
@@ -252,8 +264,6 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
     } else if (p->op == BENCH_OP_SOFTMAX) {
       *harness_softmax_backward_forward(&d) = forward_desc.softmax;
       name = "softmax_backward";
-    } else {
-      name = NULL;
     }
   }
   const harness_op *op = name ? harness_op_find(name) : NULL;

@@ -139,6 +139,76 @@ static int parse_dims(const char *s, size_t n, int64_t *dims, const char *tok, s
   return rank;
 }
 
+/* Colon-separated fields (conv's after its geometry, the compact forms). */
+typedef struct field {
+  const char *s;
+  size_t n;
+} field;
+
+static int field_is(const field *f, const char *w) {
+  return strlen(w) == f->n && strncmp(f->s, w, f->n) == 0;
+}
+
+/* The index in activation_kinds of the activation named by f, or -1. */
+static int find_activation(const field *f) {
+  for (int i = 0; i < COUNT_OF(activation_kinds); i++)
+    if (field_is(f, adnn_activation_name(activation_kinds[i]))) return i;
+  return -1;
+}
+
+static int find_binary_op(const field *f) {
+  for (int i = 0; i < COUNT_OF(binary_ops); i++)
+    if (field_is(f, adnn_binary_op_name(binary_ops[i]))) return i;
+  return -1;
+}
+
+static int find_pool_word(const field *f) {
+  for (int i = 0; i < COUNT_OF(pool_words); i++)
+    if (field_is(f, pool_words[i].word)) return i;
+  return -1;
+}
+
+static int is_dims(const field *f) { return f->n > 0 && isdigit((unsigned char)f->s[0]); }
+
+/* A finite double after `skip` characters of f (strtod's syntax, nothing
+ * after it). Subnormal values are accepted (strtod flags them with ERANGE,
+ * but they read back exactly); overflow and underflow to zero are not. */
+static int parse_number(const field *f, size_t skip, double *out) {
+  char buf[64];
+  if (f->n <= skip || f->n - skip >= sizeof buf) return -1;
+  memcpy(buf, f->s + skip, f->n - skip);
+  buf[f->n - skip] = 0;
+  if (isspace((unsigned char)buf[0])) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (end == buf || *end || !isfinite(v)) return -1;
+  if (errno == ERANGE && !(v != 0 && fabs(v) < DBL_MIN)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* A small integer after `skip` characters of f: an optional '-' (when
+ * negative_ok), then digits; within [lo, hi]. */
+static int parse_small_int(const field *f, size_t skip, int negative_ok, int lo, int hi,
+                           int *out) {
+  if (f->n <= skip) return -1;
+  const char *s = f->s + skip;
+  size_t n = f->n - skip;
+  int neg = 0;
+  if (negative_ok && n > 1 && s[0] == '-') neg = 1, s++, n--;
+  int64_t v = 0;
+  if (read_count(s, n, &v) != COUNT_OK) return -1;
+  if (neg) v = -v;
+  if (v < lo || v > hi) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int bad_field(const field *f, const char *op, const char *hint, char *err, size_t errlen) {
+  return fail(err, errlen, "bad token '%.*s' in %s descriptor: %s", (int)f->n, f->s, op, hint);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Image geometry: conv (benchdnn grammar), pool, bnorm                     */
 /* ---------------------------------------------------------------------- */
@@ -308,9 +378,48 @@ static void mirror(int64_t *v, int h, int w) {
   if (v[w] < 0) v[w] = v[h];
 }
 
-static int parse_conv(const char *s, size_t n, bench_problem *p, char *err, size_t errlen) {
+/* Conv's fields after the geometry, each ':' then the field, before the name
+ * (which must then start with "_n"): beta<B> (*beta_tok is that field, or
+ * n 0 when none). */
+static int parse_conv_fields(const char *s, size_t n, bench_problem *p, field *beta_tok,
+                             char *err, size_t errlen) {
+  size_t i = 0;
+  while (i < n && s[i] == ':') {
+    size_t j = ++i;
+    while (j < n && s[j] != ':' && s[j] != '_') j++;
+    const field f = {s + i, j - i};
+    if (f.n == 0)
+      return fail(err, errlen, "empty field in convolution descriptor '%.*s'", (int)n, s);
+    if (f.n > 4 && strncmp(f.s, "beta", 4) == 0 && parse_number(&f, 4, &p->beta) == 0) {
+      if (beta_tok->n) return bad_field(&f, "convolution", "given twice", err, errlen);
+      *beta_tok = f;
+    } else {
+      return bad_field(&f, "convolution", "expected beta<B> (a finite number) after the geometry",
+                       err, errlen);
+    }
+    i = j;
+  }
+  if (i == n) return 0;
+  /* s[i] is '_': only the name may follow. */
+  if (i + 1 >= n || s[i + 1] != 'n')
+    return fail(err, errlen, "bad token '%.*s' in convolution descriptor: only the name (_n<name>) "
+                "may follow the ':' fields", (int)(n - i), s + i);
+  int64_t unused[K_COUNT];
+  return parse_geometry(s + i, n - i, 0u, unused, p->name, "convolution", err, errlen);
+}
+
+static int parse_conv(const char *s, size_t n, bench_problem *p, field *beta_tok, char *err,
+                      size_t errlen) {
   int64_t v[K_COUNT];
-  if (parse_geometry(s, n, (1u << K_COUNT) - 1, v, p->name, "convolution", err, errlen)) return -1;
+  /* The geometry runs to the name (the first 'n', which no key has) or to
+   * the first ':' before it, which starts conv's own fields. */
+  size_t geometry = 0;
+  while (geometry < n && s[geometry] != 'n' && s[geometry] != ':') geometry++;
+  const int fields = geometry < n && s[geometry] == ':';
+  if (parse_geometry(s, fields ? geometry : n, (1u << K_COUNT) - 1, v, p->name, "convolution", err,
+                     errlen))
+    return -1;
+  if (fields && parse_conv_fields(s + geometry, n - geometry, p, beta_tok, err, errlen)) return -1;
   if (v[K_IC] < 0) return fail(err, errlen, "convolution descriptor '%.*s' lacks ic", (int)n, s);
   if (v[K_OC] < 0) return fail(err, errlen, "convolution descriptor '%.*s' lacks oc", (int)n, s);
   mirror(v, K_IH, K_IW);
@@ -419,92 +528,39 @@ static int finish_pool(bench_problem *p, int64_t oh, int64_t ow, char *err, size
 /* Compact forms                                                            */
 /* ---------------------------------------------------------------------- */
 
-typedef struct field {
-  const char *s;
-  size_t n;
-} field;
-
-static int field_is(const field *f, const char *w) {
-  return strlen(w) == f->n && strncmp(f->s, w, f->n) == 0;
-}
-
-/* The index in activation_kinds of the activation named by f, or -1. */
-static int find_activation(const field *f) {
-  for (int i = 0; i < COUNT_OF(activation_kinds); i++)
-    if (field_is(f, adnn_activation_name(activation_kinds[i]))) return i;
-  return -1;
-}
-
-static int find_binary_op(const field *f) {
-  for (int i = 0; i < COUNT_OF(binary_ops); i++)
-    if (field_is(f, adnn_binary_op_name(binary_ops[i]))) return i;
-  return -1;
-}
-
-static int find_pool_word(const field *f) {
-  for (int i = 0; i < COUNT_OF(pool_words); i++)
-    if (field_is(f, pool_words[i].word)) return i;
-  return -1;
-}
-
-static int is_dims(const field *f) { return f->n > 0 && isdigit((unsigned char)f->s[0]); }
-
-/* A finite double after `skip` characters of f (strtod's syntax, nothing
- * after it). Subnormal values are accepted (strtod flags them with ERANGE,
- * but they read back exactly); overflow and underflow to zero are not. */
-static int parse_number(const field *f, size_t skip, double *out) {
-  char buf[64];
-  if (f->n <= skip || f->n - skip >= sizeof buf) return -1;
-  memcpy(buf, f->s + skip, f->n - skip);
-  buf[f->n - skip] = 0;
-  if (isspace((unsigned char)buf[0])) return -1;
-  char *end;
-  errno = 0;
-  double v = strtod(buf, &end);
-  if (end == buf || *end || !isfinite(v)) return -1;
-  if (errno == ERANGE && !(v != 0 && fabs(v) < DBL_MIN)) return -1;
-  *out = v;
-  return 0;
-}
-
-/* A small integer after `skip` characters of f: an optional '-' (when
- * negative_ok), then digits; within [lo, hi]. */
-static int parse_small_int(const field *f, size_t skip, int negative_ok, int lo, int hi,
-                           int *out) {
-  if (f->n <= skip) return -1;
-  const char *s = f->s + skip;
-  size_t n = f->n - skip;
-  int neg = 0;
-  if (negative_ok && n > 1 && s[0] == '-') neg = 1, s++, n--;
-  int64_t v = 0;
-  if (read_count(s, n, &v) != COUNT_OK) return -1;
-  if (neg) v = -v;
-  if (v < lo || v > hi) return -1;
-  *out = (int)v;
-  return 0;
-}
-
-static int bad_field(const field *f, const char *op, const char *hint, char *err, size_t errlen) {
-  return fail(err, errlen, "bad token '%.*s' in %s descriptor: %s", (int)f->n, f->s, op, hint);
-}
 
 /* Fields of a compact form, each allowed once (a second one is refused, so
  * that a descriptor says one problem). */
 enum { F_DIMS = 1u << 0, F_ALPHA = 1u << 1, F_BETA = 1u << 2, F_AXIS = 1u << 3,
        F_LOG = 1u << 4, F_ND = 1u << 5, F_GAIN = 1u << 6, F_BIAS = 1u << 7, F_EPS = 1u << 8,
        F_KEEP = 1u << 9, F_AXES = 1u << 10, F_ACT = 1u << 11, F_CEIL = 1u << 12,
-       F_TA = 1u << 13, F_TB = 1u << 14, F_DIR = 1u << 15, F_MOM = 1u << 16,
+       F_TA = 1u << 13, F_TB = 1u << 14, F_MOM = 1u << 16,
        F_IGN = 1u << 17, F_LR = 1u << 18, F_WD = 1u << 19, F_DAMP = 1u << 20,
        F_NESTEROV = 1u << 21, F_B1 = 1u << 22, F_B2 = 1u << 23 };
 
-/* dir=FWD_I, dir=FWD_D or dir=BWD_DW into *dir (training: FWD_D means batch-norm
- * training; otherwise FWD_D is the forward op and FWD_I is refused). Returns
- * 0, or -1 when f is not such a field. */
-static int parse_norm_dir(const field *f, int training, int *dir) {
-  if (field_is(f, "dir=BWD_DW")) return *dir = BENCH_NORM_BACKWARD, 0;
-  if (field_is(f, "dir=FWD_D")) return *dir = training ? BENCH_NORM_TRAINING : BENCH_NORM_FORWARD, 0;
-  if (training && field_is(f, "dir=FWD_I")) return *dir = BENCH_NORM_FORWARD, 0;
-  return -1;
+/* A problem's direction as the descriptor gives it: dir (enum bench_dir, -1
+ * when none) and the token that gave it (for messages). */
+typedef struct dir_token {
+  int dir;
+  const char *s;
+  size_t n;
+} dir_token;
+
+/* A direction field "dir=<DIR>" (the prefix's or the normalizations' trailing
+ * form) into *t, which must not have one yet. Returns 0, or -1 with a
+ * message. */
+static int read_dir(const char *s, size_t n, size_t skip, dir_token *t, char *err,
+                    size_t errlen) {
+  const int d = bench_dir_parse(s + skip, n - skip);
+  if (d < 0)
+    return fail(err, errlen, "bad token '%.*s': the direction is FWD_D, FWD_I, BWD_D, BWD_W, "
+                "BWD_WB or BWD_DW", (int)n, s);
+  if (t->dir >= 0)
+    return fail(err, errlen, "bad token '%.*s': a direction given twice", (int)n, s);
+  t->dir = d;
+  t->s = s;
+  t->n = n;
+  return 0;
 }
 
 static int once(unsigned *seen, unsigned bit, const field *f, const char *op, char *err,
@@ -563,7 +619,21 @@ static int prefixed_number(const field *f, const char *prefix, double lo, double
   return 0;
 }
 
-static int parse_compact(const char *text, size_t n, bench_problem *p, char *err, size_t errlen) {
+/* The fields of a compact form into p; the normalizations' trailing
+ * direction field goes to *dir and the fields seen to *seen_out. */
+/* The number of sizes of a D0xD1x... field. */
+static int count_sizes(const field *f) {
+  int c = 1;
+  for (size_t i = 0; i < f->n; i++) c += f->s[i] == 'x';
+  return c;
+}
+/* The optimizer's sizes live in dims. */
+#if BENCH_OPTIM_MAX_TENSORS > BENCH_MAX_RANK
+#error "bench_problem.dims must hold BENCH_OPTIM_MAX_TENSORS sizes"
+#endif
+
+static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token *dir,
+                         unsigned *seen_out, char *err, size_t errlen) {
   field f[16];
   int nf = 0;
   size_t i = 0;
@@ -580,9 +650,10 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
   }
   const char *op = bench_op_name(p->op);
   unsigned seen = 0;
-#define ONCE(bit, k)                                            \
-  do {                                                          \
-    if (once(&seen, (bit), &f[k], op, err, errlen)) return -1;  \
+#define ONCE(bit, k)                                                                  \
+  do {                                                                                \
+    if (once(&seen, (bit), &f[k], op, err, errlen)) return -1;                        \
+    *seen_out = seen;                                                                 \
   } while (0)
   switch (p->op) {
     case BENCH_OP_POOL: {
@@ -668,12 +739,12 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
         } else if (f[k].n > 3 && strncmp(f[k].s, "eps", 3) == 0 &&
                    parse_number(&f[k], 3, &p->eps) == 0 && p->eps > 0) {
           ONCE(F_EPS, k);
-        } else if (parse_norm_dir(&f[k], 0, &p->norm_dir) == 0) {
-          ONCE(F_DIR, k);
+        } else if (f[k].n >= 4 && strncmp(f[k].s, "dir=", 4) == 0) {
+          /* the older trailing form of the direction */
+          if (read_dir(f[k].s, f[k].n, 4, dir, err, errlen)) return -1;
         } else
           return bad_field(&f[k], op,
-                           "expected dims, nd<D> (1 to 8), nogain, nobias, bias, eps<E> (E > 0) "
-                           "or dir=FWD_D|BWD_DW",
+                           "expected dims, nd<D> (1 to 8), nogain, nobias, bias or eps<E> (E > 0)",
                            err, errlen);
       }
       if ((seen & F_DIMS) && p->norm_dims > p->rank)
@@ -698,8 +769,9 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       p->eps = DEFAULT_EPS;
       p->momentum = DEFAULT_MOMENTUM;
       for (int k = 2; k < nf; k++) {
-        if (parse_norm_dir(&f[k], 1, &p->norm_dir) == 0) {
-          ONCE(F_DIR, k);
+        if (f[k].n >= 4 && strncmp(f[k].s, "dir=", 4) == 0) {
+          /* the older trailing form of the direction */
+          if (read_dir(f[k].s, f[k].n, 4, dir, err, errlen)) return -1;
           continue;
         }
         if (f[k].n > 3 && strncmp(f[k].s, "mom", 3) == 0 &&
@@ -716,19 +788,12 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
         if (kind < 0 || activation_params[kind] != 0)
           return bad_field(&f[k], op,
                            "expected a parameterless activation kind (relu, ...), "
-                           "dir=FWD_I|FWD_D|BWD_DW, mom<M> (0 to 1) or eps<E> (E > 0)",
+                           "mom<M> (0 to 1) or eps<E> (E > 0)",
                            err, errlen);
         ONCE(F_ACT, k);
         p->act_kind = activation_kinds[kind];
       }
-      if (p->norm_dir != BENCH_NORM_FORWARD && p->act_kind != ADNN_ACTIVATION_IDENTITY)
-        return fail(err, errlen, "bnorm: dir=FWD_D and dir=BWD_DW take no fused activation");
-      if ((seen & F_MOM) && p->norm_dir != BENCH_NORM_TRAINING)
-        return fail(err, errlen, "bnorm: mom<M> needs dir=FWD_D (training)");
-      if (p->norm_dir != BENCH_NORM_FORWARD && p->mb * (p->ih ? p->ih : 1) * (p->iw ? p->iw : 1) < 2)
-        return fail(err, errlen, "bnorm: dir=FWD_D and dir=BWD_DW need at least 2 elements per "
-                    "channel (mb * ih * iw)");
-      return 0;
+      return 0; /* the checks that depend on the direction: check_bnorm */
     }
     case BENCH_OP_BINARY: {
       if (nf != 3) return fail(err, errlen, "binary descriptor is binary:<op>:<dims>+<dims>");
@@ -799,8 +864,7 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
     }
     case BENCH_OP_XENT: {
       if (nf < 3)
-        return fail(err, errlen, "xent descriptor is [dir=BWD_D:]xent:<mean|sum|none>:<N>x<C>"
-                    "[:ign<I>]");
+        return fail(err, errlen, "xent descriptor is xent:<mean|sum|none>:<N>x<C>[:ign<I>]");
       int red = -1;
       for (int k = ADNN_LOSS_REDUCTION_MEAN; k <= ADNN_LOSS_REDUCTION_NONE; k++)
         if (field_is(&f[1], adnn_loss_reduction_name((adnn_loss_reduction)k))) red = k;
@@ -838,6 +902,13 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
       for (int k = 2; k < nf; k++) {
         if (is_dims(&f[k])) {
           ONCE(F_DIMS, k);
+          if (count_sizes(&f[k]) > BENCH_OPTIM_MAX_TENSORS) {
+            char hint[96];
+            snprintf(hint, sizeof hint,
+                     "more than %d tensors (adnn-bench's limit, see doc/bench.md)",
+                     BENCH_OPTIM_MAX_TENSORS);
+            return bad_field(&f[k], op, hint, err, errlen);
+          }
           if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
         } else if (prefixed_number(&f[k], "lr", 0, 0, 0, &p->lr) == 0) {
           ONCE(F_LR, k);
@@ -919,59 +990,143 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, char *err
   return 0;
 }
 
+static const char *const dir_names[BENCH_DIR_COUNT] = {"FWD_D", "FWD_I",  "BWD_D",
+                                                        "BWD_W", "BWD_WB", "BWD_DW"};
+#define DIR_BIT(d) (1u << BENCH_DIR_##d)
+
 int bench_dir_parse(const char *s, size_t n) {
-  static const struct {
-    const char *name;
-    int dir;
-  } dirs[] = {{"FWD_D", BENCH_DIR_FWD},
-              {"FWD_I", BENCH_DIR_FWD},
-              {"BWD_D", BENCH_DIR_BWD_D},
-              {"BWD_W", BENCH_DIR_BWD_W},
-              {"BWD_WB", BENCH_DIR_BWD_WB}};
-  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-    if (strlen(dirs[i].name) == n && strncmp(dirs[i].name, s, n) == 0) return dirs[i].dir;
+  for (int d = 0; d < BENCH_DIR_COUNT; d++)
+    if (strlen(dir_names[d]) == n && strncmp(dir_names[d], s, n) == 0) return d;
   return -1;
 }
 
 const char *bench_dir_name(int dir) {
-  switch (dir) {
-    case BENCH_DIR_BWD_D: return "BWD_D";
-    case BENCH_DIR_BWD_W: return "BWD_W";
-    case BENCH_DIR_BWD_WB: return "BWD_WB";
-    default: return "FWD_D";
+  return dir >= 0 && dir < BENCH_DIR_COUNT ? dir_names[dir] : "unknown";
+}
+
+/* Each op's directions: those its adnn ops run (doc/bench.md). FWD_I is
+ * benchdnn's forward inference: the forward op itself wherever the op has
+ * no training mode, and batch norm's inference against FWD_D's training. */
+unsigned bench_op_dirs(int op) {
+  switch (op) {
+    case BENCH_OP_CONV:
+      return DIR_BIT(FWD_D) | DIR_BIT(FWD_I) | DIR_BIT(BWD_D) | DIR_BIT(BWD_W) | DIR_BIT(BWD_WB);
+    case BENCH_OP_POOL:
+    case BENCH_OP_ACT:
+    case BENCH_OP_SOFTMAX:
+    case BENCH_OP_XENT: return DIR_BIT(FWD_D) | DIR_BIT(FWD_I) | DIR_BIT(BWD_D);
+    case BENCH_OP_BNORM: return DIR_BIT(FWD_I) | DIR_BIT(FWD_D) | DIR_BIT(BWD_DW);
+    case BENCH_OP_LNORM:
+    case BENCH_OP_RMSNORM: return DIR_BIT(FWD_D) | DIR_BIT(BWD_DW);
+    case BENCH_OP_BINARY:
+    case BENCH_OP_REDUCE:
+    case BENCH_OP_GEMM:
+    case BENCH_OP_OPTIM: return DIR_BIT(FWD_D);
   }
+  return 0;
+}
+
+int bench_op_default_dir(int op) {
+  return op == BENCH_OP_BNORM ? BENCH_DIR_FWD_I : BENCH_DIR_FWD_D;
+}
+
+/* "FWD_D, FWD_I or BWD_D" (or "FWD_D only"): the directions of op, for
+ * messages. */
+static void put_dirs(char *buf, size_t len, int op) {
+  const unsigned dirs = bench_op_dirs(op);
+  int count = 0, done = 0;
+  for (int d = 0; d < BENCH_DIR_COUNT; d++) count += (dirs >> d) & 1u;
+  size_t used = 0;
+  buf[0] = 0;
+  for (int d = 0; d < BENCH_DIR_COUNT && used < len; d++) {
+    if (!((dirs >> d) & 1u)) continue;
+    const char *sep = done == 0 ? "" : done == count - 1 ? " or " : ", ";
+    const int w = snprintf(buf + used, len - used, "%s%s", sep, dir_names[d]);
+    if (w > 0) used += (size_t)w;
+    done++;
+  }
+  if (count == 1 && used < len) snprintf(buf + used, len - used, " only");
+}
+
+/* p->dir from the descriptor's direction t (checked against p's op), else
+ * default_dir where p's op takes it, else the op's default. FWD_I is stored
+ * as FWD_D for the ops whose forward op it is. */
+static int resolve_dir(bench_problem *p, const dir_token *t, int default_dir, char *err,
+                       size_t errlen) {
+  const unsigned dirs = bench_op_dirs(p->op);
+  int dir = bench_op_default_dir(p->op);
+  if (t->dir >= 0) {
+    if (!((dirs >> t->dir) & 1u)) {
+      char allowed[64];
+      put_dirs(allowed, sizeof allowed, p->op);
+      return fail(err, errlen, "bad token '%.*s': %s has no %s direction (%s takes %s)", (int)t->n,
+                  t->s, op_names[p->op], dir_names[t->dir], op_names[p->op], allowed);
+    }
+    dir = t->dir;
+  } else if (default_dir >= 0 && default_dir < BENCH_DIR_COUNT && ((dirs >> default_dir) & 1u)) {
+    dir = default_dir;
+  }
+  if (dir == BENCH_DIR_FWD_I && bench_op_default_dir(p->op) == BENCH_DIR_FWD_D)
+    dir = BENCH_DIR_FWD_D;
+  p->dir = dir;
+  return 0;
+}
+
+/* Batch norm's rules that depend on the direction. */
+static int check_bnorm(const bench_problem *p, unsigned seen, char *err, size_t errlen) {
+  if (p->dir != BENCH_DIR_FWD_I && p->act_kind != ADNN_ACTIVATION_IDENTITY)
+    return fail(err, errlen, "bnorm: dir=%s takes no fused activation (only FWD_I, inference, "
+                "does)", dir_names[p->dir]);
+  if ((seen & F_MOM) && p->dir != BENCH_DIR_FWD_D)
+    return fail(err, errlen, "bnorm: mom<M> needs dir=FWD_D (training)");
+  if (p->dir != BENCH_DIR_FWD_I && p->mb * (p->ih ? p->ih : 1) * (p->iw ? p->iw : 1) < 2)
+    return fail(err, errlen, "bnorm: dir=%s needs at least 2 elements per channel (mb * ih * iw)",
+                dir_names[p->dir]);
+  return 0;
 }
 
 /* A leading "dir=<DIR>:" or "--dir=<DIR>:" field: consumed from *text when
- * there, its direction in *dir (which must still be -1: one direction per
+ * there, its direction in *t (which must have none yet: one direction per
  * descriptor). Returns 0, or -1 with a message. */
-static int take_dir(const char **text, size_t *n, int *dir, char *err, size_t errlen) {
-  const char *t = *text;
+static int take_dir(const char **text, size_t *n, dir_token *t, char *err, size_t errlen) {
+  const char *s = *text;
   size_t skip = 0;
-  if (*n >= 6 && strncmp(t, "--dir=", 6) == 0)
+  if (*n >= 6 && strncmp(s, "--dir=", 6) == 0)
     skip = 6;
-  else if (*n >= 4 && strncmp(t, "dir=", 4) == 0)
+  else if (*n >= 4 && strncmp(s, "dir=", 4) == 0)
     skip = 4;
   else
     return 0;
-  const char *v = t + skip, *colon = memchr(v, ':', *n - skip);
-  const size_t vn = colon ? (size_t)(colon - v) : *n - skip;
-  const int d = bench_dir_parse(v, vn);
-  if (d < 0)
-    return fail(err, errlen, "bad token '%.*s': the direction is FWD_D, FWD_I, BWD_D, BWD_W or "
-                "BWD_WB", (int)(skip + vn), t);
-  if (*dir >= 0)
-    return fail(err, errlen, "bad token '%.*s': a direction given twice", (int)(skip + vn), t);
+  const char *colon = memchr(s + skip, ':', *n - skip);
+  const size_t tn = colon ? (size_t)(colon - s) : *n;
+  if (read_dir(s, tn, skip, t, err, errlen)) return -1;
   if (!colon)
     return fail(err, errlen, "bad token '%.*s': a descriptor must follow the direction "
-                "(dir=%.*s:...)", (int)(skip + vn), t, (int)vn, v);
-  *dir = d;
+                "(dir=%s:...)", (int)tn, s, dir_names[t->dir]);
   *text = colon + 1;
-  *n -= (size_t)(colon + 1 - t);
+  *n -= (size_t)(colon + 1 - s);
+  return 0;
+}
+
+/* A convolution (after its direction and "conv:"), with its direction. */
+static int finish_conv(const char *text, size_t n, bench_problem *p, const dir_token *t,
+                       int default_dir, char *err, size_t errlen) {
+  field beta = {NULL, 0};
+  if (parse_conv(text, n, p, &beta, err, errlen) || resolve_dir(p, t, default_dir, err, errlen))
+    return -1;
+  if (beta.n && p->dir != BENCH_DIR_BWD_D && p->dir != BENCH_DIR_BWD_W &&
+      p->dir != BENCH_DIR_BWD_WB)
+    return fail(err, errlen, "bad token '%.*s': beta (accumulation into the output) needs a "
+                "backward direction (BWD_D, BWD_W or BWD_WB)", (int)beta.n, beta.s);
   return 0;
 }
 
 int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t errlen) {
+  return bench_problem_parse_dir(text, -1, p, err, errlen);
+}
+
+int bench_problem_parse_dir(const char *text, int default_dir, bench_problem *p, char *err,
+                            size_t errlen) {
   memset(p, 0, sizeof *p);
   if (err && errlen) err[0] = 0;
   size_t n = strlen(text);
@@ -985,12 +1140,12 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
     if (isspace((unsigned char)text[i]) || !isprint((unsigned char)text[i]))
       return fail(err, errlen, "bad token '%.*s': spaces are not allowed in a descriptor",
                   (int)n, text);
-  int dir = -1;
+  dir_token dir = {-1, NULL, 0};
   /* Twice, so that a second direction is refused by name. */
   if (take_dir(&text, &n, &dir, err, errlen) || take_dir(&text, &n, &dir, err, errlen)) return -1;
   if (n == 0)
     return fail(err, errlen, "bad token 'dir=%s:': a descriptor must follow the direction",
-                bench_dir_name(dir));
+                dir_names[dir.dir]);
   const char *colon = memchr(text, ':', n);
   size_t head = colon ? (size_t)(colon - text) : n;
   int op = -1;
@@ -1003,28 +1158,19 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
     text += head + 1;
     n -= head + 1;
     if (take_dir(&text, &n, &dir, err, errlen)) return -1;
-    if (parse_conv(text, n, p, err, errlen)) return -1;
-    p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
-    return 0;
+    return finish_conv(text, n, p, &dir, default_dir, err, errlen);
   }
   if (op < 0) {
-    /* No op prefix: a convolution (its name may contain ':'). */
-    if (colon && !memchr(text, 'n', head))
+    /* No op prefix: a convolution (its name may contain ':', and its
+     * fields follow its geometry after one). A first field with neither
+     * digits nor a name is no geometry: an op name misspelt. */
+    int geometry = memchr(text, 'n', head) != NULL;
+    for (size_t i = 0; i < head; i++) geometry |= isdigit((unsigned char)text[i]) != 0;
+    if (colon && !geometry)
       return fail(err, errlen, "bad token '%.*s': unknown op (conv, pool, act, softmax, lnorm, "
                   "rmsnorm, bnorm, binary, reduce, gemm, xent, optim)", (int)head, text);
-    if (parse_conv(text, n, p, err, errlen)) return -1;
-    p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
-    return 0;
+    return finish_conv(text, n, p, &dir, default_dir, err, errlen);
   }
-  /* Pooling, activations, softmax and the cross-entropy loss have a
-   * backward pass (BWD_D); no other op of this grammar has one, and weights
-   * belong to convolutions. */
-  if (dir > BENCH_DIR_FWD &&
-      !(dir == BENCH_DIR_BWD_D && (op == BENCH_OP_POOL || op == BENCH_OP_ACT ||
-                                   op == BENCH_OP_SOFTMAX || op == BENCH_OP_XENT)))
-    return fail(err, errlen, "bad token 'dir=%s:': %s has no %s direction (pool, act, "
-                "softmax and xent have BWD_D)", bench_dir_name(dir), op_names[op],
-                bench_dir_name(dir));
   p->op = op;
   /* The name: from the first "_n" to the end. */
   const char *nm = NULL;
@@ -1048,8 +1194,11 @@ int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t er
   if (head + 1 >= n)
     return fail(err, errlen, "bad token '%.*s': %s descriptor has no fields", (int)n, text,
                 op_names[op]);
-  if (parse_compact(text, n, p, err, errlen)) return -1;
-  p->dir = dir < 0 ? BENCH_DIR_FWD : dir;
+  unsigned seen = 0;
+  if (parse_compact(text, n, p, &dir, &seen, err, errlen) ||
+      resolve_dir(p, &dir, default_dir, err, errlen))
+    return -1;
+  if (op == BENCH_OP_BNORM && check_bnorm(p, seen, err, errlen)) return -1;
   return 0;
 }
 
@@ -1105,9 +1254,11 @@ static int end_padding_implied(int64_t i, int64_t k, int64_t s, int64_t d, int64
 void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
   sbuf s = {buf, len, 0};
   if (len) buf[0] = 0;
+  /* One form for every op: the direction first, unless it is the op's
+   * default. */
+  if (p->dir != bench_op_default_dir(p->op)) put(&s, "dir=%s:", bench_dir_name(p->dir));
   switch (p->op) {
     case BENCH_OP_CONV:
-      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       if (p->g != 1) put(&s, "g%lld", (long long)p->g);
       put(&s, "mb%lldic%lldih%lld", (long long)p->mb, (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
@@ -1130,9 +1281,14 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (!end_padding_implied(p->iw, p->kw, p->sw, p->dw - 1, (p->pt || p->pl) ? p->pl : -1,
                                p->ow, p->pl, p->pr))
         put(&s, "pr%lld", (long long)p->pr);
+      /* beta of the backward directions, after the geometry (before the
+       * name, which runs to the end) */
+      if (!same_double(p->beta, 0.0)) {
+        put(&s, ":");
+        put_double(&s, "beta", p->beta);
+      }
       break;
     case BENCH_OP_POOL:
-      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "pool:%s:mb%lldic%lldih%lld", pool_word(p->pool_kind), (long long)p->mb,
           (long long)p->ic, (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
@@ -1147,7 +1303,6 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
     case BENCH_OP_ACT: {
       double alpha, beta;
       activation_defaults(p->act_kind, &alpha, &beta);
-      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "act:%s:", adnn_activation_name(p->act_kind));
       if (!same_double(p->alpha, alpha)) {
         put_double(&s, "a", p->alpha);
@@ -1161,7 +1316,6 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       break;
     }
     case BENCH_OP_SOFTMAX:
-      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "softmax:axis%d:%s", p->axis, p->log_softmax ? "log:" : "");
       put_dims(&s, p->rank, p->dims);
       break;
@@ -1174,16 +1328,13 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (p->op == BENCH_OP_LNORM && !p->has_bias) put(&s, ":nobias");
       if (p->op == BENCH_OP_RMSNORM && p->has_bias) put(&s, ":bias");
       if (!same_double(p->eps, DEFAULT_EPS)) put_double(&s, ":eps", p->eps);
-      if (p->norm_dir == BENCH_NORM_BACKWARD) put(&s, ":dir=BWD_DW");
       break;
     case BENCH_OP_BNORM:
       put(&s, "bnorm:mb%lldic%lld", (long long)p->mb, (long long)p->ic);
       if (p->ih) put(&s, "ih%lld", (long long)p->ih);
       if (p->iw != p->ih) put(&s, "iw%lld", (long long)p->iw);
       if (p->act_kind != ADNN_ACTIVATION_IDENTITY) put(&s, ":%s", adnn_activation_name(p->act_kind));
-      if (p->norm_dir == BENCH_NORM_TRAINING) put(&s, ":dir=FWD_D");
-      if (p->norm_dir == BENCH_NORM_BACKWARD) put(&s, ":dir=BWD_DW");
-      if (p->norm_dir == BENCH_NORM_TRAINING && !same_double(p->momentum, DEFAULT_MOMENTUM))
+      if (p->dir == BENCH_DIR_FWD_D && !same_double(p->momentum, DEFAULT_MOMENTUM))
         put_double(&s, ":mom", p->momentum);
       if (!same_double(p->eps, DEFAULT_EPS)) put_double(&s, ":eps", p->eps);
       break;
@@ -1209,7 +1360,6 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
           p->ta ? ":ta" : "", p->tb ? ":tb" : "");
       break;
     case BENCH_OP_XENT:
-      if (p->dir != BENCH_DIR_FWD) put(&s, "dir=%s:", bench_dir_name(p->dir));
       put(&s, "xent:%s:", adnn_loss_reduction_name(p->loss_reduction));
       put_dims(&s, p->rank, p->dims);
       if (p->ignore_index != DEFAULT_IGNORE_INDEX) put(&s, ":ign%lld", (long long)p->ignore_index);
@@ -1260,24 +1410,43 @@ double bench_problem_flops(const bench_problem *p) {
 double bench_problem_bytes(const bench_problem *p, size_t es) {
   double e = (double)es;
   switch (p->op) {
-    case BENCH_OP_CONV:
-      return e * ((double)p->mb * p->ic * p->ih * p->iw + (double)p->oc * (p->ic / p->g) * p->kh * p->kw +
-                  (double)p->mb * p->oc * p->oh * p->ow);
+    case BENCH_OP_CONV: {
+      /* Every direction reads two of x, w and y (dy) and writes the third
+       * (dx, dw), BWD_WB also db; beta != 0 reads the outputs as well. */
+      const double xs = (double)p->mb * p->ic * p->ih * p->iw,
+                   ws = (double)p->oc * (p->ic / p->g) * p->kh * p->kw,
+                   ys = (double)p->mb * p->oc * p->oh * p->ow;
+      double out = p->dir == BENCH_DIR_BWD_D ? xs : p->dir == BENCH_DIR_BWD_W ? ws
+                   : p->dir == BENCH_DIR_BWD_WB ? ws + (double)p->oc : 0.0;
+      return e * (xs + ws + ys + (p->dir == BENCH_DIR_BWD_WB ? (double)p->oc : 0.0) +
+                  (p->beta != 0.0 ? out : 0.0));
+    }
     case BENCH_OP_POOL: {
       /* Forward: x in, y out; backward: x, y and dy in, dx out. */
       const double xs = (double)p->mb * p->ic * p->ih * p->iw, ys = (double)p->mb * p->ic * p->oh * p->ow;
       return e * (p->dir == BENCH_DIR_BWD_D ? 2.0 * xs + 2.0 * ys : xs + ys);
     }
     case BENCH_OP_BNORM: {
+      /* Inference: x and 4 vectors of C in, y out. Training: x, scale and
+       * shift in; y, the saved mean and inverse deviation out; the running
+       * mean and variance in and out. Backward: x, dy, scale and the saved
+       * statistics in; dx, dscale and dshift out. */
       double hw = (p->ih ? (double)p->ih : 1.0) * (p->iw ? (double)p->iw : 1.0);
-      return e * (2.0 * (double)p->mb * p->ic * hw + 4.0 * p->ic);
+      const double xs = (double)p->mb * p->ic * hw, c = (double)p->ic;
+      if (p->dir == BENCH_DIR_FWD_D) return e * (2.0 * xs + 8.0 * c);
+      if (p->dir == BENCH_DIR_BWD_DW) return e * (3.0 * xs + 5.0 * c);
+      return e * (2.0 * xs + 4.0 * c);
     }
     case BENCH_OP_ACT:
     case BENCH_OP_SOFTMAX: /* backward: two inputs (x or y, and dy) and dx */
       return e * (p->dir == BENCH_DIR_BWD_D ? 3.0 : 2.0) * count_of(p->rank, p->dims);
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM: {
+      /* Forward: x and the gain and bias in, y out. Backward: x, dy and the
+       * gain in; dx, dgain and dbias out. */
       double d = count_of(p->norm_dims, p->dims + p->rank - p->norm_dims);
+      if (p->dir == BENCH_DIR_BWD_DW)
+        return e * (3.0 * count_of(p->rank, p->dims) + (2 * p->has_gain + p->has_bias) * d);
       return e * (2.0 * count_of(p->rank, p->dims) + (p->has_gain + p->has_bias) * d);
     }
     case BENCH_OP_BINARY: {

@@ -6,31 +6,42 @@
  * the same parser in without linking adnn. The grammar is in doc/bench.md and
  * adnn-bench(1):
  *
+ *   every descriptor may start with benchdnn's direction (at most one):
+ *     [[--]dir=<DIR>:]<descriptor>
+ *   DIR is FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB or BWD_DW, and each op takes
+ *   only those its adnn ops can run (bench_op_dirs; any other is refused
+ *   with a message naming the allowed ones):
+ *     conv                   FWD_D (= FWD_I, the forward op), BWD_D, BWD_W, BWD_WB
+ *     pool, act, softmax, xent  FWD_D (= FWD_I, the forward op), BWD_D
+ *     bnorm                  FWD_I (inference), FWD_D (training), BWD_DW
+ *     lnorm, rmsnorm         FWD_D (the forward op), BWD_DW
+ *     binary, reduce, gemm, optim  FWD_D only
+ *   The canonical form writes "dir=<DIR>:" first for every direction but the
+ *   op's default (bnorm: FWD_I; every other op: FWD_D). For compatibility the
+ *   normalizations also take it as a trailing field (lnorm:64x768:dir=BWD_DW).
+ *
  *   convolution, oneDNN benchdnn's grammar:
- *     [[--]dir=<DIR>:][conv:][[--]dir=<DIR>:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>
+ *     [conv:][[--]dir=<DIR>:][g<G>]mb<N>ic<C>[ih<H>][iw<W>]oc<K>
  *     [oh<P>][ow<Q>][kh<R>][kw<S>][sh<..>][sw<..>][ph<..>][pw<..>][dh<..>][dw<..>]
- *     [pb<..>][pr<..>][_n<name>]
- *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none). DIR is
- *     benchdnn's direction (at most one): FWD_D or FWD_I (the forward op, the
- *     default), BWD_D (backward data), BWD_W (backward weights), BWD_WB
- *     (backward weights and bias); the canonical form writes "dir=<DIR>:"
- *     first for the backward ones.
+ *     [pb<..>][pr<..>][:beta<B>][_n<name>]
+ *     ('_' may separate tokens; dh/dw count EXTRA dilation, 0 = none; the
+ *     direction may also follow "conv:"). beta<B>, backward directions only:
+ *     the result is added to B times the output's old values (0, the
+ *     default, overwrites it).
  *   other ops, colon-separated fields after the op name:
- *     [[--]dir=<DIR>:]pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
- *     [[--]dir=<DIR>:]act:<kind>[:a<alpha>][:b<beta>]:<dims>
- *     [[--]dir=<DIR>:]softmax:[axis<A>:][log:]<dims>
- *   where DIR, benchdnn's direction, is FWD_D (the forward op, the default)
- *   or BWD_D (its backward pass: pool2d_backward, activation_backward,
- *   softmax_backward); the canonical form writes "dir=BWD_D:" first.
+ *     pool:<max|avg|avg_exclude>:mb..ic..ih..kh..[sh..][ph..][:ceil]
+ *     act:<kind>[:a<alpha>][:b<beta>]:<dims>
+ *     softmax:[axis<A>:][log:]<dims>
  *     lnorm:<dims>[:nd<D>][:nogain][:nobias][:eps<E>]
  *     rmsnorm:<dims>[:nd<D>][:nogain][:bias][:eps<E>]
- *     bnorm:mb..ic..ih..[iw..][:<activation kind>]
+ *     bnorm:mb..ic..ih..[iw..][:<activation kind>][:mom<M>][:eps<E>]
  *     binary:<add|sub|mul|div|max|min>:<dims>+<dims>
  *     reduce:<sum|mean|max|min>:<dims>:axes<A>[,<A>...][:keep]
  *     gemm:m<M>n<N>k<K>[:ta][:tb]
- *     [[--]dir=<DIR>:]xent:<mean|sum|none>:<N>x<C>[:ign<I>]   (BWD_D: d logits)
+ *     xent:<mean|sum|none>:<N>x<C>[:ign<I>]
  *     optim:<sgd|adam|adamw>:<S0>[x<S1>...][:lr<..>][:wd<..>][:mom<..>][:damp<..>]
- *           [:nesterov][:b1<..>][:b2<..>][:eps<..>]   (one tensor per size)
+ *           [:nesterov][:b1<..>][:b2<..>][:eps<..>]   (one tensor per size, at
+ *           most BENCH_OPTIM_MAX_TENSORS)
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
  *   pb<..>/pr<..> (convolution) give the bottom/right padding explicitly.
  *
@@ -65,8 +76,21 @@ enum bench_op {
   BENCH_OP_COUNT  /* one past the last */
 };
 
-/* Directions (benchdnn's --dir): the forward op, or a backward pass. */
-enum bench_dir { BENCH_DIR_FWD = 0, BENCH_DIR_BWD_D, BENCH_DIR_BWD_W, BENCH_DIR_BWD_WB };
+/* Directions (benchdnn's --dir), one per problem (bench_problem.dir). Which
+ * an op takes and what each means for it: the grammar above and doc/bench.md.
+ * After parsing, FWD_I is stored only for bnorm (inference); the ops whose
+ * FWD_I is their forward op store FWD_D. BENCH_DIR_FWD is the older name of
+ * FWD_D (the forward op of every op but bnorm). */
+enum bench_dir {
+  BENCH_DIR_FWD_D = 0, /* forward (bnorm: training) */
+  BENCH_DIR_FWD_I,     /* forward inference (bnorm's default) */
+  BENCH_DIR_BWD_D,     /* backward data */
+  BENCH_DIR_BWD_W,     /* backward weights (conv) */
+  BENCH_DIR_BWD_WB,    /* backward weights and bias (conv) */
+  BENCH_DIR_BWD_DW,    /* backward data and weights (the normalizations) */
+  BENCH_DIR_COUNT,     /* one past the last */
+  BENCH_DIR_FWD = BENCH_DIR_FWD_D
+};
 
 #define BENCH_MAX_RANK 8
 #define BENCH_NAME_MAX 96
@@ -74,6 +98,13 @@ enum bench_dir { BENCH_DIR_FWD = 0, BENCH_DIR_BWD_D, BENCH_DIR_BWD_W, BENCH_DIR_
 #define BENCH_ELEMENTS_MAX (INT64_C(1) << 48)
 #define BENCH_INPUT_MAX 1024
 #define BENCH_TEXT_MAX 512
+/* The most tensors of an optim problem. Not a limit of adnn (tensor_count is
+ * a size_t) but of the conformance harness that adnn-bench runs every problem
+ * through, perf mode included (its cases hold the buffers): a case has at
+ * most HARNESS_MAX_INPUTS (8) inputs, here the gradients, and marks the
+ * outputs it reads in a 32-bit mask (Adam's T parameters and 2T states are
+ * all read), so more tensors need a redesign of the harness's cases. */
+#define BENCH_OPTIM_MAX_TENSORS 8
 
 typedef struct bench_problem {
   int op;                     /* enum bench_op */
@@ -82,10 +113,12 @@ typedef struct bench_problem {
   int64_t g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw;
   int64_t pt, pb, pl, pr; /* padding top, bottom, left, right */
   int64_t dh, dw;
-  int dir; /* enum bench_dir */
+  int dir; /* enum bench_dir, of every op (see above) */
   adnn_pool_kind pool_kind;
   int ceil_mode;
-  /* act (and bnorm's fused activation) */
+  /* act (and bnorm's fused activation): the kind, alpha and beta. beta is
+   * also conv's accumulation factor in the backward directions (0: the
+   * output is overwritten), the `beta` of their descriptors. */
   adnn_activation_kind act_kind;
   double alpha, beta;
   /* act, softmax, norms, binary: shapes */
@@ -102,31 +135,32 @@ typedef struct bench_problem {
   /* gemm */
   int64_t m, n, k;
   int ta, tb;
-  /* bnorm, lnorm, rmsnorm: benchdnn's direction (enum bench_norm_dir) and
-   * batch-norm training's momentum (default 0.1). */
-  int norm_dir;
+  /* bnorm: batch-norm training's momentum (default 0.1). */
   double momentum;
   /* xent: the reduction and ignore_index (default -100); dims[0..1] are N
-   * and C; dir BWD_D is the backward op (d logits). */
+   * and C. */
   adnn_loss_reduction loss_reduction;
   int64_t ignore_index;
   /* optim: the kind and the hyperparameters (adnn_optimizer_desc_init's
-   * defaults); dims[0..rank-1] are the tensors' sizes. */
+   * defaults); dims[0..rank-1] are the tensors' sizes (rank at most
+   * BENCH_OPTIM_MAX_TENSORS). */
   adnn_optimizer_kind opt_kind;
   double lr, weight_decay, sgd_momentum, dampening, beta1, beta2, opt_eps;
   int nesterov;
 } bench_problem;
-
-/* The directions of the normalizations (benchdnn's --dir): the forward op
- * (bnorm: inference, FWD_I; lnorm / rmsnorm: FWD_D), batch-norm training
- * (bnorm's dir=FWD_D) and the backward pass (dir=BWD_DW). */
-enum bench_norm_dir { BENCH_NORM_FORWARD = 0, BENCH_NORM_TRAINING = 1, BENCH_NORM_BACKWARD = 2 };
 
 /* Parses one descriptor (a NUL-terminated string; surrounding white space is
  * ignored). Returns 0, or -1 with a message naming the bad token (and, for a
  * number out of range, the field and its limit) in err; p is then
  * unspecified. Never reads outside text. */
 int bench_problem_parse(const char *text, bench_problem *p, char *err, size_t errlen);
+
+/* bench_problem_parse with a default direction (benchdnn's --dir on the
+ * command line; -1: none): a descriptor that names no direction gets
+ * default_dir when its op takes that direction (bench_op_dirs), and its op's
+ * default otherwise. An explicit direction (dir=FWD_D: included) is kept. */
+int bench_problem_parse_dir(const char *text, int default_dir, bench_problem *p, char *err,
+                            size_t errlen);
 
 /* Replaces the minibatch of conv, pool and bnorm problems (others unchanged).
  * The result may exceed the limits above: format and parse it again to check
@@ -148,11 +182,20 @@ double bench_problem_flops(const bench_problem *p);
  * once, output once). */
 double bench_problem_bytes(const bench_problem *p, size_t elem_size);
 
-/* The direction named s[0..n) (FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB), or -1. */
+/* The direction named s[0..n) (FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB, BWD_DW),
+ * or -1. */
 int bench_dir_parse(const char *s, size_t n);
 
-/* The canonical name of a direction ("FWD_D", "BWD_D", "BWD_W", "BWD_WB"). */
+/* The name of a direction ("FWD_D", ..., "BWD_DW"; "unknown" for others). */
 const char *bench_dir_name(int dir);
+
+/* The directions op takes, as bits (1u << dir); FWD_I is among them for
+ * every op but lnorm, rmsnorm and the forward-only ones. 0 for no op. */
+unsigned bench_op_dirs(int op);
+
+/* The direction of an op's problems that name none: FWD_I for bnorm
+ * (inference), FWD_D for every other op. The canonical form omits it. */
+int bench_op_default_dir(int op);
 
 /* The name of an op ("conv", "pool", ...). */
 const char *bench_op_name(int op);

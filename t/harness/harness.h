@@ -46,9 +46,9 @@
 
 /** The most execute inputs an op may take (batch norm takes 5). */
 #define HARNESS_MAX_INPUTS 8
-/** The most outputs a case may have (batch-norm training has 5; optimizer
- *  cases with several tensors more). */
-#define HARNESS_MAX_OUTPUTS 16
+/** The most outputs a case may have (batch-norm training has 5; an Adam
+ *  step over HARNESS_MAX_INPUTS tensors 3 * 8: the parameters, m and v). */
+#define HARNESS_MAX_OUTPUTS 24
 
 /* ------------------------------------------------------------------------ */
 /* Descriptors and ops                                                       */
