@@ -9,6 +9,8 @@ EXTRA_DIST += doc/gpu-check.md
 dist_doc_DATA += doc/verbose.md
 # The training examples: their data set (attribution, license) and data parallelism.
 dist_doc_DATA += doc/datasets.md doc/distributed.md
+# The training API: backward ops, multi-output execution, the optimizer.
+dist_doc_DATA += doc/training.md
 
 
 # The complete programs the section 3 man pages cite (as doc/examples/NAME.c),
@@ -16,4 +18,4 @@ dist_doc_DATA += doc/datasets.md doc/distributed.md
 docexamplesdir = $(docdir)/examples
 dist_docexamples_DATA = doc/examples/errors.c doc/examples/context.c doc/examples/memory.c \
 	doc/examples/tensors.c doc/examples/gemm.c doc/examples/plans.c doc/examples/backends.c \
-	doc/examples/tuning.c
+	doc/examples/tuning.c doc/examples/training.c
