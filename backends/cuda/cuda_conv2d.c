@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_conv2d.h"
+#include "backends/cuda/cuda_conv2d_cudnn.h"
 #include "backends/cuda/cuda_op.h"
 
 /* Candidate ids besides the cuDNN algorithms (1 .. CUDNN_CONVOLUTION_FWD_ALGO_COUNT). */
@@ -159,15 +160,10 @@ typedef struct conv2d_plan {
   adnn_cuda_memory_order y_order; /* the direct kernel's output order */
   adnn_cuda__conv2d_layout layout;
 
-  /* The cuDNN description (create). */
-  int described;       /* the descriptors below exist */
-  char unusable[256];  /* non-empty: why cuDNN cannot run this problem */
-  cudnnHandle_t handle;
-  cudnnTensorDescriptor_t xd, yd, bd;
-  cudnnFilterDescriptor_t wd;
-  cudnnConvolutionDescriptor_t cd;
+  /* The cuDNN description (create): the shared part, then the fusion's. */
+  adnn_cuda__conv2d_cudnn dnn;
+  cudnnTensorDescriptor_t bd;
   cudnnActivationDescriptor_t ad;
-  int tf32;     /* the context allows TF32 for this F32 problem */
   int can_fuse; /* bd and ad exist: the fused call may run */
 
   /* cuDNN's ranking (first candidates or select). */
@@ -184,39 +180,18 @@ typedef struct conv2d_plan {
   size_t x_offset, w_offset, y_offset; /* of the copies in the workspace */
 } conv2d_plan;
 
-/* A cuDNN failure in the BAD_PARAM or NOT_SUPPORTED families (cuDNN 9 groups
- * its codes by thousands) means cuDNN cannot take this problem; any other is a
- * real failure (cuDNN unusable, out of memory). */
-static int cudnn_rejects(cudnnStatus_t e) {
-  return (int)e / 1000 == 2 || (int)e / 1000 == 3;
-}
-
-/* Checks a cuDNN call of the description or the ranking: on success returns
- * 1; when cuDNN rejects the problem, records why in c->unusable and returns 0
- * with *st SUCCESS; on a real failure returns 0 with *st the failure. */
+/* Checks a cuDNN call of the description or the ranking (see
+ * adnn_cuda__conv2d_cudnn_ok). */
 static int cudnn_ok(conv2d_plan *c, cudnnStatus_t e, const char *what, adnn_status *st) {
-  *st = ADNN_STATUS_SUCCESS;
-  if (e == CUDNN_STATUS_SUCCESS) return 1;
-  if (cudnn_rejects(e))
-    snprintf(c->unusable, sizeof c->unusable, "%s failed: %s (%d)", what, cudnnGetErrorString(e),
-             (int)e);
-  else
-    *st = adnn_cuda__fail_cudnn(e, what);
-  return 0;
+  return adnn_cuda__conv2d_cudnn_ok(&c->dnn, e, what, st);
 }
 
 static void destroy_descriptors(conv2d_plan *c) {
-  if (c->xd) cudnnDestroyTensorDescriptor(c->xd);
-  if (c->yd) cudnnDestroyTensorDescriptor(c->yd);
+  adnn_cuda__conv2d_cudnn_destroy(&c->dnn);
   if (c->bd) cudnnDestroyTensorDescriptor(c->bd);
-  if (c->wd) cudnnDestroyFilterDescriptor(c->wd);
-  if (c->cd) cudnnDestroyConvolutionDescriptor(c->cd);
   if (c->ad) cudnnDestroyActivationDescriptor(c->ad);
-  c->xd = c->yd = c->bd = NULL;
-  c->wd = NULL;
-  c->cd = NULL;
+  c->bd = NULL;
   c->ad = NULL;
-  c->described = 0;
 }
 
 /* The fused bias + activation descriptors, when cuDNN's fused call can run
@@ -245,7 +220,7 @@ static int describe_fusion(const adnn_plugin_plan *plan, conv2d_plan *c, cudnnTe
                "cudnnSetActivationDescriptor", st);
   if (*st != ADNN_STATUS_SUCCESS) return 0;
   if (!c->can_fuse) {
-    c->unusable[0] = '\0';
+    c->dnn.unusable[0] = '\0';
     if (c->bd) cudnnDestroyTensorDescriptor(c->bd);
     if (c->ad) cudnnDestroyActivationDescriptor(c->ad);
     c->bd = NULL;
@@ -255,76 +230,13 @@ static int describe_fusion(const adnn_plugin_plan *plan, conv2d_plan *c, cudnnTe
 }
 
 /* The cuDNN description of the problem, made once per plan. Returns SUCCESS
- * also when cuDNN cannot take the problem (c->unusable says why, and the
+ * also when cuDNN cannot take the problem (c->dnn.unusable says why, and the
  * descriptors are released); a failure status only for real failures. */
 static adnn_status describe_cudnn(adnn_plugin_plan *plan, conv2d_plan *c) {
-  const adnn_plugin_conv2d *p = &c->p;
-  const adnn_cuda__conv2d_layout *lay = &c->layout;
-  const int f64 = plan->op->dtype == ADNN_DTYPE_F64;
-
-  /* cuDNN's legacy API takes int sizes: every extent and element count must
-   * fit (element counts; byte offsets are cuDNN's business). */
-  const int64_t sizes[] = {p->N, p->C, lay->xh, lay->xw, p->K, p->Cg, p->R, p->S, p->P, p->Q,
-                           p->stride_h, p->stride_w, p->dilation_h, p->dilation_w, lay->pad_h,
-                           lay->pad_w, p->groups, p->N * p->C * lay->xh * lay->xw,
-                           p->K * p->Cg * p->R * p->S, p->N * p->K * p->P * p->Q};
-  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-    if (sizes[i] > INT_MAX) {
-      snprintf(c->unusable, sizeof c->unusable, "a size exceeds cuDNN's int range");
-      return ADNN_STATUS_SUCCESS;
-    }
-
-  adnn_status st = adnn_cuda__context_cudnn(plan->ctx, &c->handle);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  const cudnnDataType_t dt = f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  const cudnnTensorFormat_t fmt = lay->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-  c->described = 1;
-  st = ADNN_STATUS_SUCCESS;
-  int ok = cudnn_ok(c, cudnnCreateTensorDescriptor(&c->xd), "cudnnCreateTensorDescriptor", &st) &&
-           cudnn_ok(c, cudnnCreateTensorDescriptor(&c->yd), "cudnnCreateTensorDescriptor", &st) &&
-           cudnn_ok(c, cudnnCreateFilterDescriptor(&c->wd), "cudnnCreateFilterDescriptor", &st) &&
-           cudnn_ok(c, cudnnCreateConvolutionDescriptor(&c->cd),
-                    "cudnnCreateConvolutionDescriptor", &st) &&
-           cudnn_ok(c,
-                    cudnnSetTensor4dDescriptor(c->xd, fmt, dt, (int)p->N, (int)p->C, (int)lay->xh,
-                                               (int)lay->xw),
-                    "cudnnSetTensor4dDescriptor(x)", &st) &&
-           cudnn_ok(c,
-                    cudnnSetTensor4dDescriptor(c->yd, fmt, dt, (int)p->N, (int)p->K, (int)p->P,
-                                               (int)p->Q),
-                    "cudnnSetTensor4dDescriptor(y)", &st) &&
-           cudnn_ok(c,
-                    cudnnSetFilter4dDescriptor(c->wd, dt, fmt, (int)p->K, (int)p->Cg, (int)p->R,
-                                               (int)p->S),
-                    "cudnnSetFilter4dDescriptor", &st) &&
-           cudnn_ok(c,
-                    cudnnSetConvolution2dDescriptor(c->cd, (int)lay->pad_h, (int)lay->pad_w,
-                                                    (int)p->stride_h, (int)p->stride_w,
-                                                    (int)p->dilation_h, (int)p->dilation_w,
-                                                    CUDNN_CROSS_CORRELATION, dt),
-                    "cudnnSetConvolution2dDescriptor", &st) &&
-           cudnn_ok(c, cudnnSetConvolutionGroupCount(c->cd, (int)p->groups),
-                    "cudnnSetConvolutionGroupCount", &st);
-  /* Without TF32 the descriptor stays FMA: DEFAULT could mean TF32 on Ampere
-   * and newer. F64 has no reduced-precision math to exclude. */
-  c->tf32 = !f64 && (plan->op->flags & ADNN_CONTEXT_ALLOW_TF32);
-  const cudnnMathType_t math = f64 ? CUDNN_DEFAULT_MATH
-                               : c->tf32 ? CUDNN_TENSOR_OP_MATH
-                                         : CUDNN_FMA_MATH;
-  ok = ok && cudnn_ok(c, cudnnSetConvolutionMathType(c->cd, math), "cudnnSetConvolutionMathType",
-                      &st);
-  int on = 0, oc = 0, oh = 0, ow = 0;
-  ok = ok && cudnn_ok(c,
-                      cudnnGetConvolution2dForwardOutputDim(c->cd, c->xd, c->wd, &on, &oc, &oh,
-                                                            &ow),
-                      "cudnnGetConvolution2dForwardOutputDim", &st);
-  if (ok && (on != p->N || oc != p->K || oh != p->P || ow != p->Q)) {
-    snprintf(c->unusable, sizeof c->unusable,
-             "cuDNN computes a %dx%dx%dx%d output instead of %lldx%lldx%lldx%lld", on, oc, oh, ow,
-             (long long)p->N, (long long)p->K, (long long)p->P, (long long)p->Q);
-    ok = 0;
-  }
-
+  const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_dtype(plan->op->dtype == ADNN_DTYPE_F64);
+  const cudnnTensorFormat_t fmt = adnn_cuda__conv2d_cudnn_format(&c->layout);
+  int ok = 0;
+  adnn_status st = adnn_cuda__conv2d_cudnn_describe(plan, &c->p, &c->layout, "y", &c->dnn, &ok);
   if (ok) ok = describe_fusion(plan, c, fmt, dt, &st);
   if (!ok) destroy_descriptors(c);
   return st;
@@ -332,11 +244,11 @@ static adnn_status describe_cudnn(adnn_plugin_plan *plan, conv2d_plan *c) {
 
 /* cuDNN's ranking, made once per plan: the usable entries of
  * cudnnGetConvolutionForwardAlgorithm_v7 in its order. Failures that only
- * mean cuDNN cannot take the problem leave the ranking empty (c->unusable
+ * mean cuDNN cannot take the problem leave the ranking empty (c->dnn.unusable
  * says why). */
 static adnn_status rank_cudnn(adnn_plugin_plan *plan, conv2d_plan *c) {
   if (c->ranked) return ADNN_STATUS_SUCCESS;
-  if (!c->described) {
+  if (!c->dnn.described) {
     c->ranked = 1;
     return ADNN_STATUS_SUCCESS;
   }
@@ -345,13 +257,13 @@ static adnn_status rank_cudnn(adnn_plugin_plan *plan, conv2d_plan *c) {
   adnn_status st = ADNN_STATUS_SUCCESS;
   int max_count = 0, returned = 0;
   cudnnConvolutionFwdAlgoPerf_t perf[CONV2D_MAX_RANKED];
-  int ok = cudnn_ok(c, cudnnGetConvolutionForwardAlgorithmMaxCount(c->handle, &max_count),
+  int ok = cudnn_ok(c, cudnnGetConvolutionForwardAlgorithmMaxCount(c->dnn.handle, &max_count),
                     "cudnnGetConvolutionForwardAlgorithmMaxCount", &st);
   if (max_count < 1) max_count = 1;
   if (max_count > CONV2D_MAX_RANKED) max_count = CONV2D_MAX_RANKED;
   ok = ok && cudnn_ok(c,
-                      cudnnGetConvolutionForwardAlgorithm_v7(c->handle, c->xd, c->wd, c->cd,
-                                                             c->yd, max_count, &returned, perf),
+                      cudnnGetConvolutionForwardAlgorithm_v7(c->dnn.handle, c->dnn.xd, c->dnn.wd, c->dnn.cd,
+                                                             c->dnn.yd, max_count, &returned, perf),
                       "cudnnGetConvolutionForwardAlgorithm_v7", &st);
   /* A real failure leaves the plan unranked (a later call tries again); a
    * rejection ranks nothing, once. */
@@ -362,7 +274,7 @@ static adnn_status rank_cudnn(adnn_plugin_plan *plan, conv2d_plan *c) {
   for (int i = 0; i < returned; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
     if ((unsigned)perf[i].algo >= 32) continue; /* beyond the family bit masks */
-    if (!c->tf32 && !f64 && perf[i].mathType != CUDNN_FMA_MATH &&
+    if (!c->dnn.tf32 && !f64 && perf[i].mathType != CUDNN_FMA_MATH &&
         perf[i].mathType != CUDNN_DEFAULT_MATH)
       continue; /* a tensor-op (TF32) variant the context does not allow */
     /* ALLOW_CONVERSION may down-convert FP32 data to FP16, whose range (65504)
@@ -370,10 +282,10 @@ static adnn_status rank_cudnn(adnn_plugin_plan *plan, conv2d_plan *c) {
     if (perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
     /* With TF32 allowed, each candidate runs in the math type cuDNN ranked it
      * with, and its workspace is asked for in that math type. */
-    if (c->tf32 && cudnnSetConvolutionMathType(c->cd, perf[i].mathType) != CUDNN_STATUS_SUCCESS)
+    if (c->dnn.tf32 && cudnnSetConvolutionMathType(c->dnn.cd, perf[i].mathType) != CUDNN_STATUS_SUCCESS)
       continue;
     size_t ws = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(c->handle, c->xd, c->wd, c->cd, c->yd,
+    if (cudnnGetConvolutionForwardWorkspaceSize(c->dnn.handle, c->dnn.xd, c->dnn.wd, c->dnn.cd, c->dnn.yd,
                                                 perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS)
       continue;
     if (ws > limit) continue;
@@ -403,8 +315,8 @@ static const conv2d_ranked *first_ranked(const conv2d_plan *c, unsigned family,
 /* Why no cuDNN algorithm of `family` can run the problem. */
 static void why_no_cudnn(const adnn_plugin_plan *plan, const conv2d_plan *c, unsigned family,
                          char *why, size_t len) {
-  if (c->unusable[0] != '\0')
-    snprintf(why, len, "%s", c->unusable);
+  if (c->dnn.unusable[0] != '\0')
+    snprintf(why, len, "%s", c->dnn.unusable);
   else
     snprintf(why, len,
              "cuDNN offers no usable algorithm%s within the workspace limit of %llu bytes",
@@ -506,8 +418,8 @@ static void select_direct(adnn_plugin_plan *plan, conv2d_plan *c, int exact) {
  * [algorithm][x packed][w packed][y temporary] and its allocation. */
 static adnn_status select_cudnn(adnn_plugin_plan *plan, conv2d_plan *c, const conv2d_ranked *r) {
   const adnn_cuda__conv2d_layout *lay = &c->layout;
-  if (c->tf32) {
-    cudnnStatus_t e = cudnnSetConvolutionMathType(c->cd, r->math);
+  if (c->dnn.tf32) {
+    cudnnStatus_t e = cudnnSetConvolutionMathType(c->dnn.cd, r->math);
     if (e != CUDNN_STATUS_SUCCESS) return adnn_cuda__fail_cudnn(e, "cudnnSetConvolutionMathType");
   }
   const adnn_activation_kind act = c->p.activation.kind;
@@ -617,12 +529,12 @@ static adnn_status conv2d_execute(adnn_plugin_plan *plan, const void *const *in,
   const void *zero = f64 ? (const void *)&zero_d : (const void *)&zero_f;
   cudnnStatus_t e;
   if (c->fused)
-    e = cudnnConvolutionBiasActivationForward(c->handle, one, c->xd, x, c->wd, w, c->cd, c->algo,
-                                              ws, c->algo_workspace, zero, c->yd, y, c->bd, bias,
-                                              c->ad, c->yd, y);
+    e = cudnnConvolutionBiasActivationForward(c->dnn.handle, one, c->dnn.xd, x, c->dnn.wd, w, c->dnn.cd, c->algo,
+                                              ws, c->algo_workspace, zero, c->dnn.yd, y, c->bd, bias,
+                                              c->ad, c->dnn.yd, y);
   else
-    e = cudnnConvolutionForward(c->handle, one, c->xd, x, c->wd, w, c->cd, c->algo, ws,
-                                c->algo_workspace, zero, c->yd, y);
+    e = cudnnConvolutionForward(c->dnn.handle, one, c->dnn.xd, x, c->dnn.wd, w, c->dnn.cd, c->algo, ws,
+                                c->algo_workspace, zero, c->dnn.yd, y);
   if (e != CUDNN_STATUS_SUCCESS)
     return adnn_cuda__fail_cudnn(e, c->fused ? "cudnnConvolutionBiasActivationForward"
                                              : "cudnnConvolutionForward");

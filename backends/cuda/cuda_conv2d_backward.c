@@ -75,6 +75,7 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_conv2d.h"
+#include "backends/cuda/cuda_conv2d_cudnn.h"
 #include "backends/cuda/cuda_op.h"
 
 /* Candidate ids besides the cuDNN algorithms (1 .. the direction's count). */
@@ -221,14 +222,9 @@ typedef struct bwd_plan {
   int b_tmp;             /* db goes through a temporary */
   size_t b_bytes;
 
-  /* The cuDNN description (create). */
-  int described;
-  char unusable[256];
-  cudnnHandle_t handle;
-  cudnnTensorDescriptor_t xd, yd, bd;
-  cudnnFilterDescriptor_t wd;
-  cudnnConvolutionDescriptor_t cd;
-  int tf32;
+  /* The cuDNN description (create): the shared part, then db's. */
+  adnn_cuda__conv2d_cudnn dnn;
+  cudnnTensorDescriptor_t bd;
 
   /* cuDNN's ranking. */
   int ranked;
@@ -243,33 +239,15 @@ typedef struct bwd_plan {
   size_t x_offset, w_offset, y_offset, b_offset; /* of the temporaries in the workspace */
 } bwd_plan;
 
-/* As the forward: BAD_PARAM and NOT_SUPPORTED families mean cuDNN cannot
- * take this problem; anything else is a real failure. */
-static int cudnn_rejects(cudnnStatus_t e) {
-  return (int)e / 1000 == 2 || (int)e / 1000 == 3;
-}
-
+/* As the forward's (see adnn_cuda__conv2d_cudnn_ok). */
 static int cudnn_ok(bwd_plan *c, cudnnStatus_t e, const char *what, adnn_status *st) {
-  *st = ADNN_STATUS_SUCCESS;
-  if (e == CUDNN_STATUS_SUCCESS) return 1;
-  if (cudnn_rejects(e))
-    snprintf(c->unusable, sizeof c->unusable, "%s failed: %s (%d)", what, cudnnGetErrorString(e),
-             (int)e);
-  else
-    *st = adnn_cuda__fail_cudnn(e, what);
-  return 0;
+  return adnn_cuda__conv2d_cudnn_ok(&c->dnn, e, what, st);
 }
 
 static void destroy_descriptors(bwd_plan *c) {
-  if (c->xd) cudnnDestroyTensorDescriptor(c->xd);
-  if (c->yd) cudnnDestroyTensorDescriptor(c->yd);
+  adnn_cuda__conv2d_cudnn_destroy(&c->dnn);
   if (c->bd) cudnnDestroyTensorDescriptor(c->bd);
-  if (c->wd) cudnnDestroyFilterDescriptor(c->wd);
-  if (c->cd) cudnnDestroyConvolutionDescriptor(c->cd);
-  c->xd = c->yd = c->bd = NULL;
-  c->wd = NULL;
-  c->cd = NULL;
-  c->described = 0;
+  c->bd = NULL;
 }
 
 /* The packed strides of `dims` in the class's dim order (NCHW or NHWC). */
@@ -330,72 +308,13 @@ static void plan_moves(bwd_plan *c, size_t element_size) {
 /* The cuDNN description of the problem, made once per plan: the forward's
  * descriptors (dx and x are described like x, dy like y, dw like w) and, for
  * a bias gradient, db's. Returns SUCCESS also when cuDNN cannot take the
- * problem (c->unusable says why); a failure status only for real failures. */
+ * problem (c->dnn.unusable says why); a failure status only for real failures. */
 static adnn_status describe_cudnn(adnn_plugin_plan *plan, bwd_plan *c) {
   const adnn_plugin_conv2d *p = &c->p;
-  const adnn_cuda__conv2d_layout *lay = &c->layout;
-  const int f64 = plan->op->dtype == ADNN_DTYPE_F64;
-
-  const int64_t sizes[] = {p->N, p->C, lay->xh, lay->xw, p->K, p->Cg, p->R, p->S, p->P, p->Q,
-                           p->stride_h, p->stride_w, p->dilation_h, p->dilation_w, lay->pad_h,
-                           lay->pad_w, p->groups, p->N * p->C * lay->xh * lay->xw,
-                           p->K * p->Cg * p->R * p->S, p->N * p->K * p->P * p->Q};
-  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-    if (sizes[i] > INT_MAX) {
-      snprintf(c->unusable, sizeof c->unusable, "a size exceeds cuDNN's int range");
-      return ADNN_STATUS_SUCCESS;
-    }
-
-  adnn_status st = adnn_cuda__context_cudnn(plan->ctx, &c->handle);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  const cudnnDataType_t dt = f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  const cudnnTensorFormat_t fmt = lay->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-  c->described = 1;
-  st = ADNN_STATUS_SUCCESS;
-  int ok = cudnn_ok(c, cudnnCreateTensorDescriptor(&c->xd), "cudnnCreateTensorDescriptor", &st) &&
-           cudnn_ok(c, cudnnCreateTensorDescriptor(&c->yd), "cudnnCreateTensorDescriptor", &st) &&
-           cudnn_ok(c, cudnnCreateFilterDescriptor(&c->wd), "cudnnCreateFilterDescriptor", &st) &&
-           cudnn_ok(c, cudnnCreateConvolutionDescriptor(&c->cd),
-                    "cudnnCreateConvolutionDescriptor", &st) &&
-           cudnn_ok(c,
-                    cudnnSetTensor4dDescriptor(c->xd, fmt, dt, (int)p->N, (int)p->C, (int)lay->xh,
-                                               (int)lay->xw),
-                    "cudnnSetTensor4dDescriptor(x)", &st) &&
-           cudnn_ok(c,
-                    cudnnSetTensor4dDescriptor(c->yd, fmt, dt, (int)p->N, (int)p->K, (int)p->P,
-                                               (int)p->Q),
-                    "cudnnSetTensor4dDescriptor(dy)", &st) &&
-           cudnn_ok(c,
-                    cudnnSetFilter4dDescriptor(c->wd, dt, fmt, (int)p->K, (int)p->Cg, (int)p->R,
-                                               (int)p->S),
-                    "cudnnSetFilter4dDescriptor", &st) &&
-           cudnn_ok(c,
-                    cudnnSetConvolution2dDescriptor(c->cd, (int)lay->pad_h, (int)lay->pad_w,
-                                                    (int)p->stride_h, (int)p->stride_w,
-                                                    (int)p->dilation_h, (int)p->dilation_w,
-                                                    CUDNN_CROSS_CORRELATION, dt),
-                    "cudnnSetConvolution2dDescriptor", &st) &&
-           cudnn_ok(c, cudnnSetConvolutionGroupCount(c->cd, (int)p->groups),
-                    "cudnnSetConvolutionGroupCount", &st);
-  c->tf32 = !f64 && (plan->op->flags & ADNN_CONTEXT_ALLOW_TF32);
-  const cudnnMathType_t math = f64 ? CUDNN_DEFAULT_MATH
-                               : c->tf32 ? CUDNN_TENSOR_OP_MATH
-                                         : CUDNN_FMA_MATH;
-  ok = ok && cudnn_ok(c, cudnnSetConvolutionMathType(c->cd, math), "cudnnSetConvolutionMathType",
-                      &st);
-  /* cuDNN must see the forward problem adnn validated: dy's dims are the
-   * forward output's. */
-  int on = 0, oc = 0, oh = 0, ow = 0;
-  ok = ok && cudnn_ok(c,
-                      cudnnGetConvolution2dForwardOutputDim(c->cd, c->xd, c->wd, &on, &oc, &oh,
-                                                            &ow),
-                      "cudnnGetConvolution2dForwardOutputDim", &st);
-  if (ok && (on != p->N || oc != p->K || oh != p->P || ow != p->Q)) {
-    snprintf(c->unusable, sizeof c->unusable,
-             "cuDNN computes a %dx%dx%dx%d output instead of %lldx%lldx%lldx%lld", on, oc, oh, ow,
-             (long long)p->N, (long long)p->K, (long long)p->P, (long long)p->Q);
-    ok = 0;
-  }
+  const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_dtype(plan->op->dtype == ADNN_DTYPE_F64);
+  const cudnnTensorFormat_t fmt = adnn_cuda__conv2d_cudnn_format(&c->layout);
+  int ok = 0;
+  adnn_status st = adnn_cuda__conv2d_cudnn_describe(plan, p, &c->layout, "dy", &c->dnn, &ok);
   if (ok && c->dir == DIR_WEIGHTS && p->has_bias)
     ok = cudnn_ok(c, cudnnCreateTensorDescriptor(&c->bd), "cudnnCreateTensorDescriptor(db)",
                   &st) &&
@@ -411,7 +330,7 @@ static cudnnStatus_t query_ranking(const bwd_plan *c, int max_count, int *return
   cudnnStatus_t e;
   if (c->dir == DIR_DATA) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[BWD_MAX_RANKED];
-    e = cudnnGetConvolutionBackwardDataAlgorithm_v7(c->handle, c->wd, c->yd, c->cd, c->xd,
+    e = cudnnGetConvolutionBackwardDataAlgorithm_v7(c->dnn.handle, c->dnn.wd, c->dnn.yd, c->dnn.cd, c->dnn.xd,
                                                     max_count, returned, perf);
     for (int i = 0; e == CUDNN_STATUS_SUCCESS && i < *returned; i++) {
       out[i].algo = (int)perf[i].algo;
@@ -421,7 +340,7 @@ static cudnnStatus_t query_ranking(const bwd_plan *c, int max_count, int *return
     }
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[BWD_MAX_RANKED];
-    e = cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->handle, c->xd, c->yd, c->cd, c->wd,
+    e = cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->dnn.handle, c->dnn.xd, c->dnn.yd, c->dnn.cd, c->dnn.wd,
                                                       max_count, returned, perf);
     for (int i = 0; e == CUDNN_STATUS_SUCCESS && i < *returned; i++) {
       out[i].algo = (int)perf[i].algo;
@@ -435,9 +354,9 @@ static cudnnStatus_t query_ranking(const bwd_plan *c, int max_count, int *return
 
 static cudnnStatus_t query_workspace(const bwd_plan *c, int algo, size_t *ws) {
   if (c->dir == DIR_DATA)
-    return cudnnGetConvolutionBackwardDataWorkspaceSize(c->handle, c->wd, c->yd, c->cd, c->xd,
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(c->dnn.handle, c->dnn.wd, c->dnn.yd, c->dnn.cd, c->dnn.xd,
                                                         (cudnnConvolutionBwdDataAlgo_t)algo, ws);
-  return cudnnGetConvolutionBackwardFilterWorkspaceSize(c->handle, c->xd, c->yd, c->cd, c->wd,
+  return cudnnGetConvolutionBackwardFilterWorkspaceSize(c->dnn.handle, c->dnn.xd, c->dnn.yd, c->dnn.cd, c->dnn.wd,
                                                         (cudnnConvolutionBwdFilterAlgo_t)algo,
                                                         ws);
 }
@@ -446,7 +365,7 @@ static cudnnStatus_t query_workspace(const bwd_plan *c, int algo, size_t *ws) {
  * direction's _v7 query in its order, filtered as the forward's. */
 static adnn_status rank_cudnn(adnn_plugin_plan *plan, bwd_plan *c) {
   if (c->ranked) return ADNN_STATUS_SUCCESS;
-  if (!c->described) {
+  if (!c->dnn.described) {
     c->ranked = 1;
     return ADNN_STATUS_SUCCESS;
   }
@@ -460,8 +379,8 @@ static adnn_status rank_cudnn(adnn_plugin_plan *plan, bwd_plan *c) {
                                              : "cudnnGetConvolutionBackwardFilterAlgorithm_v7";
   int ok = cudnn_ok(c,
                     c->dir == DIR_DATA
-                        ? cudnnGetConvolutionBackwardDataAlgorithmMaxCount(c->handle, &max_count)
-                        : cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(c->handle,
+                        ? cudnnGetConvolutionBackwardDataAlgorithmMaxCount(c->dnn.handle, &max_count)
+                        : cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(c->dnn.handle,
                                                                              &max_count),
                     what_count, &st);
   if (max_count < 1) max_count = 1;
@@ -477,10 +396,10 @@ static adnn_status rank_cudnn(adnn_plugin_plan *plan, bwd_plan *c) {
   for (int i = 0; i < returned; i++) {
     if (status[i] != CUDNN_STATUS_SUCCESS) continue;
     if ((unsigned)got[i].algo >= 32) continue; /* beyond the family bit masks */
-    if (!c->tf32 && !f64 && got[i].math != CUDNN_FMA_MATH && got[i].math != CUDNN_DEFAULT_MATH)
+    if (!c->dnn.tf32 && !f64 && got[i].math != CUDNN_FMA_MATH && got[i].math != CUDNN_DEFAULT_MATH)
       continue; /* a tensor-op (TF32) variant the context does not allow */
     if (got[i].math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue; /* FP16 down-conversion */
-    if (c->tf32 && cudnnSetConvolutionMathType(c->cd, got[i].math) != CUDNN_STATUS_SUCCESS)
+    if (c->dnn.tf32 && cudnnSetConvolutionMathType(c->dnn.cd, got[i].math) != CUDNN_STATUS_SUCCESS)
       continue;
     size_t ws = 0;
     if (query_workspace(c, got[i].algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
@@ -509,8 +428,8 @@ static const bwd_ranked *first_ranked(const bwd_plan *c, unsigned family, int de
 
 static void why_no_cudnn(const adnn_plugin_plan *plan, const bwd_plan *c, unsigned family,
                          char *why, size_t len) {
-  if (c->unusable[0] != '\0')
-    snprintf(why, len, "%s", c->unusable);
+  if (c->dnn.unusable[0] != '\0')
+    snprintf(why, len, "%s", c->dnn.unusable);
   else
     snprintf(why, len,
              "cuDNN offers no usable %s algorithm%s within the workspace limit of %llu bytes%s",
@@ -639,8 +558,8 @@ static void select_direct(adnn_plugin_plan *plan, bwd_plan *c, int exact) {
  * allocation. */
 static adnn_status select_cudnn(adnn_plugin_plan *plan, bwd_plan *c, const bwd_ranked *r) {
   const adnn_cuda__conv2d_layout *lay = &c->layout;
-  if (c->tf32) {
-    cudnnStatus_t e = cudnnSetConvolutionMathType(c->cd, r->math);
+  if (c->dnn.tf32) {
+    cudnnStatus_t e = cudnnSetConvolutionMathType(c->dnn.cd, r->math);
     if (e != CUDNN_STATUS_SUCCESS) return adnn_cuda__fail_cudnn(e, "cudnnSetConvolutionMathType");
   }
   c->engine = ENGINE_CUDNN;
@@ -776,8 +695,8 @@ static adnn_status execute_data(adnn_plugin_plan *plan, const bwd_plan *c, const
   }
   void *out = lay->pack_x ? (void *)(ws + c->x_offset) : dx;
   cudnnStatus_t e = cudnnConvolutionBackwardData(
-      c->handle, one, c->wd, w, c->yd, dy, c->cd, (cudnnConvolutionBwdDataAlgo_t)c->algo, ws,
-      c->algo_workspace, lay->pack_x ? zero : beta, c->xd, out);
+      c->dnn.handle, one, c->dnn.wd, w, c->dnn.yd, dy, c->dnn.cd, (cudnnConvolutionBwdDataAlgo_t)c->algo, ws,
+      c->algo_workspace, lay->pack_x ? zero : beta, c->dnn.xd, out);
   if (e != CUDNN_STATUS_SUCCESS) return adnn_cuda__fail_cudnn(e, "cudnnConvolutionBackwardData");
   if (!lay->pack_x) return ADNN_STATUS_SUCCESS;
   const size_t esize = adnn_cuda__plan_element_size(plan);
@@ -806,8 +725,8 @@ static adnn_status execute_weights(adnn_plugin_plan *plan, const bwd_plan *c,
   if (st != ADNN_STATUS_SUCCESS) return st;
   void *dw = lay->pack_w ? (void *)(ws + c->w_offset) : outputs[0];
   cudnnStatus_t e = cudnnConvolutionBackwardFilter(
-      c->handle, one, c->xd, x, c->yd, dy, c->cd, (cudnnConvolutionBwdFilterAlgo_t)c->algo, ws,
-      c->algo_workspace, lay->pack_w ? zero : beta, c->wd, dw);
+      c->dnn.handle, one, c->dnn.xd, x, c->dnn.yd, dy, c->dnn.cd, (cudnnConvolutionBwdFilterAlgo_t)c->algo, ws,
+      c->algo_workspace, lay->pack_w ? zero : beta, c->dnn.wd, dw);
   if (e != CUDNN_STATUS_SUCCESS)
     return adnn_cuda__fail_cudnn(e, "cudnnConvolutionBackwardFilter");
   if (lay->pack_w) {
@@ -816,7 +735,7 @@ static adnn_status execute_weights(adnn_plugin_plan *plan, const bwd_plan *c,
   }
   if (!p->has_bias) return ADNN_STATUS_SUCCESS;
   void *db = c->b_tmp ? (void *)(ws + c->b_offset) : outputs[1];
-  e = cudnnConvolutionBackwardBias(c->handle, one, c->yd, dy, c->b_tmp ? zero : beta, c->bd, db);
+  e = cudnnConvolutionBackwardBias(c->dnn.handle, one, c->dnn.yd, dy, c->b_tmp ? zero : beta, c->bd, db);
   if (e != CUDNN_STATUS_SUCCESS) return adnn_cuda__fail_cudnn(e, "cudnnConvolutionBackwardBias");
   if (!c->b_tmp) return ADNN_STATUS_SUCCESS;
   return store_out(plan, c, &c->b_store, db, outputs[1], "db store");

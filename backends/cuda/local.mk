@@ -23,6 +23,8 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_plan.c \
 	backends/cuda/cuda_conv2d.h \
 	backends/cuda/cuda_conv2d_layout.c \
+	backends/cuda/cuda_conv2d_cudnn.h \
+	backends/cuda/cuda_conv2d_cudnn.c \
 	backends/cuda/cuda_conv2d.c \
 	backends/cuda/cuda_conv2d_backward.c \
 	backends/cuda/cuda_pool2d.c \
