@@ -18,8 +18,9 @@
  * No atomics and no scattered writes between threads: col2im's additions
  * overlap wherever taps overlap (R > stride), so each task owns a disjoint
  * part of dx and does all the additions into it itself, in a fixed order:
- * NCHW tasks are (image, group, block of CONV_BWD_CB input channels), since
- * the columns of a channel block come from its own rows of W_g^T; NHWC tasks
+ * NCHW tasks are (image, group, block of input channels), since
+ * the columns of a channel block come from its own rows of W_g^T (a block
+ * has at least MIN_ROWS GEMM rows, MIN_ROWS_1X1 for gemm_1x1); NHWC tasks
  * are (image, group), each running its pixel tiles in order. dx is first
  * scaled by beta (or zeroed when beta is 0, so that it is never read) by the
  * task that owns it. The result is therefore bitwise identical run to run
@@ -27,7 +28,16 @@
  *
  * gemm_1x1 needs no col2im: NCHW dx[n, g] = W_g^T * dY[n, g] with the GEMM's
  * beta doing the accumulation, tasks (image, group, channel block); NHWC
- * dx[pixels, g] = dY[pixels, g] * W_g over tiles of pixels.
+ * dx[pixels, g] = dY[pixels, g] * W_g over tiles of all N*P*Q pixels (the
+ * images' pixels are consecutive rows).
+ *
+ * Small images (NCHW, P*Q under MIN_TILE: the 14x14 and 7x7 stages of
+ * ResNet-50): a GEMM per image would have only P*Q columns (49 on 7x7) and
+ * repack the whole W_g^T block for each image. The images are then taken in
+ * fixed batches of about MIN_TILE / (P*Q) (fixed by N and P*Q): a task
+ * (batch, group, channel block) gathers the batch's dY side by side into
+ * [Kg, images*P*Q] in its own buffer, runs one GEMM into the column buffer
+ * and col2im's it image by image (for gemm_1x1 too, where col2im is an add).
  */
 #ifndef CONV_BWD_T
 #include "config.h"
@@ -38,10 +48,15 @@
 #include "kernels/cpu/conv2d_backward.h"
 
 /* Target bytes of one column tile, the fewest GEMM columns (NCHW) or rows
- * (NHWC) a tile gets, and the input channels of one NCHW task. */
+ * (NHWC) a tile gets, and the fewest GEMM rows (input channels times R*S)
+ * an NCHW task's GEMM gets for im2col_gemm and for gemm_1x1: a channel block
+ * is what one task owns of dx, and a GEMM of few rows (16 channels of a 1x1
+ * filter were 16 rows) repacks the whole dY operand for little work and runs
+ * memory-bound, which kept two threads from gaining anything over one. */
 #define TILE_BYTES ((int64_t)1 << 20)
 #define MIN_TILE 256
-#define CONV_BWD_CB 16
+#define MIN_ROWS 256
+#define MIN_ROWS_1X1 512
 
 typedef struct bwd_data_state {
   int nhwc, is_1x1, f64;
@@ -50,7 +65,10 @@ typedef struct bwd_data_state {
    * always) in front of the column buffers: `packed` elements, or 0. */
   int64_t packed;
   int64_t cb, cblocks;              /* NCHW: channels per task, blocks per group */
-  int64_t rows_per_tile, tiles;     /* NCHW: output rows per tile; NHWC: tiles per image */
+  int64_t rows_per_tile, tiles;     /* NCHW: output rows per tile; NHWC: tiles per image
+                                       (gemm_1x1: tiles of all N*P*Q pixels) */
+  int64_t batches, batch_max;       /* NCHW: image batches (see below), most images of one */
+  int64_t dy_elems;                 /* NCHW batches of several images: gathered dY */
   int64_t tile;                     /* NHWC: pixels per tile */
   int64_t col_elems;                /* one thread's column buffer */
 } bwd_data_state;
@@ -85,17 +103,41 @@ static void data_reshape(const void *problem, const adnn_cpu_env *env, void *sta
   s->f64 = g->x.dtype == ADNN_DTYPE_F64;
   s->esize = s->f64 ? sizeof(double) : sizeof(float);
   const int64_t rs = g->R * g->S, crs = g->Cg * rs;
-  s->cb = g->Cg < CONV_BWD_CB ? g->Cg : CONV_BWD_CB;
-  s->cblocks = (g->Cg + s->cb - 1) / s->cb;
+  /* Channel blocks of at least MIN_ROWS GEMM rows (a multiple of 8
+   * channels), then evened out; fixed by the problem, never by the threads. */
+  int64_t gemm_rows = is_1x1 ? MIN_ROWS_1X1 : MIN_ROWS;
+  int64_t cb = (gemm_rows + rs - 1) / rs;
+  cb = (cb + 7) / 8 * 8;
+  if (cb > g->Cg) cb = g->Cg;
+  s->cblocks = (g->Cg + cb - 1) / cb;
+  s->cb = (g->Cg + s->cblocks - 1) / s->cblocks;
+  const int64_t PQ = g->P * g->Q;
+  s->batches = g->N;
+  s->batch_max = 1;
+  s->dy_elems = 0;
   if (s->nhwc) {
     /* 1x1: W_g is [Kg, Cg] in KCRS order, the KRSC order too. */
     s->packed = is_1x1 && adnn_cpu_conv2d_w_is_kcrs(g) ? 0 : g->K * crs;
+    /* gemm_1x1's pixels run across images (consecutive rows of dy, dx). */
+    const int64_t pixels = is_1x1 ? g->N * PQ : PQ;
     int64_t px = TILE_BYTES / (crs * (int64_t)s->esize);
     if (px < MIN_TILE) px = MIN_TILE;
-    if (px > g->P * g->Q) px = g->P * g->Q;
+    if (px > pixels) px = pixels;
     s->tile = px;
-    s->tiles = (g->P * g->Q + px - 1) / px;
+    s->tiles = (pixels + px - 1) / px;
     s->col_elems = is_1x1 ? 0 : px * crs;
+  } else if (PQ < MIN_TILE && g->N > 1) {
+    /* Small images: batches of whole images (as even as N allows) whose dY
+     * is gathered side by side, so that one GEMM spans them all. */
+    s->packed = adnn_cpu_conv2d_w_is_kcrs(g) ? 0 : g->K * crs;
+    int64_t per = (MIN_TILE + PQ - 1) / PQ;
+    if (per > g->N) per = g->N;
+    s->batches = (g->N + per - 1) / per;
+    s->batch_max = (g->N + s->batches - 1) / s->batches;
+    s->rows_per_tile = g->P;
+    s->tiles = 1;
+    s->dy_elems = g->Kg * s->batch_max * PQ;
+    s->col_elems = s->cb * rs * s->batch_max * PQ + s->dy_elems;
   } else {
     s->packed = adnn_cpu_conv2d_w_is_kcrs(g) ? 0 : g->K * crs;
     int64_t row_bytes = s->cb * rs * g->Q * (int64_t)s->esize;
@@ -231,7 +273,38 @@ static void CONV_BWD_FN(scale)(T *dx, int64_t n, T beta) {
     for (int64_t i = 0; i < n; i++) dx[i] *= beta;
 }
 
-/* NCHW task t = (image, group, channel block). */
+/* col2im of one image's column tile: col[(c, r, s)][pixel of output rows
+ * [p0, p0 + rows)], matrix rows `ld` apart, added into dxc (the block's clen
+ * channel planes of the image), each entry where its tap read x. */
+static void CONV_BWD_FN(col2im)(const adnn_plugin_conv2d *g, T *dxc, const T *col, int64_t ld,
+                                int64_t clen, int64_t p0, int64_t rows) {
+  const int64_t HW = g->H * g->W;
+  for (int64_t c = 0; c < clen; c++) {
+    T *xc = dxc + c * HW;
+    for (int64_t r = 0; r < g->R; r++)
+      for (int64_t sx = 0; sx < g->S; sx++) {
+        const T *row = col + ((c * g->R + r) * g->S + sx) * ld;
+        int64_t qlo, qhi;
+        valid_q(g, sx, &qlo, &qhi);
+        if (qhi == qlo) continue;
+        const int64_t w0 = qlo * g->stride_w - g->pad_left + sx * g->dilation_w;
+        for (int64_t p = p0; p < p0 + rows; p++) {
+          const int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
+          if (h < 0 || h >= g->H) continue;
+          T *dst = xc + h * g->W + w0;
+          const T *src = row + (p - p0) * g->Q;
+          if (g->stride_w == 1) {
+            for (int64_t q = qlo; q < qhi; q++) dst[q - qlo] += src[q];
+          } else {
+            for (int64_t q = qlo, i = 0; q < qhi; q++, i += g->stride_w) dst[i] += src[q];
+          }
+        }
+      }
+  }
+}
+
+/* NCHW task t = (image batch, group, channel block); a batch is one image
+ * unless the images are small (s->dy_elems). */
 static void CONV_BWD_FN(nchw_task)(void *arg, int64_t t0, int64_t t1, int thread) {
   const CONV_BWD_FN(data_args) *a = arg;
   const adnn_plugin_conv2d *g = a->g;
@@ -239,12 +312,33 @@ static void CONV_BWD_FN(nchw_task)(void *arg, int64_t t0, int64_t t1, int thread
   const int64_t HW = g->H * g->W, PQ = g->P * g->Q, RS = g->R * g->S, crs = g->Cg * RS;
   T *col = a->cols + thread * s->col_elems;
   for (int64_t t = t0; t < t1; t++) {
-    const int64_t cbk = t % s->cblocks, ng = t / s->cblocks, gr = ng % g->groups,
-                  n = ng / g->groups;
+    const int64_t cbk = t % s->cblocks, bg = t / s->cblocks, gr = bg % g->groups,
+                  bt = bg / g->groups;
     const int64_t c0 = cbk * s->cb, clen = g->Cg - c0 < s->cb ? g->Cg - c0 : s->cb;
+    const T *wg = a->w + gr * g->Kg * crs;
+    if (s->dy_elems) {
+      /* Images [n0, n1): dY gathered into [Kg, (n1 - n0) * PQ], one GEMM
+       * for the block's rows of all of them, then col2im image by image. */
+      const int64_t n0 = bt * g->N / s->batches, n1 = (bt + 1) * g->N / s->batches;
+      const int64_t ld = (n1 - n0) * PQ;
+      T *dyb = col + s->cb * RS * s->batch_max * PQ;
+      for (int64_t n = n0; n < n1; n++) {
+        const T *dyn = a->dy + (n * g->K + gr * g->Kg) * PQ;
+        for (int64_t k = 0; k < g->Kg; k++)
+          memcpy(dyb + k * ld + (n - n0) * PQ, dyn + k * PQ, (size_t)PQ * sizeof(T));
+      }
+      CONV_BWD_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(clen * RS), (int)ld,
+                    (int)g->Kg, (T)1, wg + c0 * RS, (int)crs, dyb, (int)ld, (T)0, col, (int)ld);
+      for (int64_t n = n0; n < n1; n++) {
+        T *dxc = a->dx + (n * g->C + gr * g->Cg + c0) * HW;
+        CONV_BWD_FN(scale)(dxc, clen * HW, a->beta);
+        CONV_BWD_FN(col2im)(g, dxc, col + (n - n0) * PQ, ld, clen, 0, g->P);
+      }
+      continue;
+    }
+    const int64_t n = bt;
     T *dxc = a->dx + (n * g->C + gr * g->Cg + c0) * HW;
     const T *dyg = a->dy + (n * g->K + gr * g->Kg) * PQ;
-    const T *wg = a->w + gr * g->Kg * crs;
     if (s->is_1x1) {
       /* dx[c0 .. c0 + clen) = beta * dx + W_g[:, c0..]^T * dY[n, g]. */
       CONV_BWD_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)clen, (int)HW, (int)g->Kg,
@@ -261,29 +355,7 @@ static void CONV_BWD_FN(nchw_task)(void *arg, int64_t t0, int64_t t1, int thread
       CONV_BWD_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(clen * RS), (int)nt,
                     (int)g->Kg, (T)1, wg + c0 * RS, (int)crs, dyg + p0 * g->Q, (int)PQ, (T)0,
                     col, (int)nt);
-      /* col2im: each entry goes back where its tap read x. */
-      for (int64_t c = 0; c < clen; c++) {
-        T *xc = dxc + c * HW;
-        for (int64_t r = 0; r < g->R; r++)
-          for (int64_t sx = 0; sx < g->S; sx++) {
-            const T *row = col + ((c * g->R + r) * g->S + sx) * nt;
-            int64_t qlo, qhi;
-            valid_q(g, sx, &qlo, &qhi);
-            if (qhi == qlo) continue;
-            const int64_t w0 = qlo * g->stride_w - g->pad_left + sx * g->dilation_w;
-            for (int64_t p = p0; p < p0 + rows; p++) {
-              const int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
-              if (h < 0 || h >= g->H) continue;
-              T *dst = xc + h * g->W + w0;
-              const T *src = row + (p - p0) * g->Q;
-              if (g->stride_w == 1) {
-                for (int64_t q = qlo; q < qhi; q++) dst[q - qlo] += src[q];
-              } else {
-                for (int64_t q = qlo, i = 0; q < qhi; q++, i += g->stride_w) dst[i] += src[q];
-              }
-            }
-          }
-      }
+      CONV_BWD_FN(col2im)(g, dxc, col, nt, clen, p0, rows);
     }
   }
 }
@@ -298,14 +370,13 @@ static void CONV_BWD_FN(nhwc_task)(void *arg, int64_t t0, int64_t t1, int thread
   T *col = a->cols + thread * s->col_elems;
   for (int64_t t = t0; t < t1; t++) {
     if (s->is_1x1) {
-      const int64_t tile = t % s->tiles, ng = t / s->tiles, gr = ng % g->groups,
-                    n = ng / g->groups;
-      const int64_t i0 = tile * s->tile, m = PQ - i0 < s->tile ? PQ - i0 : s->tile;
+      /* Tiles of all N*P*Q pixels (P*Q = H*W here). */
+      const int64_t tile = t % s->tiles, gr = t / s->tiles, NPQ = g->N * PQ;
+      const int64_t i0 = tile * s->tile, m = NPQ - i0 < s->tile ? NPQ - i0 : s->tile;
       /* dx[pixels, g] = beta * dx + dY[pixels, g] * W_g ([Kg, Cg]). */
       CONV_BWD_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)Cg, (int)g->Kg, (T)1,
-                    a->dy + (n * PQ + i0) * g->K + gr * g->Kg, (int)g->K,
-                    a->w + gr * g->Kg * Cg, (int)Cg, a->beta,
-                    a->dx + (n * HW + i0) * g->C + gr * Cg, (int)g->C);
+                    a->dy + i0 * g->K + gr * g->Kg, (int)g->K, a->w + gr * g->Kg * Cg, (int)Cg,
+                    a->beta, a->dx + i0 * g->C + gr * Cg, (int)g->C);
       continue;
     }
     const int64_t gr = t % g->groups, n = t / g->groups;
@@ -348,10 +419,10 @@ static void CONV_BWD_FN(run)(const adnn_plugin_conv2d_backward_data *b, const bw
   }
   CONV_BWD_FN(data_args) a = {g, s, dy, w, dx, ws, (T)b->beta};
   if (s->nhwc)
-    adnn_cpu_parallel_for(g->N * g->groups * (s->is_1x1 ? s->tiles : 1), 1,
+    adnn_cpu_parallel_for(s->is_1x1 ? g->groups * s->tiles : g->N * g->groups, 1,
                           CONV_BWD_FN(nhwc_task), &a);
   else
-    adnn_cpu_parallel_for(g->N * g->groups * s->cblocks, 1, CONV_BWD_FN(nchw_task), &a);
+    adnn_cpu_parallel_for(s->batches * g->groups * s->cblocks, 1, CONV_BWD_FN(nchw_task), &a);
 }
 
 #undef T
