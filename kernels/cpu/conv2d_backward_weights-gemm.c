@@ -18,7 +18,7 @@
  * [Kg, images*P*Q] and [Cg*R*S, images*P*Q] buffers of the thread, and one
  * GEMM with inner dimension images*P*Q makes the batch's contribution. NHWC
  * needs no gathering: consecutive images' pixels are consecutive rows, so its
- * pixel tiles simply run across image boundaries (N*P*Q pixels in all).
+ * pixel tiles of small images simply span several whole images.
  *
  * Deterministic reduction over the batch: the items (NCHW: image or image
  * batch and tile; NHWC: tile of all pixels) are cut into `chunks`
@@ -94,8 +94,13 @@ static void weights_reshape(const void *problem, const adnn_cpu_env *env, void *
   s->batch_max = 1;
   s->dy_elems = 0;
   if (s->nhwc) {
+    /* Small images: tiles of about MIN_INNER pixels in whole images (one GEMM
+     * with all N*P*Q pixels as its inner dimension measured different bits
+     * with 1 and 2 OpenBLAS threads, 1x1 on 16 x 7x7; these do not). */
     int64_t px = TILE_BYTES / (crs * (int64_t)s->esize);
     if (px < MIN_TILE) px = MIN_TILE;
+    if (px > PQ) px = PQ;
+    if (PQ < MIN_INNER) px = (MIN_INNER + PQ - 1) / PQ * PQ;
     if (px > g->N * PQ) px = g->N * PQ;
     s->tile = px;
     s->tiles = (g->N * PQ + px - 1) / px;
