@@ -9,10 +9,21 @@
  *   NHWC: dW_g[Kg, R*S*Cg] += dY[n, tile, g]^T * Col[tile, R*S*Cg]
  * with the column tiles built as in the forward im2col_gemm.
  *
- * Deterministic reduction over the batch: the N * tiles (image, tile) items
- * are cut into `chunks` consecutive runs, a number fixed by the problem alone
- * (at most MAX_CHUNKS, and few enough that their partial gradients fit in
- * PARTIAL_BYTES). Each (chunk, group) task accumulates its items in order
+ * Small images: when P*Q is under MIN_INNER (the 14x14 and 7x7 stages of
+ * ResNet-50), one GEMM per image would have an inner dimension of P*Q only
+ * (49 on 7x7) and rewrite the whole partial dW for that few multiply-adds per
+ * element. NCHW then takes the images in fixed batches of about
+ * MIN_INNER / (P*Q) (the split depends on N and P*Q only): each batch's dY
+ * rows and columns (or, for 1x1, its x rows) are gathered side by side into
+ * [Kg, images*P*Q] and [Cg*R*S, images*P*Q] buffers of the thread, and one
+ * GEMM with inner dimension images*P*Q makes the batch's contribution. NHWC
+ * needs no gathering: consecutive images' pixels are consecutive rows, so its
+ * pixel tiles of small images simply span several whole images.
+ *
+ * Deterministic reduction over the batch: the items (NCHW: image or image
+ * batch and tile; NHWC: tile of all pixels) are cut into `chunks`
+ * consecutive runs, a number fixed by the problem alone (at most MAX_CHUNKS,
+ * and few enough that their partial gradients fit in PARTIAL_BYTES). Each (chunk, group) task accumulates its items in order
  * into its own partial gradient in the workspace; a second pass then adds
  * the chunks' partials in chunk order (in double) per filter element, scales
  * the old dw by beta (never reading it when beta is 0) and writes dw through
@@ -33,16 +44,21 @@
 #define MIN_TILE 256
 #define MAX_CHUNKS 16
 #define PARTIAL_BYTES ((int64_t)64 << 20)
+#define MIN_INNER 256
 
 typedef struct bwd_weights_state {
   int nhwc, is_1x1, f64;
   size_t esize;
   int64_t rows_per_tile; /* NCHW: output rows per tile */
   int64_t tile;          /* NHWC: pixels per tile */
-  int64_t tiles;         /* tiles per image */
-  int64_t chunks;        /* runs of (image, tile) items, each with its partial dw */
+  int64_t tiles;         /* NCHW: tiles per image batch; NHWC: tiles of all N*P*Q pixels */
+  int64_t batches;       /* NCHW: image batches (1 image each unless P*Q < MIN_INNER) */
+  int64_t batch_max;     /* NCHW: the most images of one batch */
+  int64_t dy_elems;      /* NCHW batches of several images: one thread's gathered dY */
+  int64_t chunks;        /* runs of items, each with its partial dw */
   int64_t partial_elems; /* K * Cg * R * S: one partial */
   int64_t col_elems;     /* one thread's column buffer */
+  int dw_packed;         /* dw packed in the partials' order (KCRS / KRSC) */
 } bwd_weights_state;
 
 static int weights_gemm_supports(const void *problem, const adnn_cpu_env *env, char *why,
@@ -74,14 +90,33 @@ static void weights_reshape(const void *problem, const adnn_cpu_env *env, void *
   s->is_1x1 = is_1x1;
   s->f64 = g->x.dtype == ADNN_DTYPE_F64;
   s->esize = s->f64 ? sizeof(double) : sizeof(float);
-  const int64_t crs = g->Cg * g->R * g->S;
+  const int64_t crs = g->Cg * g->R * g->S, PQ = g->P * g->Q;
+  s->batches = g->N;
+  s->batch_max = 1;
+  s->dy_elems = 0;
   if (s->nhwc) {
+    /* Small images: tiles of about MIN_INNER pixels in whole images (one GEMM
+     * with all N*P*Q pixels as its inner dimension measured different bits
+     * with 1 and 2 OpenBLAS threads, 1x1 on 16 x 7x7; these do not). */
     int64_t px = TILE_BYTES / (crs * (int64_t)s->esize);
     if (px < MIN_TILE) px = MIN_TILE;
-    if (px > g->P * g->Q) px = g->P * g->Q;
+    if (px > PQ) px = PQ;
+    if (PQ < MIN_INNER) px = (MIN_INNER + PQ - 1) / PQ * PQ;
+    if (px > g->N * PQ) px = g->N * PQ;
     s->tile = px;
-    s->tiles = (g->P * g->Q + px - 1) / px;
+    s->tiles = (g->N * PQ + px - 1) / px;
+    s->batches = 1;
     s->col_elems = is_1x1 ? 0 : px * crs;
+  } else if (PQ < MIN_INNER && g->N > 1) {
+    /* Batches of whole images, as even as N allows. */
+    int64_t per = (MIN_INNER + PQ - 1) / PQ;
+    if (per > g->N) per = g->N;
+    s->batches = (g->N + per - 1) / per;
+    s->batch_max = (g->N + s->batches - 1) / s->batches;
+    s->rows_per_tile = g->P;
+    s->tiles = 1;
+    s->col_elems = (is_1x1 ? g->Cg : crs) * s->batch_max * PQ + g->Kg * s->batch_max * PQ;
+    s->dy_elems = g->Kg * s->batch_max * PQ;
   } else {
     int64_t row_bytes = crs * g->Q * (int64_t)s->esize;
     int64_t rows = TILE_BYTES / row_bytes, min_rows = (MIN_TILE + g->Q - 1) / g->Q;
@@ -93,8 +128,16 @@ static void weights_reshape(const void *problem, const adnn_cpu_env *env, void *
     s->col_elems = is_1x1 ? 0 : crs * rows * g->Q;
   }
   s->partial_elems = g->K * crs;
+  {
+    /* dw packed as the partials are: [K][Cg][R][S] (NCHW) or [K][R][S][Cg]. */
+    const int64_t *st = g->w.strides;
+    const int64_t e_c = s->nhwc ? 1 : g->R * g->S, e_r = s->nhwc ? g->S * g->Cg : g->S,
+                  e_s = s->nhwc ? g->Cg : 1;
+    s->dw_packed = (g->K == 1 || st[0] == crs) && (g->Cg == 1 || st[1] == e_c) &&
+                   (g->R == 1 || st[2] == e_r) && (g->S == 1 || st[3] == e_s);
+  }
   /* Fixed by the problem: never by env->threads. */
-  int64_t items = g->N * s->tiles, chunks = items < MAX_CHUNKS ? items : MAX_CHUNKS;
+  int64_t items = s->batches * s->tiles, chunks = items < MAX_CHUNKS ? items : MAX_CHUNKS;
   int64_t fit = PARTIAL_BYTES / (s->partial_elems * (int64_t)s->esize);
   if (chunks > fit) chunks = fit;
   if (chunks < 1) chunks = 1;
@@ -187,10 +230,11 @@ typedef struct CONV_BWD_FN(wargs) {
 } CONV_BWD_FN(wargs);
 
 /* NCHW columns of output rows [p0, p0 + rows) of image n, group gr:
- * col[(c, r, s)][pixel], zero where the tap reads padding. */
+ * col[(c, r, s)][pixel], rows of the matrix `ld` apart, zero where the tap
+ * reads padding. */
 static void CONV_BWD_FN(nchw_im2col)(const adnn_plugin_conv2d *g, const T *xg, T *col,
-                                     int64_t p0, int64_t rows) {
-  const int64_t Q = g->Q, nt = rows * Q, sw = g->stride_w;
+                                     int64_t p0, int64_t rows, int64_t ld) {
+  const int64_t Q = g->Q, nt = ld, sw = g->stride_w;
   for (int64_t c = 0; c < g->Cg; c++) {
     const T *xc = xg + c * g->H * g->W;
     for (int64_t r = 0; r < g->R; r++)
@@ -245,37 +289,67 @@ static void CONV_BWD_FN(nhwc_im2col)(const adnn_plugin_conv2d *g, const T *xn, i
   }
 }
 
-/* Task t = (chunk, group): the chunk's items, in order, into its partial. */
+/* Task t = (chunk, group): the chunk's items, in order, into its partial.
+ * An item is (image batch, tile) in NCHW, a tile of all N*P*Q pixels in
+ * NHWC. */
 static void CONV_BWD_FN(chunk_task)(void *arg, int64_t t0, int64_t t1, int thread) {
   const CONV_BWD_FN(wargs) *a = arg;
   const adnn_plugin_conv2d *g = a->g;
   const bwd_weights_state *s = a->s;
   const int64_t HW = g->H * g->W, PQ = g->P * g->Q, crs = g->Cg * g->R * g->S;
-  const int64_t items = g->N * s->tiles;
+  const int64_t items = s->batches * s->tiles;
   T *col = a->cols + thread * s->col_elems;
   for (int64_t t = t0; t < t1; t++) {
     const int64_t gr = t % g->groups, j = t / g->groups;
     const int64_t first = j * items / s->chunks, last = (j + 1) * items / s->chunks;
     T *part = a->partials + j * s->partial_elems + gr * g->Kg * crs;
     for (int64_t it = first; it < last; it++) {
-      const int64_t n = it / s->tiles, tile = it % s->tiles;
       const T acc = it == first ? (T)0 : (T)1;
       if (s->nhwc) {
-        const int64_t i0 = tile * s->tile, m = PQ - i0 < s->tile ? PQ - i0 : s->tile;
-        const T *dyt = a->dy + (n * PQ + i0) * g->K + gr * g->Kg;
+        /* Pixels [i0, i0 + m) of all images: consecutive rows of x and dy. */
+        const int64_t i0 = it * s->tile, m = g->N * PQ - i0 < s->tile ? g->N * PQ - i0 : s->tile;
+        const T *dyt = a->dy + i0 * g->K + gr * g->Kg;
         const T *b;
         int ldb;
         if (s->is_1x1) {
-          b = a->x + (n * HW + i0) * g->C + gr * g->Cg;
+          b = a->x + i0 * g->C + gr * g->Cg;
           ldb = (int)g->C;
         } else {
-          CONV_BWD_FN(nhwc_im2col)(g, a->x + n * HW * g->C, gr * g->Cg, col, i0, m);
+          /* nhwc_im2col walks pixel indices of one image; a tile across
+           * images is built image by image. */
+          for (int64_t i = i0; i < i0 + m;) {
+            const int64_t n = i / PQ, in = i % PQ, cnt = PQ - in < i0 + m - i ? PQ - in : i0 + m - i;
+            CONV_BWD_FN(nhwc_im2col)(g, a->x + n * HW * g->C, gr * g->Cg, col + (i - i0) * crs,
+                                     in, cnt);
+            i += cnt;
+          }
           b = col;
           ldb = (int)crs;
         }
         CONV_BWD_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)g->Kg, (int)crs, (int)m,
                       (T)1, dyt, (int)g->K, b, ldb, acc, part, (int)crs);
+      } else if (s->dy_elems) {
+        /* A batch of whole images side by side: gathered dY [Kg, nb*PQ] and
+         * columns [Cg*R*S (or Cg), nb*PQ]. */
+        const int64_t bt = it / s->tiles;
+        const int64_t n0 = bt * g->N / s->batches, n1 = (bt + 1) * g->N / s->batches;
+        const int64_t ld = (n1 - n0) * PQ;
+        T *dyb = col, *cb = col + s->dy_elems;
+        for (int64_t n = n0; n < n1; n++) {
+          const T *dyn = a->dy + (n * g->K + gr * g->Kg) * PQ;
+          const T *xg = a->x + (n * g->C + gr * g->Cg) * HW;
+          for (int64_t k = 0; k < g->Kg; k++)
+            memcpy(dyb + k * ld + (n - n0) * PQ, dyn + k * PQ, (size_t)PQ * sizeof(T));
+          if (s->is_1x1)
+            for (int64_t c = 0; c < g->Cg; c++)
+              memcpy(cb + c * ld + (n - n0) * PQ, xg + c * HW, (size_t)PQ * sizeof(T));
+          else
+            CONV_BWD_FN(nchw_im2col)(g, xg, cb + (n - n0) * PQ, 0, g->P, ld);
+        }
+        CONV_BWD_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g->Kg, (int)crs, (int)ld,
+                      (T)1, dyb, (int)ld, cb, (int)ld, acc, part, (int)crs);
       } else {
+        const int64_t n = it / s->tiles, tile = it % s->tiles;
         const int64_t p0 = tile * s->rows_per_tile;
         const int64_t rows = g->P - p0 < s->rows_per_tile ? g->P - p0 : s->rows_per_tile;
         const int64_t nt = rows * g->Q;
@@ -287,7 +361,7 @@ static void CONV_BWD_FN(chunk_task)(void *arg, int64_t t0, int64_t t1, int threa
           b = xg + p0 * g->Q;
           ldb = (int)HW;
         } else {
-          CONV_BWD_FN(nchw_im2col)(g, xg, col, p0, rows);
+          CONV_BWD_FN(nchw_im2col)(g, xg, col, p0, rows, nt);
           b = col;
           ldb = (int)nt;
         }
@@ -305,6 +379,26 @@ static void CONV_BWD_FN(reduce_task)(void *arg, int64_t k0, int64_t k1, int thre
   const adnn_plugin_conv2d *g = a->g;
   const bwd_weights_state *s = a->s;
   const int64_t *st = g->w.strides, crs = g->Cg * g->R * g->S;
+  if (s->dw_packed) {
+    /* dw in the partials' own order (KCRS for NCHW, KRSC for NHWC): the
+     * same sums in the same order, as vector loops over blocks of 256
+     * elements instead of one strided element at a time. */
+    for (int64_t i0 = k0 * crs; i0 < k1 * crs; i0 += 256) {
+      const int64_t len = k1 * crs - i0 < 256 ? k1 * crs - i0 : 256;
+      double acc[256];
+      for (int64_t i = 0; i < len; i++) acc[i] = 0.0;
+      for (int64_t j = 0; j < s->chunks; j++) {
+        const T *part = a->partials + j * s->partial_elems + i0;
+        for (int64_t i = 0; i < len; i++) acc[i] += (double)part[i];
+      }
+      T *dst = a->dw + i0;
+      if (a->beta != 0.0)
+        for (int64_t i = 0; i < len; i++) dst[i] = (T)(a->beta * (double)dst[i] + acc[i]);
+      else
+        for (int64_t i = 0; i < len; i++) dst[i] = (T)acc[i];
+    }
+    return;
+  }
   for (int64_t k = k0; k < k1; k++)
     for (int64_t c = 0; c < g->Cg; c++)
       for (int64_t r = 0; r < g->R; r++)
