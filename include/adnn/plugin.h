@@ -23,7 +23,9 @@
  * History: ABI 1 (adnn 0.1) passed the public op descriptors and algorithm
  * names; ABI 2 (adnn 0.2) passes normalized problems, selects algorithms by
  * id and executes with arrays of outputs. The core refuses ABI 1 plugins with
- * both versions in the reason.
+ * both versions in the reason. ABI 2.1 added the mem_register slot; ABI 2.2
+ * the training op kinds 9..19 and their problems (a plugin built against 2.1
+ * does not know them and answers NOT_SUPPORTED through its kind table).
  *
  * Threading: probe and init are called once, under the core's loader lock.
  * Context and plan functions are called for one context from one thread at a
@@ -44,7 +46,7 @@ extern "C" {
 #endif
 
 #define ADNN_PLUGIN_ABI_MAJOR 2
-#define ADNN_PLUGIN_ABI_MINOR 1
+#define ADNN_PLUGIN_ABI_MINOR 2
 #define ADNN_PLUGIN_ABI_VERSION ((uint32_t)((ADNN_PLUGIN_ABI_MAJOR << 16) | ADNN_PLUGIN_ABI_MINOR))
 #define ADNN_PLUGIN_ENTRY_SYMBOL "adnn_plugin_entry"
 
