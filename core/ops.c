@@ -349,11 +349,13 @@ static adnn_status check_execute(const char *func, adnn_plan *plan, adnn_context
     }
     return ADNN_STATUS_SUCCESS;
   }
-  /* Many tensors: sort the spans by start; an output overlaps something
-   * exactly when, in that order, it starts before the furthest end of the
-   * spans before it, or a later span starts before its own end. Each such
-   * output is then checked against every tensor, which finds the culprit
-   * (and lets the documented in-place use through). */
+  /* Many tensors: sort the spans by start. In that order a span overlaps an
+   * earlier one exactly when it starts before the furthest end so far, so
+   * an output is checked when it starts before the furthest end of every
+   * earlier span, and an input when it starts before the furthest end of
+   * the earlier outputs (inputs may share memory with each other). Only then
+   * is the tensor compared with the others, which names the culprit and lets
+   * the documented in-place use through: a valid call costs O(n log n). */
   exec_span *sp = plan->spans;
   size_t n = 0;
   for (size_t i = 0; i < want; i++)
@@ -365,24 +367,22 @@ static adnn_status check_execute(const char *func, adnn_plan *plan, adnn_context
       sp[n++] = (exec_span){(uintptr_t)outputs[o],
                             (uintptr_t)outputs[o] + plan->io.output_bytes[o], o, 1};
   qsort(sp, n, sizeof *sp, span_cmp);
-  uintptr_t furthest = 0;
+  uintptr_t furthest = 0, furthest_output = 0;
   for (size_t k = 0; k < n; k++) {
-    const int hit_before = k > 0 && sp[k].start < furthest;
-    const int hit_after = k + 1 < n && sp[k + 1].start < sp[k].end;
-    if (sp[k].end > furthest) furthest = sp[k].end;
-    if (!hit_before && !hit_after) continue;
-    /* An overlap involves sp[k]; find an output taking part in it. */
-    if (sp[k].output) {
+    if (sp[k].output && sp[k].start < furthest) {
       st = output_overlaps(func, plan, inputs, outputs, sp[k].index);
       if (st != ADNN_STATUS_SUCCESS) return st;
+    } else if (!sp[k].output && sp[k].start < furthest_output) {
+      for (size_t o = 0; o < want_out; o++) {
+        if (!overlaps((const void *)sp[k].start, sp[k].end - sp[k].start, outputs[o],
+                      plan->io.output_bytes[o]))
+          continue;
+        st = output_overlaps(func, plan, inputs, outputs, o);
+        if (st != ADNN_STATUS_SUCCESS) return st;
+      }
     }
-    for (size_t o = 0; o < want_out && !sp[k].output; o++) {
-      if (!overlaps((const void *)sp[k].start, sp[k].end - sp[k].start, outputs[o],
-                    plan->io.output_bytes[o]))
-        continue;
-      st = output_overlaps(func, plan, inputs, outputs, o);
-      if (st != ADNN_STATUS_SUCCESS) return st;
-    }
+    if (sp[k].end > furthest) furthest = sp[k].end;
+    if (sp[k].output && sp[k].end > furthest_output) furthest_output = sp[k].end;
   }
   return ADNN_STATUS_SUCCESS;
 }
