@@ -120,21 +120,6 @@ typedef struct nchw_job {
   int64_t p0, rows;
 } nchw_job;
 
-/* The output columns [qlo, qhi) whose input column q*sw - pl + s*dw lies in
- * [0, W); the others read padding. */
-static void valid_q(const adnn_plugin_conv2d *g, int64_t s, int64_t *qlo, int64_t *qhi) {
-  int64_t a = g->pad_left - s * g->dilation_w; /* q*sw >= a */
-  /* ceil(a / sw) written so that a huge stride cannot overflow. */
-  int64_t lo = a <= 0 ? 0 : (a - 1) / g->stride_w + 1;
-  int64_t b = g->W - 1 + g->pad_left - s * g->dilation_w; /* q*sw <= b */
-  int64_t hi = b < 0 ? 0 : b / g->stride_w + 1;
-  if (hi > g->Q) hi = g->Q;
-  if (lo > g->Q) lo = g->Q;
-  if (hi < lo) hi = lo;
-  *qlo = lo;
-  *qhi = hi;
-}
-
 /* Builds the column tile of output rows [p0, p0 + rows) for one group. */
 static void nchw_im2col(const nchw_job *j) {
   const adnn_plugin_conv2d *g = j->g;
@@ -146,7 +131,7 @@ static void nchw_im2col(const nchw_job *j) {
       for (int64_t s = 0; s < g->S; s++) {
         float *row = j->col + ((c * g->R + r) * g->S + s) * nt;
         int64_t qlo, qhi;
-        valid_q(g, s, &qlo, &qhi);
+        adnn_cpu_conv2d_valid_q(g, s, &qlo, &qhi);
         /* Only used when qhi > qlo, where qlo < Q keeps it in range. */
         int64_t w0 = qhi > qlo ? qlo * sw - g->pad_left + s * g->dilation_w : 0;
         for (int64_t p = j->p0; p < j->p0 + j->rows; p++) {

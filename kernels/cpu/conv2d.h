@@ -112,6 +112,24 @@ static inline int adnn_cpu_conv2d_has_epilogue(const adnn_plugin_conv2d *d) {
 }
 
 /** Whether v fits OpenBLAS's int (Debian builds it with 32-bit sizes). */
+/** The output columns [qlo, qhi) whose input column q * stride_w -
+ *  pad_left + s * dilation_w lies in [0, W) for filter column s; the others
+ *  read padding. Shared by the forward im2col and the backward kernels'
+ *  col2im, im2col and direct loops. */
+static inline void adnn_cpu_conv2d_valid_q(const adnn_plugin_conv2d *g, int64_t s, int64_t *qlo,
+                                           int64_t *qhi) {
+  int64_t a = g->pad_left - s * g->dilation_w; /* q*sw >= a */
+  /* ceil(a / sw) written so that a huge stride cannot overflow. */
+  int64_t lo = a <= 0 ? 0 : (a - 1) / g->stride_w + 1;
+  int64_t b = g->W - 1 + g->pad_left - s * g->dilation_w; /* q*sw <= b */
+  int64_t hi = b < 0 ? 0 : b / g->stride_w + 1;
+  if (hi > g->Q) hi = g->Q;
+  if (lo > g->Q) lo = g->Q;
+  if (hi < lo) hi = lo;
+  *qlo = lo;
+  *qhi = hi;
+}
+
 static inline int adnn_cpu_conv2d_fits_int(int64_t v) { return v >= 0 && v <= (int64_t)INT_MAX; }
 
 #endif /* ADNN_CPU_CONV2D_H */

@@ -40,6 +40,29 @@ static inline int adnn_cpu_conv2d_bwd_is_1x1(const adnn_plugin_conv2d *g) {
          g->pad_bottom == 0 && g->pad_left == 0 && g->pad_right == 0;
 }
 
+/** What the GEMM-based backward kernels (im2col_gemm, gemm_1x1) need of the
+ *  forward geometry g: the packed layouts above, and every size OpenBLAS
+ *  receives within its 32-bit integers. */
+static inline int adnn_cpu_conv2d_bwd_gemm_supports(const adnn_plugin_conv2d *g, char *why,
+                                                    size_t why_size) {
+  if (!adnn_cpu_conv2d_bwd_layout(g, why, why_size)) return 0;
+  int64_t crs = g->Cg * g->R * g->S;
+  if (!adnn_cpu_conv2d_fits_int(crs) || !adnn_cpu_conv2d_fits_int(g->P * g->Q) ||
+      !adnn_cpu_conv2d_fits_int(g->H * g->W) || !adnn_cpu_conv2d_fits_int(g->K) ||
+      !adnn_cpu_conv2d_fits_int(g->C))
+    return adnn_cpu_conv2d_no(why, why_size, "sizes exceed OpenBLAS's 32-bit integers");
+  return 1;
+}
+
+/** gemm_1x1's condition: a 1x1, stride 1, unpadded filter, then the GEMM
+ *  kernels' own. */
+static inline int adnn_cpu_conv2d_bwd_1x1_supports(const adnn_plugin_conv2d *g, char *why,
+                                                   size_t why_size) {
+  if (!adnn_cpu_conv2d_bwd_is_1x1(g))
+    return adnn_cpu_conv2d_no(why, why_size, "needs a 1x1 filter, stride 1, no padding");
+  return adnn_cpu_conv2d_bwd_gemm_supports(g, why, why_size);
+}
+
 /** The bias gradient's arguments (a task of adnn_cpu_parallel_for over k). */
 typedef struct adnn_cpu_conv2d_bwd_bias_job {
   const adnn_plugin_conv2d *g;

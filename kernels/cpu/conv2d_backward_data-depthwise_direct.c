@@ -46,20 +46,6 @@ static void dw_data_reshape(const void *problem, const adnn_cpu_env *env, void *
   *workspace_bytes = s->nhwc ? (size_t)(g->R * g->S * g->C) * esize : 0;
 }
 
-/* The output columns [qlo, qhi) whose input column q*sw - pl + s*dw lies in
- * [0, W). */
-static void dw_valid_q(const adnn_plugin_conv2d *g, int64_t s, int64_t *qlo, int64_t *qhi) {
-  int64_t a = g->pad_left - s * g->dilation_w;
-  int64_t lo = a <= 0 ? 0 : (a - 1) / g->stride_w + 1;
-  int64_t b = g->W - 1 + g->pad_left - s * g->dilation_w;
-  int64_t hi = b < 0 ? 0 : b / g->stride_w + 1;
-  if (hi > g->Q) hi = g->Q;
-  if (lo > g->Q) lo = g->Q;
-  if (hi < lo) hi = lo;
-  *qlo = lo;
-  *qhi = hi;
-}
-
 #define CONV_BWD_T float
 #define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)
 #include "kernels/cpu/conv2d_backward_data-depthwise_direct.c"
@@ -126,7 +112,7 @@ static void CONV_BWD_FN(dw_nchw_task)(void *arg, int64_t t0, int64_t t1, int thr
       for (int64_t s = 0; s < g->S; s++) {
         const T wv = a->w[c * st[0] + r * st[2] + s * st[3]];
         int64_t qlo, qhi;
-        dw_valid_q(g, s, &qlo, &qhi);
+        adnn_cpu_conv2d_valid_q(g, s, &qlo, &qhi);
         if (qhi == qlo) continue;
         const int64_t w0 = qlo * sw - g->pad_left + s * g->dilation_w;
         for (int64_t p = 0; p < g->P; p++) {
@@ -161,7 +147,7 @@ static void CONV_BWD_FN(dw_nhwc_task)(void *arg, int64_t t0, int64_t t1, int thr
       for (int64_t s = 0; s < g->S; s++) {
         const T *wt = a->w + (r * g->S + s) * C;
         int64_t qlo, qhi;
-        dw_valid_q(g, s, &qlo, &qhi);
+        adnn_cpu_conv2d_valid_q(g, s, &qlo, &qhi);
         for (int64_t q = qlo; q < qhi; q++) {
           T *dst = dxr + (q * g->stride_w - g->pad_left + s * g->dilation_w) * C;
           const T *src = dyr + q * C;

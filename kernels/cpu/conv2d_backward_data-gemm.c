@@ -145,21 +145,14 @@ static int data_gemm_supports(const void *problem, const adnn_cpu_env *env, char
                               size_t why_size) {
   (void)env;
   const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_data *)problem)->fwd;
-  if (!adnn_cpu_conv2d_bwd_layout(g, why, why_size)) return 0;
-  int64_t crs = g->Cg * g->R * g->S;
-  if (!adnn_cpu_conv2d_fits_int(crs) || !adnn_cpu_conv2d_fits_int(g->P * g->Q) ||
-      !adnn_cpu_conv2d_fits_int(g->H * g->W) || !adnn_cpu_conv2d_fits_int(g->K) ||
-      !adnn_cpu_conv2d_fits_int(g->C))
-    return adnn_cpu_conv2d_no(why, why_size, "sizes exceed OpenBLAS's 32-bit integers");
-  return 1;
+  return adnn_cpu_conv2d_bwd_gemm_supports(g, why, why_size);
 }
 
 static int data_1x1_supports(const void *problem, const adnn_cpu_env *env, char *why,
                              size_t why_size) {
+  (void)env;
   const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_data *)problem)->fwd;
-  if (!adnn_cpu_conv2d_bwd_is_1x1(g))
-    return adnn_cpu_conv2d_no(why, why_size, "needs a 1x1 filter, stride 1, no padding");
-  return data_gemm_supports(problem, env, why, why_size);
+  return adnn_cpu_conv2d_bwd_1x1_supports(g, why, why_size);
 }
 
 static void data_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -245,20 +238,6 @@ static void data_gemm_reshape(const void *problem, const adnn_cpu_env *env, void
 static void data_1x1_reshape(const void *problem, const adnn_cpu_env *env, void *state,
                              size_t *workspace_bytes) {
   data_reshape(problem, env, state, workspace_bytes, 1);
-}
-
-/* The output columns [qlo, qhi) whose input column q*sw - pl + s*dw lies in
- * [0, W). */
-static void valid_q(const adnn_plugin_conv2d *g, int64_t s, int64_t *qlo, int64_t *qhi) {
-  int64_t a = g->pad_left - s * g->dilation_w;
-  int64_t lo = a <= 0 ? 0 : (a - 1) / g->stride_w + 1;
-  int64_t b = g->W - 1 + g->pad_left - s * g->dilation_w;
-  int64_t hi = b < 0 ? 0 : b / g->stride_w + 1;
-  if (hi > g->Q) hi = g->Q;
-  if (lo > g->Q) lo = g->Q;
-  if (hi < lo) hi = lo;
-  *qlo = lo;
-  *qhi = hi;
 }
 
 #define CONV_BWD_T float
@@ -411,7 +390,7 @@ static void CONV_BWD_FN(col2im)(const adnn_plugin_conv2d *g, T *dxc, const T *co
       for (int64_t sx = 0; sx < g->S; sx++) {
         const T *row = col + ((c * g->R + r) * g->S + sx) * ld;
         int64_t qlo, qhi;
-        valid_q(g, sx, &qlo, &qhi);
+        adnn_cpu_conv2d_valid_q(g, sx, &qlo, &qhi);
         if (qhi == qlo) continue;
         const int64_t w0 = qlo * g->stride_w - g->pad_left + sx * g->dilation_w;
         for (int64_t p = p0; p < p0 + rows; p++) {

@@ -43,18 +43,6 @@ static void dw_weights_reshape(const void *problem, const adnn_cpu_env *env, voi
   *workspace_bytes = 0;
 }
 
-static void dww_valid_q(const adnn_plugin_conv2d *g, int64_t s, int64_t *qlo, int64_t *qhi) {
-  int64_t a = g->pad_left - s * g->dilation_w;
-  int64_t lo = a <= 0 ? 0 : (a - 1) / g->stride_w + 1;
-  int64_t b = g->W - 1 + g->pad_left - s * g->dilation_w;
-  int64_t hi = b < 0 ? 0 : b / g->stride_w + 1;
-  if (hi > g->Q) hi = g->Q;
-  if (lo > g->Q) lo = g->Q;
-  if (hi < lo) hi = lo;
-  *qlo = lo;
-  *qhi = hi;
-}
-
 #define CONV_BWD_T float
 #define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)
 #include "kernels/cpu/conv2d_backward_weights-depthwise_direct.c"
@@ -118,7 +106,7 @@ static void CONV_BWD_FN(dww_nchw_task)(void *arg, int64_t c0, int64_t c1, int th
     for (int64_t r = 0; r < g->R; r++)
       for (int64_t s = 0; s < g->S; s++) {
         int64_t qlo, qhi;
-        dww_valid_q(g, s, &qlo, &qhi);
+        adnn_cpu_conv2d_valid_q(g, s, &qlo, &qhi);
         double acc = 0.0;
         if (qhi > qlo) {
           const int64_t w0 = qlo * sw - g->pad_left + s * g->dilation_w;
@@ -150,7 +138,7 @@ static void CONV_BWD_FN(dww_nhwc_task)(void *arg, int64_t b0, int64_t b1, int th
     for (int64_t r = 0; r < g->R; r++)
       for (int64_t s = 0; s < g->S; s++) {
         int64_t qlo, qhi;
-        dww_valid_q(g, s, &qlo, &qhi);
+        adnn_cpu_conv2d_valid_q(g, s, &qlo, &qhi);
         double acc[CB];
         for (int64_t c = 0; c < CB; c++) acc[c] = 0.0;
         for (int64_t n = 0; n < g->N; n++)

@@ -65,21 +65,14 @@ static int weights_gemm_supports(const void *problem, const adnn_cpu_env *env, c
                                  size_t why_size) {
   (void)env;
   const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_weights *)problem)->fwd;
-  if (!adnn_cpu_conv2d_bwd_layout(g, why, why_size)) return 0;
-  int64_t crs = g->Cg * g->R * g->S;
-  if (!adnn_cpu_conv2d_fits_int(crs) || !adnn_cpu_conv2d_fits_int(g->P * g->Q) ||
-      !adnn_cpu_conv2d_fits_int(g->H * g->W) || !adnn_cpu_conv2d_fits_int(g->K) ||
-      !adnn_cpu_conv2d_fits_int(g->C))
-    return adnn_cpu_conv2d_no(why, why_size, "sizes exceed OpenBLAS's 32-bit integers");
-  return 1;
+  return adnn_cpu_conv2d_bwd_gemm_supports(g, why, why_size);
 }
 
 static int weights_1x1_supports(const void *problem, const adnn_cpu_env *env, char *why,
                                 size_t why_size) {
+  (void)env;
   const adnn_plugin_conv2d *g = &((const adnn_plugin_conv2d_backward_weights *)problem)->fwd;
-  if (!adnn_cpu_conv2d_bwd_is_1x1(g))
-    return adnn_cpu_conv2d_no(why, why_size, "needs a 1x1 filter, stride 1, no padding");
-  return weights_gemm_supports(problem, env, why, why_size);
+  return adnn_cpu_conv2d_bwd_1x1_supports(g, why, why_size);
 }
 
 static void weights_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -156,19 +149,6 @@ static void weights_1x1_reshape(const void *problem, const adnn_cpu_env *env, vo
   weights_reshape(problem, env, state, workspace_bytes, 1);
 }
 
-/* The output columns [qlo, qhi) whose input column lies in [0, W). */
-static void w_valid_q(const adnn_plugin_conv2d *g, int64_t s, int64_t *qlo, int64_t *qhi) {
-  int64_t a = g->pad_left - s * g->dilation_w;
-  int64_t lo = a <= 0 ? 0 : (a - 1) / g->stride_w + 1;
-  int64_t b = g->W - 1 + g->pad_left - s * g->dilation_w;
-  int64_t hi = b < 0 ? 0 : b / g->stride_w + 1;
-  if (hi > g->Q) hi = g->Q;
-  if (lo > g->Q) lo = g->Q;
-  if (hi < lo) hi = lo;
-  *qlo = lo;
-  *qhi = hi;
-}
-
 #define CONV_BWD_T float
 #define CONV_BWD_GEMM cblas_sgemm
 #define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)
@@ -241,7 +221,7 @@ static void CONV_BWD_FN(nchw_im2col)(const adnn_plugin_conv2d *g, const T *xg, T
       for (int64_t s = 0; s < g->S; s++) {
         T *row = col + ((c * g->R + r) * g->S + s) * nt;
         int64_t qlo, qhi;
-        w_valid_q(g, s, &qlo, &qhi);
+        adnn_cpu_conv2d_valid_q(g, s, &qlo, &qhi);
         const int64_t w0 = qhi > qlo ? qlo * sw - g->pad_left + s * g->dilation_w : 0;
         for (int64_t p = p0; p < p0 + rows; p++) {
           T *dst = row + (p - p0) * Q;
