@@ -89,31 +89,6 @@ static const char *cudnn_algo_name(cudnnConvolutionFwdAlgo_t a) {
 #define FAMILY_GEMM (CUDNN_BIT(IMPLICIT_GEMM) | CUDNN_BIT(IMPLICIT_PRECOMP_GEMM) | CUDNN_BIT(GEMM))
 #define FAMILY_WINOGRAD (CUDNN_BIT(WINOGRAD) | CUDNN_BIT(WINOGRAD_NONFUSED))
 
-/* The applicability rules of the specialized algorithms. Each returns 1 when
- * the problem fits, else 0 with the reason (naming what the algorithm needs). */
-static int depthwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
-  if (p->groups == p->C && p->groups == p->K) return 1;
-  snprintf(why, len, "needs groups == C == K (here groups %lld, C %lld, K %lld)",
-           (long long)p->groups, (long long)p->C, (long long)p->K);
-  return 0;
-}
-
-static int pointwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
-  if (p->R == 1 && p->S == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
-      p->pad_bottom == 0 && p->pad_left == 0 && p->pad_right == 0)
-    return 1;
-  snprintf(why, len, "needs a 1x1 filter, stride 1 and no padding");
-  return 0;
-}
-
-static int winograd_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
-  if (p->R == 3 && p->S == 3 && p->stride_h == 1 && p->stride_w == 1 && p->dilation_h == 1 &&
-      p->dilation_w == 1)
-    return 1;
-  snprintf(why, len, "needs a 3x3 filter, stride 1 and dilation 1");
-  return 0;
-}
-
 /* How each adnn algorithm runs on this plugin. */
 typedef struct conv2d_route {
   adnn_conv2d_algorithm algorithm; /* its own index: a missing row reads as AUTO */
@@ -126,11 +101,12 @@ static const conv2d_route routes[] = {
     [ADNN_CONV2D_ALGO_AUTO] = {ADNN_CONV2D_ALGO_AUTO, FAMILY_ANY, 0, NULL},
     [ADNN_CONV2D_ALGO_REFERENCE] = {ADNN_CONV2D_ALGO_REFERENCE, 0, 1, NULL},
     [ADNN_CONV2D_ALGO_IM2COL_GEMM] = {ADNN_CONV2D_ALGO_IM2COL_GEMM, FAMILY_GEMM, 0, NULL},
-    [ADNN_CONV2D_ALGO_GEMM_1X1] = {ADNN_CONV2D_ALGO_GEMM_1X1, FAMILY_GEMM, 0, pointwise_applies},
+    [ADNN_CONV2D_ALGO_GEMM_1X1] = {ADNN_CONV2D_ALGO_GEMM_1X1, FAMILY_GEMM, 0,
+                                   adnn_cuda__conv2d_pointwise_applies},
     [ADNN_CONV2D_ALGO_WINOGRAD_F2X3] = {ADNN_CONV2D_ALGO_WINOGRAD_F2X3, FAMILY_WINOGRAD, 0,
-                                        winograd_applies},
+                                        adnn_cuda__conv2d_winograd_applies},
     [ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT] = {ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT, 0, 0,
-                                           depthwise_applies},
+                                           adnn_cuda__conv2d_depthwise_applies},
     [ADNN_CONV2D_ALGO_DIRECT] = {ADNN_CONV2D_ALGO_DIRECT, 0, 0, NULL},
 };
 

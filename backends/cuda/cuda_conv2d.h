@@ -50,4 +50,11 @@ void adnn_cuda__conv2d_layout_plan(const adnn_plugin_conv2d *p, size_t element_s
 /* Rounds a byte count up to a multiple of 256. */
 static inline size_t adnn_cuda__align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
+/* The applicability rules of the specialized algorithms, for the forward
+ * and the backward plans alike: each returns 1 when the forward geometry p
+ * fits, else 0 with the reason in why (naming what the algorithm needs). */
+int adnn_cuda__conv2d_depthwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len);
+int adnn_cuda__conv2d_pointwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len);
+int adnn_cuda__conv2d_winograd_applies(const adnn_plugin_conv2d *p, char *why, size_t len);
+
 #endif /* ADNN_CUDA_CONV2D_H */

@@ -133,29 +133,6 @@ static int algo_count(bwd_dir dir) {
 #define FILTER_BIT(a) (1u << CUDNN_CONVOLUTION_BWD_FILTER_ALGO_##a)
 #define FAMILY_ANY (~0u)
 
-static int depthwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
-  if (p->groups == p->C && p->groups == p->K) return 1;
-  snprintf(why, len, "needs groups == C == K (here groups %lld, C %lld, K %lld)",
-           (long long)p->groups, (long long)p->C, (long long)p->K);
-  return 0;
-}
-
-static int pointwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
-  if (p->R == 1 && p->S == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
-      p->pad_bottom == 0 && p->pad_left == 0 && p->pad_right == 0)
-    return 1;
-  snprintf(why, len, "needs a 1x1 filter, stride 1 and no padding");
-  return 0;
-}
-
-static int winograd_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
-  if (p->R == 3 && p->S == 3 && p->stride_h == 1 && p->stride_w == 1 && p->dilation_h == 1 &&
-      p->dilation_w == 1)
-    return 1;
-  snprintf(why, len, "needs a 3x3 filter, stride 1 and dilation 1");
-  return 0;
-}
-
 /* How each adnn algorithm runs the backward directions on this plugin. */
 typedef struct bwd_route {
   adnn_conv2d_algorithm algorithm; /* its own index: a missing row reads as AUTO */
@@ -174,13 +151,13 @@ static const bwd_route routes[] = {
                                       FILTER_BIT(0) | FILTER_BIT(1) | FILTER_BIT(3), 0, NULL},
     [ADNN_CONV2D_ALGO_GEMM_1X1] = {ADNN_CONV2D_ALGO_GEMM_1X1, DATA_BIT(0) | DATA_BIT(1),
                                    FILTER_BIT(0) | FILTER_BIT(1) | FILTER_BIT(3), 0,
-                                   pointwise_applies},
+                                   adnn_cuda__conv2d_pointwise_applies},
     [ADNN_CONV2D_ALGO_WINOGRAD_F2X3] = {ADNN_CONV2D_ALGO_WINOGRAD_F2X3,
                                         DATA_BIT(WINOGRAD) | DATA_BIT(WINOGRAD_NONFUSED),
                                         FILTER_BIT(WINOGRAD) | FILTER_BIT(WINOGRAD_NONFUSED), 0,
-                                        winograd_applies},
+                                        adnn_cuda__conv2d_winograd_applies},
     [ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT] = {ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT, 0, 0, 0,
-                                           depthwise_applies},
+                                           adnn_cuda__conv2d_depthwise_applies},
     [ADNN_CONV2D_ALGO_DIRECT] = {ADNN_CONV2D_ALGO_DIRECT, 0, 0, 0, NULL},
 };
 

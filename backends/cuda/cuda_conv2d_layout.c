@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/cuda/cuda_conv2d.h"
@@ -93,4 +94,29 @@ void adnn_cuda__conv2d_layout_plan(const adnn_plugin_conv2d *p, size_t element_s
     out->y_bytes = adnn_cuda__align256((size_t)(p->N * p->K * p->P * p->Q) * element_size);
 
   out->extra_bytes = out->x_bytes + out->w_bytes + out->y_bytes;
+}
+
+/* The applicability rules of the specialized algorithms, shared by the
+ * forward and backward plans (cuda_conv2d.h). */
+int adnn_cuda__conv2d_depthwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
+  if (p->groups == p->C && p->groups == p->K) return 1;
+  snprintf(why, len, "needs groups == C == K (here groups %lld, C %lld, K %lld)",
+           (long long)p->groups, (long long)p->C, (long long)p->K);
+  return 0;
+}
+
+int adnn_cuda__conv2d_pointwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
+  if (p->R == 1 && p->S == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+      p->pad_bottom == 0 && p->pad_left == 0 && p->pad_right == 0)
+    return 1;
+  snprintf(why, len, "needs a 1x1 filter, stride 1 and no padding");
+  return 0;
+}
+
+int adnn_cuda__conv2d_winograd_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
+  if (p->R == 3 && p->S == 3 && p->stride_h == 1 && p->stride_w == 1 && p->dilation_h == 1 &&
+      p->dilation_w == 1)
+    return 1;
+  snprintf(why, len, "needs a 3x3 filter, stride 1 and dilation 1");
+  return 0;
 }
