@@ -5,7 +5,7 @@
 adnn_man3_groups = man/adnn_context.3 man/adnn_memory.3 man/adnn_gemm.3 \
 	man/adnn_tensor.3 man/adnn_plan.3 man/adnn_backend.3 man/adnn_status.3 \
 	man/adnn_tuning.3 man/adnn_perfdb.3 \
-	man/adnn_conv2d_backward.3
+	man/adnn_conv2d_backward.3 man/adnn_transformer.3
 adnn_man3_links = \
 	man/adnn_context_create.3 man/adnn_context_destroy.3 man/adnn_context_backend.3 \
 	man/adnn_context_device.3 man/adnn_context_synchronize.3 \
@@ -34,6 +34,8 @@ adnn_man3_links = \
 	man/adnn_plan_create_softmax_cross_entropy_backward.3 \
 	man/adnn_plan_create_optimizer.3 \
 	man/adnn_plan_set_optimizer_step.3 \
+	man/adnn_plan_create_matmul.3 man/adnn_plan_create_attention.3 \
+	man/adnn_plan_create_attention_backward.3 \
 	man/adnn_plan_algorithm.3 man/adnn_plan_workspace_bytes.3 \
 	man/adnn_conv2d_output_dims.3 man/adnn_pool2d_output_dims.3 \
 	man/adnn_conv2d_algorithm_name.3 \

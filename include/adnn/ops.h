@@ -842,6 +842,142 @@ ADNN_API adnn_status adnn_plan_create_optimizer(adnn_context *ctx,
 ADNN_API adnn_status adnn_plan_set_optimizer_step(adnn_plan *plan, double lr, int64_t step);
 
 /* ------------------------------------------------------------------------ */
+/* Transformer: GEMM with a fused epilogue, scaled-dot-product attention     */
+/* ------------------------------------------------------------------------ */
+
+/** y = act(alpha * (a @ b) + bias + residual_scale * r): the GEMM of a
+ *  linear layer with its epilogue in one call (cuBLASLt's order: the bias
+ *  and the scaled residual are added before the activation).
+ *
+ *  a: [..., M, K]; b: [..., K, N]; y: [..., M, N]; rank 2..4. a and y have
+ *  the same leading (batch) dims; each batch dim of b is a's or 1, or b has
+ *  rank 2 (weights shared by every batch: broadcast like adnn_binary, from
+ *  the right). Transposes are strides: PyTorch's Linear weight W [N, K]
+ *  (row-major) is b with dims [K, N] and strides [1, K]. Any non-negative
+ *  strides are accepted; the fast paths want a unit stride in one of the
+ *  last two dims of a, b and y (doc/ops.md).
+ *  bias: [N] (rank 1, any stride) when has_bias: added to every row.
+ *  r: y's dims, any strides, when has_residual; r may be y itself (same
+ *  dims and strides) for an in-place residual add.
+ *  Execute inputs: {a, b}, then bias (has_bias), then r (has_residual);
+ *  output: {y}. All tensors have one dtype. */
+typedef struct adnn_matmul_desc {
+  size_t struct_size;
+  adnn_tensor_desc a, b, bias, residual, y;
+  int32_t has_bias;
+  int32_t has_residual;
+  double alpha;          /**< scales a @ b (1 by default) */
+  double residual_scale; /**< scales r (1 by default; read with has_residual) */
+  adnn_activation activation;
+} adnn_matmul_desc;
+
+/** Zeroes *d and sets struct_size, alpha = residual_scale = 1, identity
+ *  activation, no bias, no residual. */
+static inline void adnn_matmul_desc_init(adnn_matmul_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->alpha = 1.0;
+  d->residual_scale = 1.0;
+}
+
+/** Creates a matmul plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (ranks outside 2..4,
+ *  inner dims that disagree (a's K != b's K), batch dims that do not
+ *  broadcast, y not [..., M, N], bias not [N], r not of y's dims or
+ *  overlapping y without being exactly y, overlapping y strides, unknown
+ *  activation, alpha or residual_scale not finite, dtypes differ,
+ *  struct_size too small); ADNN_STATUS_NOT_SUPPORTED (dtype);
+ *  ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_matmul(adnn_context *ctx, const adnn_matmul_desc *desc,
+                                             adnn_plan **plan);
+
+/** Scaled-dot-product attention, computed tiled with an online softmax
+ *  (memory linear in the sequence lengths; no Sq x Skv matrix is formed):
+ *    s[b,h,i,j] = scale * sum_d q[b,h,i,d] * k[b,g,j,d] + bias[b,h,i,j]
+ *                 (-inf where masked),
+ *    o[b,h,i,:] = sum_j softmax_j(s[b,h,i,:]) * v[b,g,j,:],
+ *    lse[b,h,i] = log sum_j exp(s[b,h,i,j]),
+ *  with g = h / (H / Hkv), the key/value head of query head h's group
+ *  (grouped-query attention; Hkv = 1 is multi-query attention).
+ *
+ *  q: [B, H, Sq, D]; k: [B, Hkv, Skv, D]; v: [B, Hkv, Skv, Dv];
+ *  o: [B, H, Sq, Dv]; lse: [B, H, Sq]. Dims are logical and strides give the
+ *  layout, so BHSD and BSHD (dims [B, H, S, D] with strides [S*H*D, D, H*D,
+ *  1]) both work without copies. H is a multiple of Hkv.
+ *  scale: the softmax scale; 0 means 1 / sqrt(D).
+ *  causal: query i sees keys j <= i + Skv - Sq (aligned to the bottom right,
+ *  so that with Sq < Skv the last query sees every key, as in decoding; with
+ *  Sq == Skv this is the usual lower triangle).
+ *  bias (has_bias): an additive bias or mask (-inf entries mask), rank 1..4,
+ *  broadcast to [B, H, Sq, Skv] from the right (dims of 1 repeat).
+ *  key_lengths (has_key_lengths): [B] of ADNN_DTYPE_I32: keys j >=
+ *  key_lengths[b] are masked for batch b (padding without a mask tensor);
+ *  values are clamped to 0..Skv.
+ *  A row whose keys are all masked gives o = 0 and lse = -inf (never NaN).
+ *  lse (has_lse, the default) is what the backward pass needs; inference
+ *  may leave it out.
+ *
+ *  dtypes: q, k, v, o and bias share one dtype (F32 or F64); lse has that
+ *  dtype too (F32 for the F16/BF16 types once they exist).
+ *  Execute inputs: {q, k, v}, then bias (has_bias), then key_lengths
+ *  (has_key_lengths); outputs: {o, lse} or {o} without has_lse. */
+typedef struct adnn_attention_desc {
+  size_t struct_size;
+  adnn_tensor_desc q, k, v, o, lse;
+  adnn_tensor_desc bias;        /**< read with has_bias */
+  adnn_tensor_desc key_lengths; /**< read with has_key_lengths */
+  double scale;                 /**< 0: 1 / sqrt(D) */
+  int32_t causal;
+  int32_t has_bias;
+  int32_t has_key_lengths;
+  int32_t has_lse; /**< 1 by default */
+} adnn_attention_desc;
+
+/** Zeroes *d and sets struct_size, scale 0 (1 / sqrt(D)), not causal, no
+ *  bias, no key lengths, has_lse = 1. */
+static inline void adnn_attention_desc_init(adnn_attention_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->has_lse = 1;
+}
+
+/** Creates an attention plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (q, k, v, o not rank 4,
+ *  lse not [B, H, Sq], H not a multiple of Hkv, batch sizes, D or Dv or Skv
+ *  that disagree, a bias that does not broadcast to [B, H, Sq, Skv],
+ *  key_lengths not [B] of I32, scale negative or not finite, overlapping
+ *  outputs, dtypes differ, struct_size too small); ADNN_STATUS_NOT_SUPPORTED
+ *  (dtype); ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_attention(adnn_context *ctx,
+                                                const adnn_attention_desc *desc,
+                                                adnn_plan **plan);
+
+/** The gradients of attention: dq, dk, dv from q, k, v, the forward's o and
+ *  lse, and do (the gradient of o), with the forward's options (scale,
+ *  causal, bias, key lengths). dk and dv sum over the query heads of each
+ *  group. The bias gets no gradient (it is treated as a constant). Rows that
+ *  were fully masked contribute nothing. forward: the attention descriptor
+ *  (has_lse must be 1); dq, dk, dv have q's, k's and v's layouts and do has
+ *  o's. Execute inputs: {q, k, v, o, do, lse}, then bias (has_bias), then
+ *  key_lengths (has_key_lengths); outputs: {dq, dk, dv}. */
+typedef struct adnn_attention_backward_desc {
+  size_t struct_size;
+  const adnn_attention_desc *forward;
+} adnn_attention_backward_desc;
+
+/** Zeroes *d and sets struct_size. */
+static inline void adnn_attention_backward_desc_init(adnn_attention_backward_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates an attention backward plan. Statuses as
+ *  adnn_plan_create_attention, and ADNN_STATUS_BAD_PARAM when the forward
+ *  descriptor has no lse. */
+ADNN_API adnn_status adnn_plan_create_attention_backward(
+    adnn_context *ctx, const adnn_attention_backward_desc *desc, adnn_plan **plan);
+
+/* ------------------------------------------------------------------------ */
 /* Plans                                                                     */
 /* ------------------------------------------------------------------------ */
 

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define ADNN_PLUGIN_ABI_MAJOR 2
-#define ADNN_PLUGIN_ABI_MINOR 2
+#define ADNN_PLUGIN_ABI_MINOR 3
 #define ADNN_PLUGIN_ABI_VERSION ((uint32_t)((ADNN_PLUGIN_ABI_MAJOR << 16) | ADNN_PLUGIN_ABI_MINOR))
 #define ADNN_PLUGIN_ENTRY_SYMBOL "adnn_plugin_entry"
 
@@ -460,6 +460,47 @@ typedef struct adnn_plugin_optimizer {
    *  receive only the problem. */
   adnn_dtype dtype;
 } adnn_plugin_optimizer;
+
+/* ---- Transformer ops (doc/ops.md, "Transformer"). */
+
+/** matmul: y = act(alpha * (a @ b) + bias + residual_scale * r). The core
+ *  brings a, b, residual and y to rank 4 [B0, B1, rows, cols] (missing
+ *  leading dims added with size 1; b's broadcast batch dims given stride 0),
+ *  so kernels loop over batch0 x batch1 GEMMs of M x N x K. bias is [N]
+ *  (rank 0 without has_bias); residual has y's dims (rank 0 without
+ *  has_residual) and may be y itself. Inputs {a, b[, bias][, r]}; outputs
+ *  {y}. */
+typedef struct adnn_plugin_matmul {
+  uint32_t struct_size;
+  adnn_tensor_desc a, b, bias, residual, y;
+  int64_t batch0, batch1, M, N, K;
+  double alpha, residual_scale;
+  int32_t has_bias, has_residual; /**< 0 or 1 */
+  adnn_activation activation;
+} adnn_plugin_matmul;
+
+/** attention: q [B, H, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv],
+ *  o [B, H, Sq, Dv], lse [B, H, Sq] (rank 0 without has_lse), bias brought
+ *  to rank 4 [B, H, Sq, Skv] with stride 0 on its broadcast dims (rank 0
+ *  without has_bias), key_lengths [B] I32 (rank 0 without has_key_lengths).
+ *  `scale` is resolved (the core replaces the descriptor's 0 by
+ *  1 / sqrt(D)); group = H / Hkv. Inputs {q, k, v[, bias][, key_lengths]};
+ *  outputs {o[, lse]}. */
+typedef struct adnn_plugin_attention {
+  uint32_t struct_size;
+  adnn_tensor_desc q, k, v, o, lse, bias, key_lengths;
+  int64_t B, H, Hkv, group, Sq, Skv, D, Dv;
+  double scale;
+  int32_t causal, has_bias, has_key_lengths, has_lse; /**< 0 or 1 */
+} adnn_plugin_attention;
+
+/** attention backward. fwd.has_lse is 1. Inputs {q, k, v, o, do, lse[,
+ *  bias][, key_lengths]} (do has fwd.o's layout); outputs {dq, dk, dv}
+ *  (fwd.q's, fwd.k's and fwd.v's layouts). */
+typedef struct adnn_plugin_attention_backward {
+  uint32_t struct_size;
+  adnn_plugin_attention fwd;
+} adnn_plugin_attention_backward;
 
 /** sizeof(adnn_plugin_<name>) for an op kind, as this header knows it; 0 for
  *  an unknown kind. */
