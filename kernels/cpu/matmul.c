@@ -12,12 +12,18 @@
  * instead, so the GEMM always writes row-major tiles. Other layouts go to the
  * reference implementation.
  *
- * Tiles: TILE_ROWS x TILE_COLS blocks of the (possibly transposed) output of
- * every batch matrix. Each OpenBLAS call packs its A rows and B columns once,
- * so the tile's two sides must both be a few hundred long for the packing to
- * pay off (its cost relative to the multiply-adds is about 1/rows + 1/cols),
- * while the tile (256 x 256 floats, 256 KiB) still fits in the L2 cache for
- * the epilogue that follows.
+ * Tiles: each batch matrix's (possibly transposed) output is cut along ONE
+ * dim into `parts` tiles (full width along the other). Every OpenBLAS call
+ * packs the A rows and B columns of its tile, so cutting the rows repacks
+ * all of B once per tile and cutting the columns repacks all of A: the cut
+ * goes across the dim whose other operand is the smaller (rows when N < M,
+ * i.e. B = K x N smaller than A = M x K). There are enough tiles for every
+ * thread to get two (the pool balances them dynamically), and enough that a
+ * tile holds at most TILE_ELEMS elements (4 MiB of floats, within the
+ * last-level cache for the epilogue that follows its GEMM), but no tile is
+ * thinner than MIN_CUT (thinner GEMMs lose more to packing than the cache
+ * gains). On the shared 2-core build machine the choice could not be timed
+ * reliably (doc/performance.md); it follows the packing arithmetic above.
  *
  * Threading: the tiles of every batch matrix are the tasks of one
  * adnn_cpu_parallel_for, each running its GEMM and its epilogue on the same
@@ -48,8 +54,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/matmul_epilogue.h"
 
-#define TILE_ROWS 256
-#define TILE_COLS 256
+#define TILE_ELEMS ((int64_t)1 << 20)
+#define MIN_CUT 64
 
 /* A batch matrix as BLAS sees it: row-major with leading dimension ld,
  * transposed or not. */
@@ -88,6 +94,7 @@ typedef struct mm_state {
   blas_mat A, B, C;       /* A = a (or b^T), B = b (or a^T), C = y (or y^T) */
   int64_t sA[2], sB[2], sC[2], sR[2]; /* batch strides (elements) */
   int64_t r_rs, r_cs;     /* residual strides in C's orientation */
+  int64_t tile_m, tile_n;  /* a tile's rows and columns */
   int64_t tiles_m, tiles_n, tiles; /* per batch matrix */
   int bias_packed;        /* bias has a stride other than 1: packed into the workspace */
   adnn_cpu_matmul_epilogue epi;
@@ -148,8 +155,24 @@ static void mm_reshape(const void *problem, const adnn_cpu_env *env, void *state
   const adnn_plugin_matmul *p = problem;
   mm_state *s = state;
   layouts(p, s);
-  s->tiles_m = (s->m + TILE_ROWS - 1) / TILE_ROWS;
-  s->tiles_n = (s->n + TILE_COLS - 1) / TILE_COLS;
+  /* The cut (see the top): parts for two tiles per thread over all batch
+   * matrices, and for the cache, at most one per MIN_CUT rows or columns. */
+  const int64_t batches = p->batch0 * p->batch1;
+  int64_t parts = (2 * (int64_t)env->threads + batches - 1) / batches;
+  const int64_t cache_parts = (s->m * s->n + TILE_ELEMS - 1) / TILE_ELEMS;
+  if (parts < cache_parts) parts = cache_parts;
+  const int cut_rows = s->n < s->m;
+  const int64_t len = cut_rows ? s->m : s->n;
+  int64_t most = len / MIN_CUT;
+  if (most < 1) most = 1;
+  if (parts > most) parts = most;
+  int64_t tile = (len + parts - 1) / parts;
+  tile = (tile + 15) / 16 * 16; /* whole cache lines of a row */
+  if (tile > len) tile = len;
+  s->tile_m = cut_rows ? tile : s->m;
+  s->tile_n = cut_rows ? s->n : tile;
+  s->tiles_m = (s->m + s->tile_m - 1) / s->tile_m;
+  s->tiles_n = (s->n + s->tile_n - 1) / s->tile_n;
   s->tiles = s->tiles_m * s->tiles_n;
   s->threads = env->threads;
   adnn_cpu_matmul_epilogue_init(&s->epi, &p->activation, p->y.dtype, s->transposed, env->isa);
@@ -172,9 +195,9 @@ static void run_tile(const mm_job *j, int64_t t) {
   const adnn_plugin_matmul *p = j->p;
   const int64_t per = s->tiles, bt = t / per, tile = t % per;
   const int64_t b0 = bt / p->batch1, b1 = bt % p->batch1;
-  const int64_t i0 = tile / s->tiles_n * TILE_ROWS, j0 = tile % s->tiles_n * TILE_COLS;
-  const int64_t mt = s->m - i0 < TILE_ROWS ? s->m - i0 : TILE_ROWS;
-  const int64_t nt = s->n - j0 < TILE_COLS ? s->n - j0 : TILE_COLS;
+  const int64_t i0 = tile / s->tiles_n * s->tile_m, j0 = tile % s->tiles_n * s->tile_n;
+  const int64_t mt = s->m - i0 < s->tile_m ? s->m - i0 : s->tile_m;
+  const int64_t nt = s->n - j0 < s->tile_n ? s->n - j0 : s->tile_n;
   const size_t es = j->esize;
   /* The tile's rows of A, columns of B and block of C. */
   const char *A = j->a + (size_t)(b0 * s->sA[0] + b1 * s->sA[1]) * es;
