@@ -356,11 +356,14 @@ static adnn_status mm_execute(adnn_plugin_plan *plan, const void *const *in, voi
   const adnn_plugin_matmul *p = &m->p;
   const void *a = in[0], *b = in[1];
   const void *bias = p->has_bias ? in[2] : NULL;
-  const void *r = p->has_residual ? in[2 + p->has_bias] : NULL;
+  /* A residual scaled by 0 is not read (doc/ops.md): no C, beta 0. */
+  const void *r = p->has_residual && p->residual_scale != 0.0 ? in[2 + p->has_bias] : NULL;
   void *y = out[0];
   const int r_in_place = r != NULL && r == (const void *)y;
   const adnn_dtype dt = plan->op->dtype;
-  if (m->path == MM_DIRECT)
+  /* alpha 0 leaves a and b unread (doc/ops.md); cuBLAS does not promise
+   * that, our kernel does. */
+  if (m->path == MM_DIRECT || p->alpha == 0.0)
     return adnn_cuda__check_launch(
         adnn_cuda_matmul_direct_launch(&plan->launch, dt, p, a, b, bias, r, y), "matmul direct");
   const char *x = m->g.x_is_b ? b : a, *yy = m->g.x_is_b ? a : b;

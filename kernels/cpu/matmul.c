@@ -209,7 +209,21 @@ static void run_tile(const mm_job *j, int64_t t) {
   const enum CBLAS_TRANSPOSE ta = s->A.trans ? CblasTrans : CblasNoTrans;
   const enum CBLAS_TRANSPOSE tb = s->B.trans ? CblasTrans : CblasNoTrans;
   const double beta = j->r_in_place ? p->residual_scale : 0.0;
-  if (p->y.dtype == ADNN_DTYPE_F64)
+  if (p->alpha == 0.0) {
+    /* a and b are not read (doc/ops.md): C = beta C, without calling a BLAS
+     * whose alpha = 0 shortcut might skip the beta = 0 overwrite of C. */
+    for (int64_t i = 0; i < mt; i++)
+      for (int64_t q = 0; q < nt; q++) {
+        const size_t at = (size_t)(i * s->C.ld + q);
+        if (p->y.dtype == ADNN_DTYPE_F64) {
+          double *c = (double *)Ct + at;
+          *c = beta == 0.0 ? 0.0 : beta * *c;
+        } else {
+          float *c = (float *)Ct + at;
+          *c = beta == 0.0 ? 0.0f : (float)beta * *c;
+        }
+      }
+  } else if (p->y.dtype == ADNN_DTYPE_F64)
     cblas_dgemm(CblasRowMajor, ta, tb, (int)mt, (int)nt, (int)s->k, p->alpha,
                 (const double *)A, (int)s->A.ld, (const double *)B, (int)s->B.ld, beta,
                 (double *)Ct, (int)s->C.ld);
@@ -252,7 +266,10 @@ static void mm_run(const void *problem, const void *state, const void *const *in
       j.bias = workspace;
     }
   }
-  if (p->has_residual) {
+  /* A residual scaled by 0 is not read at all (doc/ops.md). In place, it is
+   * the GEMM's C with beta = residual_scale (a BLAS beta of 0 does not read
+   * C either). */
+  if (p->has_residual && p->residual_scale != 0.0) {
     j.r = inputs[2 + p->has_bias];
     j.r_in_place = (const void *)j.r == outputs[0];
   }

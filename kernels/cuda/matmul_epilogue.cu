@@ -20,6 +20,9 @@
  *    here when r is y (the GEMM read it as C with beta = residual_scale).
  *  - The dot product accumulates in T (float or double), in the order k =
  *    0, 1, ..., like a plain GEMM; doc/numerics.md bounds its error.
+ *  - A zero alpha or residual_scale leaves its operand unread, as BLAS and
+ *    cuBLASLt do with a zero alpha or beta (doc/ops.md); the host passes r
+ *    NULL when residual_scale is 0.
  */
 #include "kernels/cuda/common.cuh"
 
@@ -66,9 +69,12 @@ __global__ void mm_direct(adnn_plugin_matmul p, int64_t n, const T *a, const T *
     const T *ar = a + idx[0] * p.a.strides[0] + idx[1] * p.a.strides[1] + idx[2] * p.a.strides[2];
     const T *bc = b + idx[0] * p.b.strides[0] + idx[1] * p.b.strides[1] + idx[3] * p.b.strides[3];
     const int64_t sak = p.a.strides[3], sbk = p.b.strides[2];
-    T acc = T(0);
-    for (int64_t k = 0; k < p.K; k++) acc += ar[k * sak] * bc[k * sbk];
-    T v = alpha * acc;
+    T v = T(0);
+    if (alpha != T(0)) { /* alpha 0 leaves a and b unread (doc/ops.md) */
+      T acc = T(0);
+      for (int64_t k = 0; k < p.K; k++) acc += ar[k * sak] * bc[k * sbk];
+      v = alpha * acc;
+    }
     if (bias) v += bias[idx[3] * p.bias.strides[0]];
     if (r) v += rs * r[mm_offset(idx, p.residual.strides)];
     y[mm_offset(idx, p.y.strides)] = activate<T>(p.activation, v);

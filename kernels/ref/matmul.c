@@ -26,13 +26,19 @@ void adnn_ref_matmul(const adnn_plugin_matmul *p, const void *const *inputs,
       const int64_t orr = r ? b0 * sr[0] + b1 * sr[1] : 0;
       for (int64_t i = 0; i < p->M; i++)
         for (int64_t j = 0; j < p->N; j++) {
-          double acc = 0.0;
-          for (int64_t k = 0; k < p->K; k++)
-            acc += adnn_ref_load(a, dt, oa + i * sa[2] + k * sa[3]) *
-                   adnn_ref_load(b, dt, ob + k * sb[2] + j * sb[3]);
-          double v = p->alpha * acc;
+          /* A zero scale leaves its operand unread (the BLAS convention,
+           * doc/ops.md): its NaNs and infinities do not reach y. */
+          double v = 0.0;
+          if (p->alpha != 0.0) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < p->K; k++)
+              acc += adnn_ref_load(a, dt, oa + i * sa[2] + k * sa[3]) *
+                     adnn_ref_load(b, dt, ob + k * sb[2] + j * sb[3]);
+            v = p->alpha * acc;
+          }
           if (bias) v += adnn_ref_load(bias, dt, j * p->bias.strides[0]);
-          if (r) v += p->residual_scale * adnn_ref_load(r, dt, orr + i * sr[2] + j * sr[3]);
+          if (r && p->residual_scale != 0.0)
+            v += p->residual_scale * adnn_ref_load(r, dt, orr + i * sr[2] + j * sr[3]);
           adnn_ref_store(y, dt, oy + i * sy[2] + j * sy[3],
                          adnn_ref_activation_apply(&p->activation, v));
         }

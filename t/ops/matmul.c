@@ -82,14 +82,19 @@ static int mm_oracle(const harness_desc *hd, const double *const *in, double *y,
     for (int t = 0; t < ra - 2; t++) oa += iy.idx[t] * a->strides[t];
     for (int t = 0; t < rb - 2; t++)
       if (b->dims[t] != 1) ob += iy.idx[t + ra - rb] * b->strides[t];
-    harness_sum s;
-    harness_sum_init(&s);
-    for (int64_t k = 0; k < K; k++)
-      harness_sum_add(&s, (long double)in[0][oa + k * a->strides[ra - 1]] *
-                              in[1][ob + k * b->strides[rb - 2]]);
-    long double v = (long double)d->alpha * harness_sum_value(&s);
+    /* doc/ops.md: a zero alpha or residual_scale leaves its operand unread
+     * (BLAS's rule), so NaNs there do not reach y. */
+    long double v = 0.0L;
+    if (d->alpha != 0.0) {
+      harness_sum s;
+      harness_sum_init(&s);
+      for (int64_t k = 0; k < K; k++)
+        harness_sum_add(&s, (long double)in[0][oa + k * a->strides[ra - 1]] *
+                                in[1][ob + k * b->strides[rb - 2]]);
+      v = (long double)d->alpha * harness_sum_value(&s);
+    }
     if (ib >= 0) v += in[ib][j * d->bias.strides[0]];
-    if (ir >= 0) {
+    if (ir >= 0 && d->residual_scale != 0.0) {
       int64_t orr = 0;
       for (int t = 0; t < ra; t++) orr += iy.idx[t] * d->residual.strides[t];
       v += (long double)d->residual_scale * in[ir][orr];
@@ -117,6 +122,7 @@ typedef struct mm_spec {
   int res;                    /* 0 none, 1 separate, 2 in place (r is y) */
   double alpha, rs;
   adnn_activation act;
+  int specials; /* NaN and infinities in a (and in a separate residual) */
 } mm_spec;
 
 /* An operand of dims (rank r) stored as `st` in `layout`. */
@@ -168,7 +174,7 @@ static void mm_case(harness_suite *suite, const mm_spec *s, adnn_dtype dt) {
                     s->layout == HARNESS_PADDED ? " padded" : "",
                     s->bias ? (s->bias == 2 ? " bias/3" : " bias") : "",
                     s->res ? (s->res == 2 ? " r=y" : " r") : "", act, s->alpha, s->rs,
-                    "");
+                    s->specials ? " nan/inf" : "");
   adnn_matmul_desc *d = &c.desc.matmul;
   adnn_matmul_desc_init(d);
   d->a = operand(dt, s->ra, s->a, s->sa, s->layout);
@@ -194,6 +200,15 @@ static void mm_case(harness_suite *suite, const mm_spec *s, adnn_dtype dt) {
   if (s->res == 2) c.inplace = 2 + d->has_bias;
   tap_rng r = tap_rng_seed(harness_seed(c.name));
   for (int i = 0; i < c.n_in; i++) harness_fill_uniform(&c.in[i], &r, -1.0, 1.0);
+  if (s->specials) {
+    const int64_t na = harness_element_count(&d->a);
+    for (int64_t i = 0; i < na; i += 7) harness_set_element(&c.in[0], i, NAN);
+    for (int64_t i = 3; i < na; i += 11) harness_set_element(&c.in[0], i, INFINITY);
+    if (s->res == 1) {
+      const int64_t nr = harness_element_count(&d->residual);
+      for (int64_t i = 1; i < nr; i += 5) harness_set_element(&c.in[c.n_in - 1], i, NAN);
+    }
+  }
   harness_submit(suite, &c);
 }
 
@@ -307,6 +322,22 @@ static void mm_cases(harness_suite *s) {
                      .rs = 1, .bias = 1, .res = 1, .sb = ST_TRANS};
       big.act = act_of(ADNN_ACTIVATION_GELU_TANH);
       mm_case(s, &big, dt);
+    }
+    /* NaN and infinities: they propagate through the product and the
+     * residual; a zero alpha or residual_scale leaves its operand unread. */
+    {
+      mm_spec p = spec2(9, 13, 11);
+      p.bias = 1;
+      p.res = 1;
+      p.specials = 1;
+      mm_case(s, &p, dt);
+      p.alpha = 0;
+      p.rs = 0;
+      mm_case(s, &p, dt);
+      p.res = 2;
+      p.rs = 0;
+      p.alpha = 0.5;
+      mm_case(s, &p, dt);
     }
     /* Every activation kind after bias and residual. */
     for (int k = ADNN_ACTIVATION_IDENTITY; k <= ADNN_ACTIVATION_HARDSWISH; k++) {
