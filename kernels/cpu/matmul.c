@@ -17,13 +17,15 @@
  * packs the A rows and B columns of its tile, so cutting the rows repacks
  * all of B once per tile and cutting the columns repacks all of A: the cut
  * goes across the dim whose other operand is the smaller (rows when N < M,
- * i.e. B = K x N smaller than A = M x K). There are enough tiles for every
- * thread to get two (the pool balances them dynamically), and enough that a
- * tile holds at most TILE_ELEMS elements (4 MiB of floats, within the
- * last-level cache for the epilogue that follows its GEMM), but no tile is
- * thinner than MIN_CUT (thinner GEMMs lose more to packing than the cache
- * gains). On the shared 2-core build machine the choice could not be timed
- * reliably (doc/performance.md); it follows the packing arithmetic above.
+ * i.e. B = K x N smaller than A = M x K). There are as many tiles as
+ * threads over all batch matrices (each extra tile packs the larger operand
+ * once more), and enough that a tile holds at most TILE_ELEMS elements (16
+ * MiB of floats, about a last-level cache, for the epilogue that follows its
+ * GEMM), but no tile is thinner than MIN_CUT (thinner GEMMs lose more to
+ * packing than the cache gains). On BERT-base's shapes, one tile per thread
+ * measured faster than two or four per thread on the shared 2-core build
+ * machine, though within its noise (doc/performance.md); the rest follows
+ * the packing arithmetic above.
  *
  * Threading: the tiles of every batch matrix are the tasks of one
  * adnn_cpu_parallel_for, each running its GEMM and its epilogue on the same
@@ -37,10 +39,10 @@
  * beta = residual_scale (y = alpha a b + residual_scale r), and the epilogue
  * adds the bias and applies the activation. A separate residual is added by
  * the epilogue. The result is deterministic for a fixed thread count and
- * OpenBLAS core type, and independent of the thread count: every tile's sums
- * are the same single-threaded OpenBLAS call whichever thread runs it (the
- * sequential path for small problems uses OpenBLAS's threads and may differ
- * in the last bit).
+ * OpenBLAS core type: the tiles depend on the problem and the thread count
+ * only, and each is one single-threaded OpenBLAS call whichever pool thread
+ * runs it. (Another thread count cuts other tiles, which may change the last
+ * bit where OpenBLAS treats tile edges differently.)
  */
 #include "config.h"
 
@@ -54,7 +56,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/matmul_epilogue.h"
 
-#define TILE_ELEMS ((int64_t)1 << 20)
+#define TILE_ELEMS ((int64_t)1 << 22)
 #define MIN_CUT 64
 
 /* A batch matrix as BLAS sees it: row-major with leading dimension ld,
@@ -155,10 +157,10 @@ static void mm_reshape(const void *problem, const adnn_cpu_env *env, void *state
   const adnn_plugin_matmul *p = problem;
   mm_state *s = state;
   layouts(p, s);
-  /* The cut (see the top): parts for two tiles per thread over all batch
+  /* The cut (see the top): parts for one tile per thread over all batch
    * matrices, and for the cache, at most one per MIN_CUT rows or columns. */
   const int64_t batches = p->batch0 * p->batch1;
-  int64_t parts = (2 * (int64_t)env->threads + batches - 1) / batches;
+  int64_t parts = ((int64_t)env->threads + batches - 1) / batches;
   const int64_t cache_parts = (s->m * s->n + TILE_ELEMS - 1) / TILE_ELEMS;
   if (parts < cache_parts) parts = cache_parts;
   const int cut_rows = s->n < s->m;
