@@ -629,7 +629,7 @@ static adnn_status fuzz_matmul(reader *r, adnn_plan **plan, exec_args *e) {
   tensor_val(r, &d.b, byte(r) % 6, byte(r) < 0xf0 ? dt : dtype_val(r));
   int64_t dims[ADNN_MAX_RANK] = {0};
   int ry = d.a.rank;
-  if (ry >= 2 && ry <= ADNN_MAX_RANK && d.b.rank >= 1) {
+  if (ry >= 2 && ry <= ADNN_MAX_RANK && d.b.rank >= 1 && d.b.rank <= ADNN_MAX_RANK) {
     for (int i = 0; i < ry; i++) dims[i] = d.a.dims[i];
     dims[ry - 1] = d.b.dims[d.b.rank - 1];
   } else {
