@@ -239,9 +239,12 @@ static int lt_create(adnn_plugin_plan *plan, mm_plan *m) {
     e = lt_layout(&m->lt_y, t, g->rows_y, g->cols_y, g->ld_y, g->count, g->stride_y);
   if (e == CUBLAS_STATUS_SUCCESS)
     e = lt_layout(&m->lt_d, t, g->mc, g->nc, g->ld_d, g->count, g->stride_d);
+  /* C is the residual, or y itself (not read: beta 0) without one or with
+   * residual_scale 0. */
+  const int c_is_r = m->p.has_residual && m->p.residual_scale != 0.0;
   if (e == CUBLAS_STATUS_SUCCESS)
-    e = lt_layout(&m->lt_c, t, g->mc, g->nc, m->p.has_residual ? g->ld_c : g->ld_d, g->count,
-                  m->p.has_residual ? g->stride_c : g->stride_d);
+    e = lt_layout(&m->lt_c, t, g->mc, g->nc, c_is_r ? g->ld_c : g->ld_d, g->count,
+                  c_is_r ? g->stride_c : g->stride_d);
   if (e == CUBLAS_STATUS_SUCCESS) e = cublasLtMatmulPreferenceCreate(&m->lt_pref);
   uint64_t ws = plan->op->workspace_limit < MM_LT_WORKSPACE ? plan->op->workspace_limit
                                                             : MM_LT_WORKSPACE;
