@@ -2,7 +2,7 @@
 # problem sets for adnn-bench (bench/inputs/, installed), peer comparisons and
 # the script that reproduces the CPU performance table.
 bench_inputs = bench/inputs/resnet50 bench/inputs/mobilenet_v1 bench/inputs/bert_gemm \
-	bench/inputs/smoke bench/inputs/ops_cuda bench/inputs/gemm_overhead
+	bench/inputs/smoke bench/inputs/ops_cuda bench/inputs/gemm_overhead bench/inputs/bert_matmul
 benchinputsdir = $(pkgdatadir)/bench-inputs
 dist_benchinputs_DATA = $(bench_inputs)
 dist_noinst_SCRIPTS += bench/run-cpu-perf.sh bench/compare-builds.sh

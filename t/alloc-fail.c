@@ -473,10 +473,10 @@ static void packed(adnn_tensor_desc *t, int rank, const int64_t *dims) {
   (void)adnn_tensor_desc_init(t, ADNN_DTYPE_F32, rank, dims);
 }
 
-#define N_OPS 9
+#define N_OPS 10
 static const char *const op_names[N_OPS] = {"conv2d", "pool2d",   "activation", "softmax",
                                             "batchnorm", "norm", "binary",     "reduce",
-                                            "softmax_cross_entropy"};
+                                            "softmax_cross_entropy", "matmul"};
 
 static adnn_status create_op(adnn_context *ctx, int op, adnn_plan **plan, op_buffers *b) {
   memset(b, 0, sizeof *b);
@@ -568,6 +568,22 @@ static adnn_status create_op(adnn_context *ctx, int op, adnn_plan **plan, op_buf
       packed(&d.loss, 0, NULL);
       *b = (op_buffers){2, {span_of(&d.logits), span_of(&d.labels)}, span_of(&d.loss)};
       return adnn_plan_create_softmax_cross_entropy(ctx, &d, plan);
+    }
+    case 9: {
+      /* With a bias, a separate residual and an activation: the CPU path's
+       * tiles, its epilogue and its single-threaded OpenBLAS region. */
+      adnn_matmul_desc d;
+      adnn_matmul_desc_init(&d);
+      packed(&d.a, 3, (int64_t[]){2, 5, 4});
+      packed(&d.b, 2, (int64_t[]){4, 3});
+      packed(&d.y, 3, (int64_t[]){2, 5, 3});
+      packed(&d.bias, 1, (int64_t[]){3});
+      d.residual = d.y;
+      d.has_bias = d.has_residual = 1;
+      d.activation.kind = ADNN_ACTIVATION_GELU;
+      *b = (op_buffers){4, {span_of(&d.a), span_of(&d.b), span_of(&d.bias), span_of(&d.residual)},
+                        span_of(&d.y)};
+      return adnn_plan_create_matmul(ctx, &d, plan);
     }
     default: {
       /* More tensors than the core's inline spans: its io grows, and the plan

@@ -266,6 +266,31 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       p->ta = (int)(tap_rng_next(r) % 2);
       p->tb = (int)(tap_rng_next(r) % 2);
       return;
+    case BENCH_OP_MATMUL: {
+      p->batch_rank = (int)pick(r, 0, 2);
+      for (int i = 0; i < p->batch_rank; i++) p->batch[i] = size_in(r, 9, 0);
+      p->m = size_in(r, 300, 0);
+      p->n = size_in(r, 300, 0);
+      p->k = size_in(r, 300, 0);
+      p->b_batched = p->batch_rank > 0 && tap_rng_next(r) % 2;
+      p->ta = (int)(tap_rng_next(r) % 2);
+      p->tb = (int)(tap_rng_next(r) % 2);
+      p->mm_alpha = tap_rng_next(r) % 2 ? 1.0 : any_double(r);
+      p->has_bias = (int)(tap_rng_next(r) % 2);
+      p->has_residual = (int)(tap_rng_next(r) % 2);
+      p->res_inplace = p->has_residual && tap_rng_next(r) % 2;
+      p->res_scale = p->has_residual && tap_rng_next(r) % 2 ? any_double(r) : 1.0;
+      if (tap_rng_next(r) % 3) {
+        p->act_kind = activations[pick(r, 0, COUNT_OF(activations) - 1)];
+        p->alpha = p->act_kind == ADNN_ACTIVATION_LEAKY_RELU ? 0.01
+                   : p->act_kind == ADNN_ACTIVATION_ELU      ? 1.0
+                                                             : 0.0;
+        p->beta = p->act_kind == ADNN_ACTIVATION_CLAMP ? 6.0 : 0.0;
+        if (p->act_kind != ADNN_ACTIVATION_IDENTITY && tap_rng_next(r) % 2) p->alpha = any_double(r);
+        if (p->act_kind != ADNN_ACTIVATION_IDENTITY && tap_rng_next(r) % 2) p->beta = any_double(r);
+      }
+      return;
+    }
     case BENCH_OP_XENT:
       p->rank = 2;
       p->dims[0] = size_in(r, 300, big && tap_rng_next(r) % 2);
@@ -324,6 +349,8 @@ static int same_problem(const bench_problem *a, const bench_problem *b, char *wh
   DOUBLE_FIELD(momentum) INT_FIELD(loss_reduction) INT_FIELD(ignore_index) INT_FIELD(opt_kind)
   DOUBLE_FIELD(lr) DOUBLE_FIELD(weight_decay) DOUBLE_FIELD(sgd_momentum) DOUBLE_FIELD(dampening)
   DOUBLE_FIELD(beta1) DOUBLE_FIELD(beta2) DOUBLE_FIELD(opt_eps) INT_FIELD(nesterov)
+  INT_FIELD(batch_rank) INT_FIELD(batch[0]) INT_FIELD(batch[1]) INT_FIELD(b_batched)
+  DOUBLE_FIELD(mm_alpha) INT_FIELD(has_residual) INT_FIELD(res_inplace) DOUBLE_FIELD(res_scale)
   for (int i = 0; i < BENCH_MAX_RANK; i++) {
     INT_FIELD(dims[i]) INT_FIELD(dims_b[i])
   }
@@ -527,6 +554,18 @@ static const struct {
     {"gemm:m2000000000n2000000000k1", "too many elements"},
     {"gemm:m4n4k4:ta:ta", "twice"},
     {"gemm:m4n4k4:tc", "expected ta or tb"},
+    {"matmul:", "no fields"},
+    {"matmul:m4n4", "needs m, n and k"},
+    {"matmul:m4n4k4:bias:bias", "twice"},
+    {"matmul:m4n4k4:batch2x3x4", "at most 2 batch dims"},
+    {"matmul:m4n4k4:bbatch", "bbatch needs batch"},
+    {"matmul:m4n4k4:inplace", "need res"},
+    {"matmul:m4n4k4:rs2", "need res"},
+    {"matmul:m4n4k4:a0.5", "need an activation kind"},
+    {"matmul:m4n4k4:swish", "expected batch"},
+    {"matmul:m4n4k4:alphax", "expected batch"},
+    {"matmul:m20000000n20000000k1", "too many elements"},
+    {"matmul:m20000n20000k20000:batch1000x1000", "too many elements"},
     {"foo:bar", "unknown op"},
     {"dir=BWD_X:mb1ic4ih5oc4kh3", "the direction is"},
     {"dir=BWD_D:foo:bar", "unknown op"},
@@ -696,7 +735,8 @@ int main(void) {
         [BENCH_OP_LNORM] = "lnorm:3x4",          [BENCH_OP_RMSNORM] = "rmsnorm:3x4",
         [BENCH_OP_BNORM] = "bnorm:mb2ic4ih3",    [BENCH_OP_BINARY] = "binary:mul:3x4+4",
         [BENCH_OP_REDUCE] = "reduce:max:3x4:axes1", [BENCH_OP_GEMM] = "gemm:m3n4k5",
-        [BENCH_OP_XENT] = "xent:none:3x4",       [BENCH_OP_OPTIM] = "optim:adamw:3x4"};
+        [BENCH_OP_XENT] = "xent:none:3x4",       [BENCH_OP_OPTIM] = "optim:adamw:3x4",
+        [BENCH_OP_MATMUL] = "matmul:m3n4k5:bias:gelu"};
     int wrong = 0, taken = 0;
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
       const unsigned dirs_of_op = bench_op_dirs(op);
@@ -724,9 +764,9 @@ int main(void) {
         }
       }
     }
-    /* 28 pairs: conv 5; pool, act, softmax, bnorm and xent 3 each; lnorm and
-     * rmsnorm 2 each; binary, reduce, gemm and optim 1 each */
-    ok(wrong == 0 && taken == 28,
+    /* 29 pairs: conv 5; pool, act, softmax, bnorm and xent 3 each; lnorm and
+     * rmsnorm 2 each; binary, reduce, gemm, optim and matmul 1 each */
+    ok(wrong == 0 && taken == 29,
        "every op takes exactly its directions (%d of %d op-direction pairs), refusing the others "
        "by naming its own",
        taken, BENCH_OP_COUNT * BENCH_DIR_COUNT);

@@ -198,6 +198,47 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       c->epsilon = p->opt_eps;
       return "optimizer";
     }
+    case BENCH_OP_MATMUL: {
+      /* a [batch, M, K] (stored [batch, K, M] with ta), b [K, N] or [batch,
+       * K, N] (stored [.., N, K] with tb, PyTorch's Linear weight), y and a
+       * separate residual packed [batch, M, N], bias [N]. */
+      adnn_matmul_desc *c = &d->matmul;
+      adnn_matmul_desc_init(c);
+      const int r = p->batch_rank + 2;
+      int64_t da[4], db[4], dy[4];
+      for (int k = 0; k < p->batch_rank; k++) da[k] = db[k] = dy[k] = p->batch[k];
+      da[r - 2] = p->ta ? p->k : p->m, da[r - 1] = p->ta ? p->m : p->k;
+      const int rb = p->b_batched ? r : 2;
+      db[rb - 2] = p->tb ? p->n : p->k, db[rb - 1] = p->tb ? p->k : p->n;
+      dy[r - 2] = p->m, dy[r - 1] = p->n;
+      c->a = packed(r, da);
+      c->b = packed(rb, db);
+      /* A stored transpose is the same tensor with its last two dims and
+       * strides swapped. */
+      if (p->ta) {
+        int64_t t = c->a.dims[r - 2];
+        c->a.dims[r - 2] = c->a.dims[r - 1], c->a.dims[r - 1] = t;
+        t = c->a.strides[r - 2];
+        c->a.strides[r - 2] = c->a.strides[r - 1], c->a.strides[r - 1] = t;
+      }
+      if (p->tb) {
+        int64_t t = c->b.dims[rb - 2];
+        c->b.dims[rb - 2] = c->b.dims[rb - 1], c->b.dims[rb - 1] = t;
+        t = c->b.strides[rb - 2];
+        c->b.strides[rb - 2] = c->b.strides[rb - 1], c->b.strides[rb - 1] = t;
+      }
+      c->y = packed(r, dy);
+      c->has_bias = p->has_bias;
+      if (p->has_bias) c->bias = packed(1, &p->n);
+      c->has_residual = p->has_residual;
+      if (p->has_residual) c->residual = c->y;
+      c->residual_scale = p->res_scale;
+      c->alpha = p->mm_alpha;
+      c->activation.kind = p->act_kind;
+      c->activation.alpha = p->alpha;
+      c->activation.beta = p->beta;
+      return "matmul";
+    }
     case BENCH_OP_REDUCE: {
       adnn_reduce_desc *c = &d->reduce;
       adnn_reduce_desc_init(c);
@@ -278,6 +319,8 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
     c->desc.conv2d_backward_weights.forward = &c->forward.conv2d;
   op->traits->set_dtype(&c->desc, dtype);
   if (harness_case_alloc(c) != 0) return -1;
+  /* matmul's residual may be y itself: the case then runs in place. */
+  if (p->op == BENCH_OP_MATMUL && p->res_inplace) c->inplace = 2 + p->has_bias;
   harness_case_fill(c);
   return 0;
 }

@@ -51,7 +51,7 @@ static const char *pool_word(adnn_pool_kind kind) {
 
 static const char *const op_names[] = {"conv",  "pool",   "act",    "softmax", "lnorm",
                                        "rmsnorm", "bnorm", "binary", "reduce", "gemm",
-                                       "xent",    "optim"};
+                                       "xent",    "optim",  "matmul"};
 
 const char *bench_op_name(int op) {
   return op >= 0 && op < (int)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : "unknown";
@@ -536,7 +536,9 @@ enum { F_DIMS = 1u << 0, F_ALPHA = 1u << 1, F_BETA = 1u << 2, F_AXIS = 1u << 3,
        F_KEEP = 1u << 9, F_AXES = 1u << 10, F_ACT = 1u << 11, F_CEIL = 1u << 12,
        F_TA = 1u << 13, F_TB = 1u << 14, F_MOM = 1u << 16,
        F_IGN = 1u << 17, F_LR = 1u << 18, F_WD = 1u << 19, F_DAMP = 1u << 20,
-       F_NESTEROV = 1u << 21, F_B1 = 1u << 22, F_B2 = 1u << 23 };
+       F_NESTEROV = 1u << 21, F_B1 = 1u << 22, F_B2 = 1u << 23, F_BATCH = 1u << 24,
+       F_BBATCH = 1u << 25, F_RES = 1u << 26, F_INPLACE = 1u << 27, F_RS = 1u << 28,
+       F_MMALPHA = 1u << 29 };
 
 /* A problem's direction as the descriptor gives it: dir (enum bench_dir, -1
  * when none) and the token that gave it (for messages). */
@@ -631,6 +633,41 @@ static int count_sizes(const field *f) {
 #if BENCH_OPTIM_MAX_TENSORS > BENCH_MAX_RANK
 #error "bench_problem.dims must hold BENCH_OPTIM_MAX_TENSORS sizes"
 #endif
+
+/* The m<M>n<N>k<K> field of gemm and matmul into p->m, p->n, p->k (each at
+ * least 1, every matrix within BENCH_ELEMENTS_MAX). */
+static int parse_mnk(const field *fl, bench_problem *p, const char *op, char *err,
+                     size_t errlen) {
+  int64_t mnk[3] = {-1, -1, -1};
+  const char *s = fl->s;
+  size_t len = fl->n, q = 0;
+  while (q < len) {
+    const char *kk = strchr("mnk", s[q]);
+    size_t a = q++;
+    size_t d = q;
+    while (q < len && isdigit((unsigned char)s[q])) q++;
+    if (!kk || !s[a] || d == q)
+      return fail(err, errlen, "bad token '%.*s' in %s descriptor: expected m<M>n<N>k<K>",
+                  (int)(q - a), s + a, op);
+    int64_t val = 0;
+    if (read_count(s + d, q - d, &val) != COUNT_OK)
+      return fail(err, errlen, "bad token '%.*s' in %s descriptor: %c is at most %lld",
+                  (int)(q - a), s + a, op, s[a], (long long)BENCH_NUMBER_MAX);
+    if (val < 1 || mnk[kk - "mnk"] >= 0)
+      return fail(err, errlen, "bad token '%.*s' in %s descriptor: %s", (int)(q - a), s + a,
+                  op, val < 1 ? "sizes are at least 1" : "given twice");
+    mnk[kk - "mnk"] = val;
+  }
+  if (mnk[0] < 0 || mnk[1] < 0 || mnk[2] < 0)
+    return bad_field(fl, op, "needs m, n and k", err, errlen);
+  p->m = mnk[0];
+  p->n = mnk[1];
+  p->k = mnk[2];
+  if (elements_mul(p->m, p->k) < 0 || elements_mul(p->k, p->n) < 0 ||
+      elements_mul(p->m, p->n) < 0)
+    return bad_field(fl, op, "a matrix has too many elements", err, errlen);
+  return 0;
+}
 
 static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token *dir,
                          unsigned *seen_out, char *err, size_t errlen) {
@@ -943,34 +980,7 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token
     }
     case BENCH_OP_GEMM: {
       if (nf < 2) return fail(err, errlen, "gemm descriptor is gemm:m<M>n<N>k<K>[:ta][:tb]");
-      int64_t mnk[3] = {-1, -1, -1};
-      const char *s = f[1].s;
-      size_t len = f[1].n, q = 0;
-      while (q < len) {
-        const char *kk = strchr("mnk", s[q]);
-        size_t a = q++;
-        size_t d = q;
-        while (q < len && isdigit((unsigned char)s[q])) q++;
-        if (!kk || !s[a] || d == q)
-          return fail(err, errlen, "bad token '%.*s' in gemm descriptor: expected m<M>n<N>k<K>",
-                      (int)(q - a), s + a);
-        int64_t val = 0;
-        if (read_count(s + d, q - d, &val) != COUNT_OK)
-          return fail(err, errlen, "bad token '%.*s' in gemm descriptor: %c is at most %lld",
-                      (int)(q - a), s + a, s[a], (long long)BENCH_NUMBER_MAX);
-        if (val < 1 || mnk[kk - "mnk"] >= 0)
-          return fail(err, errlen, "bad token '%.*s' in gemm descriptor: %s", (int)(q - a), s + a,
-                      val < 1 ? "sizes are at least 1" : "given twice");
-        mnk[kk - "mnk"] = val;
-      }
-      if (mnk[0] < 0 || mnk[1] < 0 || mnk[2] < 0)
-        return bad_field(&f[1], op, "needs m, n and k", err, errlen);
-      p->m = mnk[0];
-      p->n = mnk[1];
-      p->k = mnk[2];
-      if (elements_mul(p->m, p->k) < 0 || elements_mul(p->k, p->n) < 0 ||
-          elements_mul(p->m, p->n) < 0)
-        return bad_field(&f[1], op, "a matrix has too many elements", err, errlen);
+      if (parse_mnk(&f[1], p, op, err, errlen)) return -1;
       for (int k = 2; k < nf; k++) {
         if (field_is(&f[k], "ta")) {
           ONCE(F_TA, k);
@@ -981,6 +991,77 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token
         } else
           return bad_field(&f[k], op, "expected ta or tb", err, errlen);
       }
+      return 0;
+    }
+    case BENCH_OP_MATMUL: {
+      if (nf < 2) return fail(err, errlen, "matmul descriptor is matmul:m<M>n<N>k<K>[:...]");
+      if (parse_mnk(&f[1], p, op, err, errlen)) return -1;
+      p->mm_alpha = p->res_scale = 1.0;
+      for (int k = 2; k < nf; k++) {
+        const field *g = &f[k];
+        int kind;
+        if (g->n > 5 && strncmp(g->s, "batch", 5) == 0 && isdigit((unsigned char)g->s[5])) {
+          ONCE(F_BATCH, k);
+          int64_t d[BENCH_MAX_RANK];
+          const int r = parse_dims(g->s + 5, g->n - 5, d, g->s, g->n, op, err, errlen);
+          if (r < 0) return -1;
+          if (r > 2) return bad_field(g, op, "at most 2 batch dims (a of rank 4)", err, errlen);
+          p->batch_rank = r;
+          for (int q = 0; q < r; q++) p->batch[q] = d[q];
+        } else if (field_is(g, "bbatch")) {
+          ONCE(F_BBATCH, k);
+          p->b_batched = 1;
+        } else if (field_is(g, "ta")) {
+          ONCE(F_TA, k);
+          p->ta = 1;
+        } else if (field_is(g, "tb")) {
+          ONCE(F_TB, k);
+          p->tb = 1;
+        } else if (field_is(g, "bias")) {
+          ONCE(F_BIAS, k);
+          p->has_bias = 1;
+        } else if (field_is(g, "res")) {
+          ONCE(F_RES, k);
+          p->has_residual = 1;
+        } else if (field_is(g, "inplace")) {
+          ONCE(F_INPLACE, k);
+          p->res_inplace = 1;
+        } else if (g->n > 5 && strncmp(g->s, "alpha", 5) == 0 &&
+                   parse_number(g, 5, &p->mm_alpha) == 0) {
+          ONCE(F_MMALPHA, k);
+        } else if (g->n > 2 && strncmp(g->s, "rs", 2) == 0 &&
+                   parse_number(g, 2, &p->res_scale) == 0) {
+          ONCE(F_RS, k);
+        } else if ((kind = find_activation(g)) >= 0) {
+          ONCE(F_ACT, k);
+          p->act_kind = activation_kinds[kind];
+        } else if (g->s[0] == 'a' && parse_number(g, 1, &p->alpha) == 0) {
+          ONCE(F_ALPHA, k);
+        } else if (g->s[0] == 'b' && parse_number(g, 1, &p->beta) == 0) {
+          ONCE(F_BETA, k);
+        } else
+          return bad_field(g, op, "expected batch<B0>[x<B1>], bbatch, ta, tb, alpha<A>, bias, "
+                           "res, inplace, rs<S>, an activation kind, a<alpha> or b<beta>",
+                           err, errlen);
+      }
+      if ((seen & (F_ALPHA | F_BETA)) && !(seen & F_ACT))
+        return fail(err, errlen, "matmul: a<alpha> and b<beta> need an activation kind");
+      /* The activation's parameters not given take the grammar's defaults,
+       * whatever the order of the fields. */
+      double da, db;
+      activation_defaults(p->act_kind, &da, &db);
+      if (!(seen & F_ALPHA)) p->alpha = da;
+      if (!(seen & F_BETA)) p->beta = db;
+      if (p->b_batched && p->batch_rank == 0)
+        return fail(err, errlen, "matmul: bbatch needs batch<B0>[x<B1>]");
+      if ((p->res_inplace || (seen & F_RS)) && !p->has_residual)
+        return fail(err, errlen, "matmul: inplace and rs<S> need res");
+      int64_t b = 1;
+      for (int q = 0; q < p->batch_rank; q++) b = elements_mul(b, p->batch[q]);
+      const int64_t bm = b < 0 ? -1 : elements_mul(b, p->m);
+      if (bm < 0 || elements_mul(bm, p->k) < 0 || elements_mul(bm, p->n) < 0 ||
+          (p->b_batched && elements_mul(elements_mul(b, p->k), p->n) < 0))
+        return bad_field(&f[1], op, "a tensor has too many elements", err, errlen);
       return 0;
     }
   }
@@ -1021,7 +1102,8 @@ unsigned bench_op_dirs(int op) {
     case BENCH_OP_BINARY:
     case BENCH_OP_REDUCE:
     case BENCH_OP_GEMM:
-    case BENCH_OP_OPTIM: return DIR_BIT(FWD_D);
+    case BENCH_OP_OPTIM:
+    case BENCH_OP_MATMUL: return DIR_BIT(FWD_D);
   }
   return 0;
 }
@@ -1168,7 +1250,7 @@ int bench_problem_parse_dir(const char *text, int default_dir, bench_problem *p,
     for (size_t i = 0; i < head; i++) geometry |= isdigit((unsigned char)text[i]) != 0;
     if (colon && !geometry)
       return fail(err, errlen, "bad token '%.*s': unknown op (conv, pool, act, softmax, lnorm, "
-                  "rmsnorm, bnorm, binary, reduce, gemm, xent, optim)", (int)head, text);
+                  "rmsnorm, bnorm, binary, reduce, gemm, xent, optim, matmul)", (int)head, text);
     return finish_conv(text, n, p, &dir, default_dir, err, errlen);
   }
   p->op = op;
@@ -1376,6 +1458,29 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (!same_double(p->beta2, DEFAULT_BETA2)) put_double(&s, ":b2", p->beta2);
       if (!same_double(p->opt_eps, DEFAULT_OPT_EPS)) put_double(&s, ":eps", p->opt_eps);
       break;
+    case BENCH_OP_MATMUL: {
+      put(&s, "matmul:m%lldn%lldk%lld", (long long)p->m, (long long)p->n, (long long)p->k);
+      if (p->batch_rank > 0) {
+        put(&s, ":batch");
+        put_dims(&s, p->batch_rank, p->batch);
+      }
+      if (p->b_batched) put(&s, ":bbatch");
+      if (p->ta) put(&s, ":ta");
+      if (p->tb) put(&s, ":tb");
+      if (!same_double(p->mm_alpha, 1.0)) put_double(&s, ":alpha", p->mm_alpha);
+      if (p->has_bias) put(&s, ":bias");
+      if (p->has_residual) put(&s, ":res");
+      if (p->res_inplace) put(&s, ":inplace");
+      if (p->has_residual && !same_double(p->res_scale, 1.0)) put_double(&s, ":rs", p->res_scale);
+      if (p->act_kind != ADNN_ACTIVATION_IDENTITY) {
+        double alpha, beta;
+        activation_defaults(p->act_kind, &alpha, &beta);
+        put(&s, ":%s", adnn_activation_name(p->act_kind));
+        if (!same_double(p->alpha, alpha)) put_double(&s, ":a", p->alpha);
+        if (!same_double(p->beta, beta)) put_double(&s, ":b", p->beta);
+      }
+      break;
+    }
   }
   /* The parser removes one quote at each end of a name: quote a name that
    * has one there itself. */
@@ -1404,6 +1509,8 @@ double bench_problem_flops(const bench_problem *p) {
     return 2.0 * (double)p->mb * (double)p->oc * (double)p->oh * (double)p->ow *
            (double)(p->ic / p->g) * (double)p->kh * (double)p->kw;
   if (p->op == BENCH_OP_GEMM) return 2.0 * (double)p->m * (double)p->n * (double)p->k;
+  if (p->op == BENCH_OP_MATMUL)
+    return 2.0 * count_of(p->batch_rank, p->batch) * (double)p->m * (double)p->n * (double)p->k;
   return 0.0;
 }
 
@@ -1473,6 +1580,13 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
       const double n = (double)p->dims[0], x = n * (double)p->dims[1];
       const double loss = p->loss_reduction == ADNN_LOSS_REDUCTION_NONE ? n : 1.0;
       return e * (p->dir == BENCH_DIR_BWD_D ? 2.0 * x + loss : x + loss) + 4.0 * n;
+    }
+    case BENCH_OP_MATMUL: {
+      /* a, b, the bias and the residual in, y out (an in-place residual is
+       * read and written). */
+      const double bt = count_of(p->batch_rank, p->batch), mn = bt * (double)p->m * p->n;
+      return e * (bt * (double)p->m * p->k + (p->b_batched ? bt : 1.0) * (double)p->k * p->n +
+                  mn + (p->has_bias ? (double)p->n : 0.0) + (p->has_residual ? mn : 0.0));
     }
     case BENCH_OP_OPTIM: {
       /* the gradient in; the parameters and every state in and out. */

@@ -15,7 +15,7 @@
  *     pool, act, softmax, xent  FWD_D (= FWD_I, the forward op), BWD_D
  *     bnorm                  FWD_I (inference), FWD_D (training), BWD_DW
  *     lnorm, rmsnorm         FWD_D (the forward op), BWD_DW
- *     binary, reduce, gemm, optim  FWD_D only
+ *     binary, reduce, gemm, optim, matmul  FWD_D only
  *   The canonical form writes "dir=<DIR>:" first for every direction but the
  *   op's default (bnorm: FWD_I; every other op: FWD_D). For compatibility the
  *   normalizations also take it as a trailing field (lnorm:64x768:dir=BWD_DW).
@@ -42,6 +42,11 @@
  *     optim:<sgd|adam|adamw>:<S0>[x<S1>...][:lr<..>][:wd<..>][:mom<..>][:damp<..>]
  *           [:nesterov][:b1<..>][:b2<..>][:eps<..>]   (one tensor per size, at
  *           most BENCH_OPTIM_MAX_TENSORS)
+ *     matmul:m<M>n<N>k<K>[:batch<B0>[x<B1>]][:bbatch][:ta][:tb][:alpha<A>][:bias]
+ *           [:res[:inplace][:rs<S>]][:<activation kind>[:a<alpha>][:b<beta>]]
+ *           (y = act(alpha a b + bias + S r); a [batch, M, K], b [K, N] shared by
+ *           the batch unless bbatch; ta/tb: a or b stored transposed, b as
+ *           PyTorch's Linear weight [N, K]; inplace: r is y itself)
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
  *   pb<..>/pr<..> (convolution) give the bottom/right padding explicitly.
  *
@@ -73,6 +78,7 @@ enum bench_op {
   BENCH_OP_GEMM,
   BENCH_OP_XENT,  /* softmax cross-entropy (dir=BWD_D: its backward) */
   BENCH_OP_OPTIM, /* the fused optimizer step */
+  BENCH_OP_MATMUL, /* GEMM with a fused epilogue (adnn_plan_create_matmul) */
   BENCH_OP_COUNT  /* one past the last */
 };
 
@@ -147,6 +153,17 @@ typedef struct bench_problem {
   adnn_optimizer_kind opt_kind;
   double lr, weight_decay, sgd_momentum, dampening, beta1, beta2, opt_eps;
   int nesterov;
+  /* matmul: m, n, k, ta, tb, has_bias and the activation (act_kind, alpha,
+   * beta) above; a's batch dims (batch_rank of them, 0..2, in batch), b
+   * with them too (b_batched) or shared [K, N]; the scale of a @ b
+   * (mm_alpha, default 1); the residual (has_residual; res_inplace: it is
+   * y itself) and its scale (res_scale, default 1). */
+  int batch_rank;
+  int64_t batch[2];
+  int b_batched;
+  double mm_alpha;
+  int has_residual, res_inplace;
+  double res_scale;
 } bench_problem;
 
 /* Parses one descriptor (a NUL-terminated string; surrounding white space is

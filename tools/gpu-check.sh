@@ -301,6 +301,33 @@ run() {
     row "conv2d backward" "$bwd_res" $(($(now) - t0)) "ok $n_ok, not ok $n_bad; auto: ${algos:-none}"
   fi
 
+  # --- matmul on the GPU: each of the plugin's paths in correctness mode
+  # against the harness's oracle (cuBLASLt with its BIAS, RELU_BIAS and
+  # GELU_BIAS epilogues and the residual as C, where cuBLASLt's GELU must
+  # match our tanh GELU within the tolerance; cublasGemmStridedBatchedEx with
+  # our epilogue kernel for the erf GELU and a strided bias; our direct kernel
+  # for a layout cuBLAS cannot take is covered by t/conformance), F32 and
+  # F64; appended to check.log.
+  bench_tool=$work/build/tools/adnn-bench
+  if [ -x "$bench_tool" ]; then
+    plugins_mm="$work/build/backends/cpu/.libs:$work/build/backends/cuda/.libs"
+    t0=$(now)
+    mm_res=ok
+    for dt in f32 f64; do
+      env ADNN_PLUGIN_PATH="$plugins_mm" timeout 120 "$bench_tool" --backend=cuda --mode=corr \
+        --dtype=$dt matmul:m257n129k70:tb:bias matmul:m257n129k70:tb:bias:relu \
+        matmul:m257n129k70:tb:bias:gelu_tanh matmul:m128n768k768:batch8:tb:bias:gelu_tanh \
+        matmul:m257n129k70:tb:bias:res:rs0.5 matmul:m257n129k70:tb:bias:res:inplace:gelu_tanh \
+        matmul:m257n129k70:tb:bias:gelu matmul:m33n17k9:batch2x3:bbatch:ta:alpha0.5:silu \
+        >"$work/matmul-$dt.out" 2>&1 || mm_res=FAIL
+      { echo "=== matmul on cuda, $dt"; cat "$work/matmul-$dt.out"; } >>"$logs/check.log" 2>&1
+    done
+    n_ok=$(cat "$work"/matmul-*.out | grep -c '^cuda *ok' || true)
+    n_all=$(cat "$work"/matmul-*.out | grep -c '^cuda ' || true)
+    algos=$(cat "$work"/matmul-*.out | grep -o 'algorithm cuda:[a-z_]*' | sed 's/algorithm //' | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+    row "matmul" "$mm_res" $(($(now) - t0)) "ok $n_ok of $n_all; ${algos:-no algorithm}"
+  fi
+
   # --- what adnn sees --------------------------------------------------------
   plugins="$work/build/backends/cpu/.libs:$work/build/backends/cuda/.libs"
   if step adnn-info 60 env ADNN_PLUGIN_PATH="$plugins" "$work/build/tools/adnn-info"; then

@@ -114,6 +114,11 @@ def binary(ctx: Context, a: TensorLike, b: TensorLike, *, op: str = "add", alpha
            beta: float = ..., out: Optional[TensorLike] = None) -> Tensor: ...
 def reduce(ctx: Context, x: TensorLike, *, kind: str = "sum", axes: Axes = ...,
            keep_dims: bool = ..., out: Optional[TensorLike] = None) -> Tensor: ...
+# y = act(alpha * (a @ b) + bias + residual_scale * residual); out=residual adds in place.
+def matmul(ctx: Context, a: TensorLike, b: TensorLike, bias: Optional[TensorLike] = None,
+           residual: Optional[TensorLike] = None, *, alpha: float = ...,
+           residual_scale: float = ..., activation: ActivationSpec = ...,
+           out: Optional[TensorLike] = None) -> Tensor: ...
 # Backward convolutions: the keywords describe the forward convolution; x_shape / w_shape
 # as in torch.nn.grad.conv2d_input / conv2d_weight. beta != 0 accumulates into out=.
 def conv2d_backward_data(ctx: Context, dy: TensorLike, w: TensorLike, *,
