@@ -102,7 +102,7 @@ static const att_fns NAME(adnn_att) = {{NAME(att_layout_f32), NAME(att_layout_f6
  * of every instruction set and type). */
 #define ATT_BK 64
 /* Rows per task at most; fewer when that would leave threads idle. */
-#define ATT_BQ 64
+#define ATT_BQ 128
 
 /* The plan's state: the problem's sizes and strides, the blocking, and the
  * workspace layout of one thread's slice (byte offsets). */
