@@ -17,7 +17,7 @@
  *      above the diagonal, and keys past the key length, are never touched;
  *   2. per block of ATT_BK keys: K^T and V are packed ([D, ATT_BK] and
  *      [ATT_BK, Dv] padded to whole vectors), S = scale * Q K^T is formed
- *      in register tiles (AT_MR rows x AT_NR vectors, the accumulators held
+ *      in register tiles (AT_MR = 6 rows x AT_NR = 4 or 2 vectors, the accumulators held
  *      over the whole reduction over D), the bias is added and the masked
  *      scores set to -inf; each row's running maximum m and sum l (in
  *      double) are updated, S becomes P = exp(S - m) in place, the row's
@@ -41,10 +41,10 @@
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
-/* Register tiles: AT_MR rows by AT_NR vectors of S (32 vector registers on
- * AVX-512 hold 4 x 4 accumulators and the loads; 16 on AVX2 and SSE hold
- * 4 x 2). */
-#define AT_MR 4
+/* Register tiles: AT_MR rows by AT_NR vectors of S and of O (32 vector
+ * registers on AVX-512 hold 6 x 4 accumulators, the 4 loads and the
+ * broadcast; 16 on AVX2 and SSE hold 6 x 2 and 3 more). */
+#define AT_MR 6
 #if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
 #define AT_NR 4
 #else
@@ -101,8 +101,9 @@ static const att_fns NAME(adnn_att) = {{NAME(att_layout_f32), NAME(att_layout_f6
 /* Keys per block: a multiple of every register tile's width (AT_NR vectors
  * of every instruction set and type). */
 #define ATT_BK 64
-/* Rows per task at most; fewer when that would leave threads idle. */
-#define ATT_BQ 128
+/* Rows per task at most (a multiple of the 6-row register tile); fewer when
+ * that would leave threads idle. */
+#define ATT_BQ 120
 /* The most bytes of packed K and V one thread keeps for one (b, g) pair
  * (16384 keys at D = Dv = 64 in F32 take 8 MiB). */
 #define ATT_CACHE_BYTES ((size_t)32 << 20)
@@ -196,7 +197,7 @@ static void att_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   s->has_lse = p->has_lse;
   s->f64 = p->q.dtype == ADNN_DTYPE_F64;
   s->fn = att_by_isa[env->isa];
-  /* Blocks of ATT_BQ rows, halved (down to one register tile's 4 rows)
+  /* Blocks of ATT_BQ rows, halved (down to 4 rows)
    * while there would be fewer than two tasks per thread. */
   const int64_t pairs = p->B * p->Hkv;
   int64_t bq = ATT_BQ;
