@@ -49,3 +49,6 @@ backends_cuda_adnn_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(cuda_plu
 backends_cuda_adnn_cuda_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,defs \
 	-export-symbols-regex '^adnn_plugin_entry$$' $(CUDA_LDFLAGS)
 backends_cuda_adnn_cuda_la_LIBADD = kernels/cuda/libadnn_cuda_kernels.la $(CUDA_LIBS)
+# Attention forward and backward: our flash-style kernels (kernels/cuda/attention*.cu).
+backends_cuda_adnn_cuda_la_SOURCES += backends/cuda/cuda_attention.c \
+	backends/cuda/cuda_attention_backward.c
