@@ -40,3 +40,9 @@ bench_gemm_cuda_overhead_LDADD = libadnn.la -lcublas -lcudart_static -lrt -lpthr
 noinst_PROGRAMS += bench/check-overhead
 bench_check_overhead_SOURCES = bench/check-overhead.c
 bench_check_overhead_LDADD = libadnn.la
+
+# Attention forward and backward on the CUDA plugin against the CPU plugin,
+# timed (tools/gpu-check.sh runs it; exit 2 without a GPU). Public API only.
+noinst_PROGRAMS += bench/attention-cuda
+bench_attention_cuda_SOURCES = bench/attention-cuda.c
+bench_attention_cuda_LDADD = libadnn.la -lm
