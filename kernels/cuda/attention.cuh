@@ -62,12 +62,12 @@ template <typename T, int DMAX> struct att_cfg {
   static_assert(C >= ATT_LANES, "attention tiles do not fit in shared memory");
 };
 
-/* The number of keys visible to batch b: key_lengths[b] clamped to 0..Skv,
- * or Skv without key lengths. */
+/* The number of keys visible to batch b: key_lengths[b] (at its stride)
+ * clamped to 0..Skv, or Skv without key lengths. */
 __device__ __forceinline__ int64_t att_key_end(const adnn_plugin_attention &p,
                                                const int32_t *key_lengths, int64_t b) {
   if (key_lengths == NULL) return p.Skv;
-  const int64_t kl = key_lengths[b];
+  const int64_t kl = key_lengths[b * p.key_lengths.strides[0]];
   return kl < 0 ? 0 : (kl > p.Skv ? p.Skv : kl);
 }
 

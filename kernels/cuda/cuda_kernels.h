@@ -389,7 +389,7 @@ ADNN_CUDA_HIDDEN void adnn_cuda_attention_layout_init(const adnn_cuda_launch_con
                                                       adnn_cuda_attention_layout *s);
 
 /** Attention forward: o and, when lse is not NULL, lse (p->has_lse), from q,
- *  k, v, bias (NULL without p->has_bias) and key_lengths (device I32 [B];
+ *  k, v, bias (NULL without p->has_bias) and key_lengths (device I32 [B] at its stride;
  *  NULL without p->has_key_lengths). One block per (batch, head, query
  *  tile), K/V tiles through shared memory, online softmax. */
 ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_attention_launch(
