@@ -47,7 +47,14 @@ SIMD_INLINE TV TN(ld)(const T *p) {
   return v;
 }
 SIMD_INLINE void TN(st)(T *p, TV v) { memcpy(p, &v, sizeof v); }
-SIMD_INLINE TV TN(splat)(T s) { return (TV){0} + s; }
+/* s in every lane, written lane by lane: the compiler makes it one broadcast
+ * (often folded into the FMA's memory operand), where (TV){0} + s would cost
+ * a scalar addition first (0 + s is not s for s = -0). */
+SIMD_INLINE TV TN(splat)(T s) {
+  TV v;
+  for (int l = 0; l < TW; l++) v[l] = s;
+  return v;
+}
 
 /* Lane by lane m ? a : b, for a mask m of a comparison. */
 SIMD_INLINE TV TN(sel)(TI m, TV a, TV b) { return (TV)((m & (TI)a) | (~m & (TI)b)); }
