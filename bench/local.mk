@@ -46,3 +46,9 @@ bench_check_overhead_LDADD = libadnn.la
 noinst_PROGRAMS += bench/attention-cuda
 bench_attention_cuda_SOURCES = bench/attention-cuda.c
 bench_attention_cuda_LDADD = libadnn.la -lm
+
+# The fused attention forward against the unfused composition of adnn's own
+# GEMM, binary (causal mask) and softmax ops, in one run (doc/performance.md).
+noinst_PROGRAMS += bench/attention-unfused
+bench_attention_unfused_SOURCES = bench/attention-unfused.c
+bench_attention_unfused_LDADD = libadnn.la -lm

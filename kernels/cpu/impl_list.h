@@ -149,7 +149,7 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 
 /* Attention: the flash-style tiled forward (F32 and F64, vectorized), then
  * the reference loops. */
-#define ADNN_CPU_ATTENTION_IMPLS(X) X(attention, reference)
+#define ADNN_CPU_ATTENTION_IMPLS(X) X(attention, flash) X(attention, reference)
 #define ADNN_CPU_ATTENTION_FORCED NULL
 
 /* Attention backward: the flash-style tiled kernel (kernels/cpu/attention_backward.c)
