@@ -21,5 +21,4 @@
   }
 
 PENDING_(matmul)
-PENDING_(attention)
 PENDING_(attention_backward)
