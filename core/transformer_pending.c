@@ -21,4 +21,3 @@
   }
 
 PENDING_(matmul)
-PENDING_(attention_backward)

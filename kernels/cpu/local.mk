@@ -45,5 +45,7 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/activation_backward.c \
 	kernels/cpu/softmax_backward.c \
 	kernels/cpu/batchnorm_training.c \
-	kernels/cpu/norm_backward.c
+	kernels/cpu/norm_backward.c \
+	kernels/cpu/attention_backward.c \
+	kernels/cpu/attention_backward_tile.h
 kernels_cpu_libadnn_cpu_kernels_la_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)

@@ -422,7 +422,7 @@ static const char *bias_name(enum ab_bias b) {
 static void ab_case(harness_suite *suite, const ab_case_spec *sp, adnn_dtype dt) {
   harness_case c;
   harness_case_init(&c, harness_op_find("attention_backward"), dt,
-                    "attention_backward B%lld H%lld/%lld Sq%lld Skv%lld D%lld Dv%lld %s%s%s%s%s",
+                    "B%lld H%lld/%lld Sq%lld Skv%lld D%lld Dv%lld %s%s%s%s%s",
                     (long long)sp->B, (long long)sp->H, (long long)sp->Hkv, (long long)sp->Sq,
                     (long long)sp->Skv, (long long)sp->D, (long long)sp->Dv,
                     layout_name(sp->layout), sp->causal ? " causal" : "", bias_name(sp->bias),
