@@ -214,6 +214,8 @@ t_cuda_compat_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 # other test programs on it by hand.
 EXTRA_DIST += t/cuda-emu.sh t/cuda-emu/build.sh t/cuda-emu/run.sh t/cuda-emu/emu.h \
 	t/cuda-emu/cuda_doubles.c t/cuda-emu/cudnn_doubles.c
+# The attention kernels through their launchers, compiled and run by t/cuda-emu.sh.
+EXTRA_DIST += t/cuda-emu/attention-kernels.cpp
 
 # ---- tools, documentation, packaging ---------------------------------------------
 # adnn-info's report; adnn-bench --mode=corr over the shipped problem sets on
