@@ -518,6 +518,18 @@ p = torch.zeros(25557032, device=dev, requires_grad=True)
 p.grad = torch.randn_like(p)
 opt = torch.optim.AdamW([p], lr=1e-3, foreach=True)
 timeit("adamw_25.6M_params", lambda: opt.step())
+del p, opt
+# Attention: PyTorch's fused scaled_dot_product_attention in FP32.
+for s, causal, name in ((2048, True, "b1h12_s2048_d64_causal"), (8192, False, "b1h12_s8192_d64")):
+    q, k, v = (torch.rand(1, 12, s, 64, device=dev) * 2 - 1 for _ in range(3))
+    timeit("attention_" + name,
+           lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), 5)
+    if causal:
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=True)
+        do = torch.rand_like(out)
+        timeit("attention_backward_" + name,
+               lambda: torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True), 5)
 EOF
 }
 
