@@ -41,6 +41,12 @@ noinst_PROGRAMS += bench/check-overhead
 bench_check_overhead_SOURCES = bench/check-overhead.c
 bench_check_overhead_LDADD = libadnn.la
 
+# Attention forward and backward on the CUDA plugin against the CPU plugin,
+# timed (tools/gpu-check.sh runs it; exit 2 without a GPU). Public API only.
+noinst_PROGRAMS += bench/attention-cuda
+bench_attention_cuda_SOURCES = bench/attention-cuda.c
+bench_attention_cuda_LDADD = libadnn.la -lm
+
 # The fused attention forward against the unfused composition of adnn's own
 # GEMM, binary (causal mask) and softmax ops, in one run (doc/performance.md).
 noinst_PROGRAMS += bench/attention-unfused

@@ -31,7 +31,6 @@ libadnn_la_SOURCES = \
 	core/validate_loss_optimizer.c \
 	core/validate_matmul.c \
 	core/validate_attention.c \
-	core/transformer_pending.c \
 	core/tuner.h \
 	core/tuner.c \
 	core/tuner_select.c \

@@ -25,7 +25,8 @@
 #      kernel when cuDNN offers only non-deterministic ones, and respects the
 #      workspace limit.
 # Then t/optimizer-steps, which tests every ready backend itself, runs with
-# the emulated plugin too, and so do the gradient checks (t/gradcheck-*).
+# the emulated plugin too, and so do the gradient checks (t/gradcheck-*) and
+# the attention kernels' own test (t/cuda-emu/attention-kernels.cpp).
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -185,6 +186,25 @@ for prog in "$build"/t/gradcheck-*; do
   grep -q '^ok .* - cuda ' "$work/out"
   check $? "[$name] ran gradient checks on the cuda plugin"
 done
+
+# The attention kernels called through their launchers
+# (t/cuda-emu/attention-kernels.cpp): the head-dim fallback, the F32 tiles of
+# head dim 256 and grids smaller than the work, which t/conformance does not
+# reach; compiled against the emulated kernels build.sh left in its objects.
+obj=$work/plugin/obj
+if "${CXX:-g++}" -std=c++17 -O1 -I"$src" -I"$src/include" -I"$build/include" -I"$build" \
+  -I"$cuda/include" -I"$obj" -I"$src/t/cuda-emu" "$src/t/cuda-emu/attention-kernels.cpp" \
+  "$obj/attention.o" "$obj/attention_backward.o" -o "$work/attention-kernels" -lpthread \
+  >"$work/attention-kernels.log" 2>&1; then
+  run_prog=$work/attention-kernels
+  run_prog_name=t/cuda-emu/attention-kernels
+  run t/cuda-emu/attention-kernels
+  run_prog=
+  run_prog_name=
+else
+  check 1 "t/cuda-emu/attention-kernels builds"
+  diag_file "$work/attention-kernels.log"
+fi
 
 # The optimizer over several steps with adnn_plan_set_optimizer_step
 # (t/optimizer-steps), which also runs on every backend that makes a context.

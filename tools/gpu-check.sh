@@ -350,6 +350,24 @@ run() {
     row bench FAIL "$step_seconds" "$(tail -n 1 "$logs/bench.log" 2>/dev/null | cut -c1-60)"
   fi
 
+  # --- attention forward and backward (bench/attention-cuda) -----------------
+  # F32 and F64, BHSD and BSHD, causal, GQA / MQA, S up to 16384: the cuda
+  # results checked against the CPU plugin's on the smaller cases, every case
+  # timed. Its output is appended to bench.log (the device tool brings back at
+  # most 8 files).
+  att=$work/build/bench/attention-cuda
+  if [ ! -x "$att" ]; then
+    row attention FAIL 0 "bench/attention-cuda was not built"
+  elif step attention 150 env ADNN_PLUGIN_PATH="$plugins" "$att" 5; then
+    row attention ok "$step_seconds" "$(grep -c '^RESULT' "$logs/attention.log") rows fwd/bwd, checked vs cpu"
+  elif [ "$rc" -eq 2 ]; then
+    row attention SKIP "$step_seconds" "$(tail -n 1 "$logs/attention.log" | cut -c1-70)"
+  else
+    row attention FAIL "$step_seconds" "$(grep -m1 'FAILED\|failed\|^#' "$logs/attention.log" | cut -c1-60)"
+  fi
+  { echo "=== bench/attention-cuda"; cat "$logs/attention.log"; } >>"$logs/bench.log" 2>/dev/null || true
+  rm -f "$logs/attention.log"
+
   # --- every DNN op on realistic shapes, and PyTorch on the same ones --------
   # One log (ops-bench.log: the device tool brings back at most 8 files).
   if [ ! -x "$work/build/tools/adnn-bench" ]; then
@@ -527,6 +545,18 @@ p = torch.zeros(25557032, device=dev, requires_grad=True)
 p.grad = torch.randn_like(p)
 opt = torch.optim.AdamW([p], lr=1e-3, foreach=True)
 timeit("adamw_25.6M_params", lambda: opt.step())
+del p, opt
+# Attention: PyTorch's fused scaled_dot_product_attention in FP32.
+for s, causal, name in ((2048, True, "b1h12_s2048_d64_causal"), (8192, False, "b1h12_s8192_d64")):
+    q, k, v = (torch.rand(1, 12, s, 64, device=dev) * 2 - 1 for _ in range(3))
+    timeit("attention_" + name,
+           lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), 5)
+    if causal:
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=True)
+        do = torch.rand_like(out)
+        timeit("attention_backward_" + name,
+               lambda: torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True), 5)
 EOF
 }
 
@@ -538,7 +568,16 @@ print_summary() {
     if [ -f "$logs/bench.log" ] && grep -q '^op ' "$logs/bench.log"; then
       echo
       echo "GEMM through adnn vs cuBLAS called directly (median; latency rows per call):"
-      sed -n '/^op /,$p' "$logs/bench.log"
+      sed -n '/^op /,$p' "$logs/bench.log" | sed '/^=== bench\/attention-cuda/,$d'
+    fi
+    if [ -f "$logs/bench.log" ] && grep -q '^RESULT op=attention_' "$logs/bench.log"; then
+      echo
+      echo "Attention through adnn on cuda (bench/attention-cuda; median ms; max_rel: vs the CPU plugin):"
+      awk '/^RESULT op=attention_/ {
+          for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+          if ($0 ~ /failed=/) { print "  " $0; next }
+          printf "  %-40s %s %10s ms %8s TFLOP/s  max_rel %-9s %s%s\n", v["op"], v["dir"], v["ms"], v["tflops"], v["max_rel"], v["algo"], ($0 ~ /FAILED/ ? " FAILED" : "")
+        }' "$logs/bench.log"
     fi
     if [ -f "$logs/ops-bench.log" ] && grep -q '^RESULT op=' "$logs/ops-bench.log"; then
       echo

@@ -41,8 +41,7 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_norm_backward.c \
 	backends/cuda/cuda_softmax_cross_entropy.c \
 	backends/cuda/cuda_matmul.c \
-	backends/cuda/cuda_optimizer.c \
-	backends/cuda/cuda_attention_pending.c
+	backends/cuda/cuda_optimizer.c
 cuda_plugin_defines = -DADNN_CUDA_MIN_SM=$(CUDA_MIN_SM) \
 	-DADNN_CUDA_ARCH_FLAGS='"$(CUDA_ARCH_FLAGS)"'
 backends_cuda_adnn_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(cuda_plugin_defines)
@@ -51,3 +50,6 @@ backends_cuda_adnn_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(cuda_plu
 backends_cuda_adnn_cuda_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,defs \
 	-export-symbols-regex '^adnn_plugin_entry$$' $(CUDA_LDFLAGS)
 backends_cuda_adnn_cuda_la_LIBADD = kernels/cuda/libadnn_cuda_kernels.la $(CUDA_LIBS)
+# Attention forward and backward: our flash-style kernels (kernels/cuda/attention*.cu).
+backends_cuda_adnn_cuda_la_SOURCES += backends/cuda/cuda_attention.c \
+	backends/cuda/cuda_attention_backward.c

@@ -386,6 +386,50 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_matmul_direct_launch(const adnn_cuda_laun
                                                             const void *bias, const void *r,
                                                             void *y);
 
+/* ---- attention.cu, attention_backward.cu -------------------------------- */
+
+/** How the attention kernels run a problem, sized once at plan creation by
+ *  adnn_cuda_attention_layout_init (kernels/cuda/attention.cuh has the tile
+ *  shapes). */
+typedef struct adnn_cuda_attention_layout {
+  /** The head dim the flash kernels' tiles are compiled for (64, 128 or 256;
+   *  F64: 64 or 128), the smallest that holds D and Dv; 0: beyond them all,
+   *  the one-thread-per-row kernels run instead. */
+  int32_t dmax;
+  int32_t threads;        /**< per block of the flash kernels */
+  int32_t rows_per_block; /**< query rows (forward, dq) or key rows (dk/dv) per block */
+  uint32_t blocks;        /**< forward and dq: blocks over (batch, head, query tile) */
+  uint32_t kv_blocks;     /**< dk/dv: blocks over (batch, kv head, key tile) */
+  uint32_t row_blocks;    /**< one thread per (batch, head, query row) */
+  uint32_t key_row_blocks; /**< one thread per (batch, kv head, key row) */
+} adnn_cuda_attention_layout;
+
+/** Fills *s for problem p of `dtype` on the device described by l. */
+ADNN_CUDA_HIDDEN void adnn_cuda_attention_layout_init(const adnn_cuda_launch_config *l,
+                                                      adnn_dtype dtype,
+                                                      const adnn_plugin_attention *p,
+                                                      adnn_cuda_attention_layout *s);
+
+/** Attention forward: o and, when lse is not NULL, lse (p->has_lse), from q,
+ *  k, v, bias (NULL without p->has_bias) and key_lengths (device I32 [B] at its stride;
+ *  NULL without p->has_key_lengths). One block per (batch, head, query
+ *  tile), K/V tiles through shared memory, online softmax. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_attention_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_attention *p,
+    const adnn_cuda_attention_layout *s, const void *q, const void *k, const void *v,
+    const void *bias, const int32_t *key_lengths, void *o, void *lse);
+
+/** Attention backward: dq, dk, dv from q, k, v, o, dout (o's layout), lse,
+ *  bias and key_lengths (NULL when absent), for the forward problem p.
+ *  `rowsum` is device memory of B * H * Sq elements of the dtype (the plan's
+ *  workspace) that receives D = rowsum(dout * o) before the dk/dv and dq
+ *  kernels read it. Deterministic: no atomics, fixed summation orders. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_attention_backward_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_attention *p,
+    const adnn_cuda_attention_layout *s, const void *q, const void *k, const void *v,
+    const void *o, const void *dout, const void *lse, const void *bias,
+    const int32_t *key_lengths, void *dq, void *dk, void *dv, void *rowsum);
+
 #ifdef __cplusplus
 }
 #endif

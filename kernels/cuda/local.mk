@@ -67,3 +67,9 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/conv2d_backward_dat
 	kernels/cuda/conv2d_backward_weights-direct.cu
 kernels/cuda/conv2d_backward_data-direct.lo kernels/cuda/conv2d_backward_weights-direct.lo: \
 	$(cuda_kernel_headers)
+# Attention forward and backward: the flash-style kernels, sharing their tile
+# shapes through attention.cuh.
+kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/attention.cuh \
+	kernels/cuda/attention.cu kernels/cuda/attention_backward.cu
+kernels/cuda/attention.lo kernels/cuda/attention_backward.lo: $(cuda_kernel_headers) \
+	$(srcdir)/kernels/cuda/attention.cuh
