@@ -635,8 +635,14 @@ static void ab_bad_descriptors(const harness_report *rep, adnn_context *ctx, con
 #undef BAD
   /* Execution: six inputs and three outputs, and no output on an input. */
   ab_describe(&sp, F32, &f);
-  if (!harness_is_status(rep, adnn_plan_create_attention_backward(ctx, &d, &plan),
-                         ADNN_STATUS_SUCCESS, "%s attention_backward: a valid plan", bn))
+  const adnn_status st = adnn_plan_create_attention_backward(ctx, &d, &plan);
+  if (st == ADNN_STATUS_NOT_SUPPORTED && strcmp(bn, "cpu") != 0) {
+    /* A backend without the op yet (the CUDA plugin's stub): the checks of
+     * execution need a plan. The CPU plugin must have one. */
+    harness_skip(rep, "%s attention_backward: execution checks: %s", bn, adnn_last_error());
+    return;
+  }
+  if (!harness_is_status(rep, st, ADNN_STATUS_SUCCESS, "%s attention_backward: a valid plan", bn))
     return;
   void *buf = NULL;
   if (adnn_malloc(ctx, 16384 * sizeof(float), &buf) != ADNN_STATUS_SUCCESS) {
