@@ -70,6 +70,7 @@ static void epi_fn(const void *arg, float *c, int64_t ldc, int64_t row0, int64_t
 /* Runs one case on the engine (or through adnn_cpu_sgemm when dispatch is
  * set) and returns 1 when every element is within tolerance; on failure, a
  * diagnostic names the first bad element. */
+/* dispatch: 0 the engine, 1 adnn_cpu_sgemm's choice, 2 the OpenBLAS path. */
 static int run_case(int isa, const gcase *g, int with_epilogue, int dispatch, const char *what) {
   tap_rng r = tap_rng_seed(seed_counter++);
   const int64_t arows = g->ta ? g->k : g->m, acols = g->ta ? g->m : g->k;
@@ -100,7 +101,10 @@ static int run_case(int isa, const gcase *g, int with_epilogue, int dispatch, co
   memcpy(c0, c, csz * sizeof(float));
   epi_check e = {bias, visits, ldc, g->m, g->n, 0};
   adnn_cpu_gemm_epilogue epi = {epi_fn, &e};
-  if (dispatch)
+  if (dispatch == 2)
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_OPENBLAS, isa, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a,
+                        lda, b, ldb, g->beta, c, ldc, with_epilogue ? &epi : NULL);
+  else if (dispatch)
     adnn_cpu_sgemm(isa, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a, lda, b, ldb, g->beta, c, ldc,
                    with_epilogue ? &epi : NULL);
   else
@@ -299,5 +303,18 @@ int main(void) {
       ok(run_case(levels[l].isa, &g, 1, 1, "adnn_cpu_sgemm outside a task"),
          "%s: adnn_cpu_sgemm (dispatch) outside a task, with an epilogue", levels[l].name);
     }
+  /* The rule outside tasks: the engine unless OpenBLAS has AVX kernels and
+   * the GEMM is large (doc/cpu.md). */
+  int isa = levels[0].usable ? levels[0].isa : levels[1].isa;
+  int rule = adnn_cpu_sgemm_choose(isa, 0, 0, 2048, 2048, 2048) == ADNN_CPU_SGEMM_ENGINE;
+  adnn_cpu_sgemm_set_openblas_fast(1);
+  rule &= adnn_cpu_sgemm_choose(isa, 0, 0, 2048, 2048, 2048) == ADNN_CPU_SGEMM_OPENBLAS;
+  rule &= adnn_cpu_sgemm_choose(isa, 1, 1, 256, 2048, 2048) == ADNN_CPU_SGEMM_ENGINE;
+  adnn_cpu_sgemm_set_openblas_fast(0);
+  ok(rule, "dispatch outside tasks: the engine for a slow OpenBLAS, OpenBLAS's AVX kernels for "
+     "large GEMMs only");
+  gcase gob = {0, 1, 129, 100, 33, 1.5f, 0.5f, 2};
+  ok(run_case(isa, &gob, 1, 2, "OpenBLAS path with an epilogue"),
+     "the OpenBLAS path applies the epilogue to every element once (64 x 64 tiles)");
   return tap_done();
 }

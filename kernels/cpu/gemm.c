@@ -133,11 +133,6 @@ static void blocking_for(const adnn_cpu_gemm_ukr *u, adnn_cpu_gemm_blocking *bl)
   mc = clamp64(mc / u->mr * u->mr, u->mr * 4, u->mr * 80);
   int64_t nc = caches.l3 / 2 / (kc * (int64_t)sizeof(float));
   nc = clamp64(nc / u->nr * u->nr, u->nr * 8, 4096 / u->nr * u->nr);
-#ifdef GEMM_DEV_OVERRIDE
-  if (getenv("KC")) kc = atoi(getenv("KC"));
-  if (getenv("MC")) mc = atoi(getenv("MC"));
-  if (getenv("NC")) nc = atoi(getenv("NC"));
-#endif
   bl->kc = kc;
   bl->mc = mc;
   bl->nc = nc;
@@ -355,9 +350,11 @@ adnn_cpu_sgemm_impl adnn_cpu_sgemm_choose(int isa, int ta, int tb, int64_t m, in
   /* Inside a pool task OpenBLAS would start its own threads next to ours:
    * the engine runs there whatever the shape. */
   if (adnn_cpu_parallel_in_task() || !openblas_fast) return ADNN_CPU_SGEMM_ENGINE;
-  (void)m;
-  (void)n;
-  (void)k;
+  /* OpenBLAS with AVX kernels, outside our tasks: measured on the
+   * development machine (AVX-512 Xeon, 2 threads, doc/performance.md), its
+   * SkylakeX kernels ran the large GEMMs (every side >= 512) 1.4-1.6x faster
+   * than the engine, while the engine won below that (1.4x at 256^3). */
+  if (m >= 512 && n >= 512 && k >= 512) return ADNN_CPU_SGEMM_OPENBLAS;
   return ADNN_CPU_SGEMM_ENGINE;
 }
 
