@@ -22,10 +22,15 @@ shapes="256x256x256 512x512x512 1024x1024x1024 2048x2048x2048 4096x4096x4096
 1024x768x768 1024x2304x768 1024x3072x768 1024x768x3072"
 
 peak_out=$("$peak_prog" --threads="$threads" --rounds=5 --ms=300)
-peak=$(printf '%s\n' "$peak_out" | awk '/^peak_gflops_total:/ {print $2}')
+wall_peak=$(printf '%s\n' "$peak_out" | awk '/^peak_gflops_total:/ {print $2}')
 peak1=$(printf '%s\n' "$peak_out" | awk '/^peak_gflops_per_cpu_second:/ {print $2}')
+# The percentages use the peak per CPU-second times the thread count: what
+# the cores sustain when they run nothing else. On a shared machine the
+# wall-clock peak of the same moment is lower and changes from run to run.
+peak=$(awk -v p="$peak1" -v t="$threads" 'BEGIN {printf "%.1f", p * t}')
 echo "<!-- $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); $(date -u '+%Y-%m-%d %H:%M UTC'); $threads threads -->"
-echo "FMA peak (bench/fma-peak, $threads threads, wall clock): $peak GFLOP/s; per CPU-second of one thread: $peak1 GFLOP/s"
+echo "FMA peak (bench/fma-peak): $peak1 GFLOP/s per CPU-second of one thread, so $peak GFLOP/s for $threads threads (the % peak column); wall clock at the time: $wall_peak GFLOP/s for $threads threads"
+echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 "$engine" --threads="$threads" --runs=1 256x256x256 | head -1
 echo
