@@ -9,9 +9,9 @@
  *
  * The pixels are cut into tiles so that each GEMM's output is still in cache
  * when the epilogue (bias + activation) runs over it, and so that the tiles
- * can be spread over the thread pool. Each task calls OpenBLAS on its own tile;
- * the tiles are wide enough (at least 256 pixels) for OpenBLAS's packing to pay
- * off. Tasks over our pool rather than a sequential loop of OpenBLAS-threaded
+ * can be spread over the thread pool. Each task runs the GEMM of its own tile
+ * through adnn_cpu_sgemm (gemm.h: adnn's engine on the task's thread); the
+ * tiles are wide enough (at least 256 pixels) for the packing to pay off. Tasks over our pool rather than a sequential loop of OpenBLAS-threaded
  * GEMMs, for the reasons measured in conv2d-im2col_gemm.c: each tile's
  * epilogue stays on the core that wrote the tile, and GEMMs this thin split
  * poorly across OpenBLAS's threads.
@@ -109,7 +109,7 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
     const float *xt = j->x + (n * g->C + gr * g->Cg) * hw + c0;
     float *yt = j->y + (n * g->K + gr * g->Kg) * hw + c0;
     adnn_cpu_sgemm(j->s->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
-                j->w + gr * g->Kg * j->ldw, j->ldw, xt, hw, 0.0f, yt, hw, NULL);
+                   j->w + gr * g->Kg * j->ldw, j->ldw, xt, hw, 0.0f, yt, hw, NULL);
     if (epi)
       for (int64_t k = 0; k < g->Kg; k++)
         adnn_cpu_epilogue_f32(&j->s->act, yt + k * hw, (size_t)nt,
@@ -128,8 +128,8 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
     int64_t m = total - p0 < j->tile ? total - p0 : j->tile;
     float *yt = j->y + p0 * g->K + gr * g->Kg;
     adnn_cpu_sgemm(j->s->isa, 0, 1, m, g->Kg, g->Cg, 1.0f,
-                j->x + p0 * g->C + gr * g->Cg, g->C, j->w + gr * g->Kg * j->ldw, j->ldw,
-                0.0f, yt, g->K, NULL);
+                   j->x + p0 * g->C + gr * g->Cg, g->C, j->w + gr * g->Kg * j->ldw, j->ldw,
+                   0.0f, yt, g->K, NULL);
     if (epi)
       for (int64_t i = 0; i < m; i++) {
         if (j->bias)

@@ -25,9 +25,9 @@
  * over the pool and each GEMM threaded by OpenBLAS, measured 1.5-2x slower on
  * this project's 2-core machine (ResNet-50 3x3 64->64 56x56): OpenBLAS's
  * threads spin between calls and compete with the pool's column building, the
- * columns travel between cores, and a 64-row GEMM splits poorly. OpenBLAS may
- * still thread a tile's GEMM when called from a pool thread; its pthread build
- * is safe for concurrent callers and measured no slower.
+ * columns travel between cores, and a 64-row GEMM splits poorly. The tile's
+ * GEMM is adnn_cpu_sgemm (gemm.h), which inside a pool task runs adnn's own
+ * engine on the calling thread, so no OpenBLAS thread competes with the pool.
  */
 #include "config.h"
 
@@ -183,12 +183,12 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
     if (g->R == 1 && g->S == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
         g->pad_left == 0 && g->P == g->H && g->Q == g->W) {
       adnn_cpu_sgemm(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
-                  wg, crs, xg + p0 * g->Q, pq, 0.0f, yt, pq, NULL);
+                     wg, crs, xg + p0 * g->Q, pq, 0.0f, yt, pq, NULL);
     } else {
       nchw_job job = {g, xg, col, p0, rows};
       nchw_im2col(&job);
       adnn_cpu_sgemm(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
-                  wg, crs, col, nt, 0.0f, yt, pq, NULL);
+                     wg, crs, col, nt, 0.0f, yt, pq, NULL);
     }
     if (s->epilogue)
       for (int64_t k = 0; k < g->Kg; k++)
@@ -282,7 +282,7 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
     nhwc_job job = {g, a->x, NULL, col, NULL, p0, gr * g->Cg};
     nhwc_im2col(&job, m);
     adnn_cpu_sgemm(s->isa, 0, 1, m, g->Kg, len, 1.0f, col,
-                len, a->wt + gr * g->Kg * len, len, 0.0f, yt, g->K, NULL);
+                   len, a->wt + gr * g->Kg * len, len, 0.0f, yt, g->K, NULL);
     if (s->epilogue)
       for (int64_t i = 0; i < m; i++) {
         if (a->bias)

@@ -14,7 +14,7 @@
  * arrive at execute time, in any layout), spread over the thread pool. The
  * tiles are then cut into blocks (a rectangle of tiles inside one image, small
  * enough that a block's V and M stay in the L2 cache) and each block is one
- * task on the pool: input transform, the 16 GEMMs (OpenBLAS), output transform
+ * task on the pool: input transform, the 16 GEMMs (adnn_cpu_sgemm), output transform
  * with bias and activation applied to the outputs as they are written. Each
  * thread has its own V and M buffers in the workspace. Tiles that stick out of
  * the image read zeros (padding) and write only their inside outputs, so odd P
@@ -393,8 +393,8 @@ static void block_task(void *arg, int64_t b0, int64_t b1, int thread) {
     /* The 16 GEMMs: M[xi] (Kg x nt) = U[xi] (Kg x Cg) * V[xi] (Cg x nt). */
     for (int xi = 0; xi < 16; xi++)
       adnn_cpu_sgemm(w->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
-                  j->u + (xi * g->K + gr * g->Kg) * g->Cg, g->Cg, v + xi * g->Cg * nt, nt,
-                  0.0f, m + xi * g->Kg * nt, nt, NULL);
+                     j->u + (xi * g->K + gr * g->Kg) * g->Cg, g->Cg, v + xi * g->Cg * nt, nt,
+                     0.0f, m + xi * g->Kg * nt, nt, NULL);
 
     /* Output transform with A^T = [1 1 1 0; 0 1 -1 -1], then the epilogue on
      * the (up to) two output rows of each tile row while they are in cache. */
@@ -612,12 +612,13 @@ static void block_task_nhwc(void *arg, int64_t b0, int64_t b1, int thread) {
     }
 
     /* M[xi] (nt x Kg) = V[xi] (nt x Cg) * U[xi]^T, with U[xi]^T stored as is
-     * ([Cg, Kg]): OpenBLAS has fast small-matrix kernels for this
-     * non-transposed case and not for the transposed one. */
+     * ([Cg, Kg]): the non-transposed case, whose B panels pack with
+     * contiguous vector copies (OpenBLAS, used here before, also had fast
+     * small-matrix kernels for it and not for the transposed one). */
     for (int xi = 0; xi < 16; xi++)
       adnn_cpu_sgemm(w->isa, 0, 0, nt, g->Kg, g->Cg, 1.0f,
-                  v + xi * vstride, g->Cg, j->ut + (xi * g->groups + gr) * g->Cg * g->Kg,
-                  g->Kg, 0.0f, m + xi * mstride, g->Kg, NULL);
+                     v + xi * vstride, g->Cg, j->ut + (xi * g->groups + gr) * g->Cg * g->Kg,
+                     g->Kg, 0.0f, m + xi * mstride, g->Kg, NULL);
 
     /* Output transform, then the epilogue on each output pixel's channels. */
     for (int64_t t = 0; t < nt; t++) {
