@@ -39,8 +39,14 @@ static struct {
     .threads = 1,
 };
 
-/* How many chunks the calling thread is inside (nested loops run inline). */
-static _Thread_local int in_task;
+/* How many chunks the calling thread is inside (nested loops run inline).
+ * Initial-exec TLS: the plugin is dlopen'd, and glibc allocates a dlopen'd
+ * module's ordinary (dynamic) TLS with malloc at a thread's first access,
+ * aborting the process when that allocation fails ("cannot allocate memory
+ * for thread-local data", seen in t/alloc-fail). An initial-exec variable
+ * lives in the static TLS block, which glibc sizes with room for a few such
+ * bytes of dlopen'd modules, so reading it never allocates. */
+static _Thread_local int in_task __attribute__((tls_model("initial-exec")));
 
 int adnn_cpu_parallel_in_task(void) { return in_task > 0; }
 
