@@ -60,7 +60,7 @@ static void read_cpuid_caches(cache_sizes *cs) {
   unsigned leaf = 0;
   if (b == 0x756e6547u && max_leaf >= 4) /* "Genu" ineIntel */
     leaf = 4;
-  else if (__get_cpuid_max(0x80000000u, NULL) >= 0x8000001Du)
+  else if ((unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x8000001Du)
     leaf = 0x8000001Du;
   if (leaf == 0) return;
   for (unsigned sub = 0; sub < 16; sub++) {
