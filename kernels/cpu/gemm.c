@@ -17,8 +17,9 @@
  * nothing and need no barrier; every element of C is owned by one task and
  * its k sum is formed in the same order whatever the number of threads. The
  * cost is that a B panel is packed once per row tile rather than once, and
- * an A block once per column tile: with mb and nb of a few hundred that is
- * below 1 % of the multiply-adds (doc/cpu.md has the measurements).
+ * an A block once per column tile: one copied element per mb (or nb)
+ * multiply-adds, with mb and nb of a few hundred (an estimate; the packing
+ * was not timed apart from the whole).
  *
  * Pack buffers come from a small free list (a mutex, a push and a pop per
  * task): the first calls allocate, later calls of the same or smaller size
@@ -117,7 +118,7 @@ static const adnn_cpu_gemm_ukr *ukr_for(int isa) {
  *  kc: the B micro-panel (kc x NR floats) fills about the L1 data cache, so
  *      that it stays there while the A micro-panels stream past it from L2
  *      (on the development machine's 48 KiB L1, kc = 384 for AVX-512 ran
- *      1024^3 at about 1.3x the speed of kc = 192, half of L1);
+ *      1024^3 1.05-1.1x faster per CPU-second than kc = 192, half of L1);
  *  mc: the packed A block (mc x kc) fills about a quarter of L2;
  *  nc: the packed B panel (kc x nc) about half of the core's L3 share. */
 static void blocking_for(const adnn_cpu_gemm_ukr *u, adnn_cpu_gemm_blocking *bl) {
