@@ -18,6 +18,18 @@ bench_gemm_openblas_SOURCES = bench/gemm-openblas.c $(peer_driver_sources)
 bench_gemm_openblas_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 bench_gemm_openblas_LDADD = $(OPENBLAS_LIBS) -lm
 
+# adnn's own GEMM engine against cblas_sgemm in one process (linked in
+# directly, no plugin), and the FMA peak the GEMM table is stated against
+# (bench/gemm-table.sh runs both; doc/performance.md).
+noinst_PROGRAMS += bench/gemm-engine bench/fma-peak
+bench_gemm_engine_SOURCES = bench/gemm-engine.c kernels/cpu/gemm.c kernels/cpu/gemm_kernel-avx512.c \
+	kernels/cpu/gemm_kernel-avx2.c kernels/cpu/cpu_parallel.c kernels/cpu/cpu_features.c
+bench_gemm_engine_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
+bench_gemm_engine_LDADD = $(OPENBLAS_LIBS) -lpthread -lm
+bench_fma_peak_SOURCES = bench/fma-peak.c kernels/cpu/cpu_features.c
+bench_fma_peak_LDADD = -lpthread
+dist_noinst_SCRIPTS += bench/gemm-table.sh
+
 # The oneDNN comparison driver: built only when configure found oneDNN; never a
 # dependency of the library.
 if HAVE_DNNL

@@ -99,6 +99,15 @@ check_PROGRAMS += t/cpu-gemm
 TESTS += t/cpu-gemm
 t_cpu_gemm_SOURCES = t/cpu-gemm.c t/tap.h
 t_cpu_gemm_LDADD = libadnn.la -lm
+# adnn's own F32 GEMM engine (kernels/cpu/gemm.c) compiled into the test and
+# called directly: every microkernel this CPU runs, 1 and 2 threads.
+check_PROGRAMS += t/cpu-sgemm-engine
+TESTS += t/cpu-sgemm-engine
+t_cpu_sgemm_engine_SOURCES = t/cpu-sgemm-engine.c t/tap.h t/rng.h kernels/cpu/gemm.c \
+	kernels/cpu/gemm_kernel-avx512.c kernels/cpu/gemm_kernel-avx2.c kernels/cpu/cpu_parallel.c \
+	kernels/cpu/cpu_features.c
+t_cpu_sgemm_engine_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
+t_cpu_sgemm_engine_LDADD = $(OPENBLAS_LIBS) -lpthread -lm
 
 # ---- tuner and performance database ---------------------------------------------
 # t/tune-select checks the pure selection rule with injected timings: it

@@ -1,7 +1,10 @@
 /*
- * CPU GEMM through OpenBLAS's CBLAS interface (row-major). Batched GEMM is a
- * loop of single calls: each call is already multi-threaded by OpenBLAS, and
- * Debian's OpenBLAS 0.3.21 has no batched interface.
+ * The CPU plugin's public GEMM (row-major). F32 goes through adnn_cpu_sgemm
+ * (kernels/cpu/gemm.h), which runs adnn's own engine or OpenBLAS per shape,
+ * so that an OpenBLAS that misdetects the CPU (and runs SSE3 kernels) does
+ * not make adnn_gemm slow; F64 calls OpenBLAS's cblas_dgemm. Batched GEMM is
+ * a loop of single calls: each call is already multi-threaded, and Debian's
+ * OpenBLAS 0.3.21 has no batched interface.
  */
 #include "config.h"
 
@@ -9,6 +12,7 @@
 #include <limits.h>
 
 #include "backends/cpu/cpu_plugin.h"
+#include "kernels/cpu/gemm.h"
 
 static int fits_blasint(int64_t v) { return v <= (int64_t)INT_MAX; }
 
@@ -31,8 +35,9 @@ adnn_status adnn_cpu__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args
     const float *a = g->a, *b = g->b;
     float *c = g->c;
     for (int64_t i = 0; i < g->batch; i++)
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, (float)g->alpha, a + i * g->stride_a, lda,
-                  b + i * g->stride_b, ldb, (float)g->beta, c + i * g->stride_c, ldc);
+      adnn_cpu_sgemm(adnn_cpu__env.isa, g->ta == ADNN_TRANS, g->tb == ADNN_TRANS, m, n, k,
+                     (float)g->alpha, a + i * g->stride_a, lda, b + i * g->stride_b, ldb,
+                     (float)g->beta, c + i * g->stride_c, ldc, NULL);
     return ADNN_STATUS_SUCCESS;
   }
   if (g->dtype == ADNN_DTYPE_F64) {

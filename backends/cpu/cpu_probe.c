@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "backends/cpu/cpu_plugin.h"
+#include "kernels/cpu/gemm.h"
 
 #ifndef HAVE_OPENBLAS_GET_CONFIG
 static char *openblas_get_config(void) { return (char *)"unknown"; }
@@ -205,6 +206,9 @@ adnn_status adnn_cpu__init(void) {
 #endif
   adnn_cpu__env.features = adnn_cpu_features_get();
   adnn_cpu__env.isa = kernel_isa(adnn_cpu__env.features);
+  /* The GEMM dispatcher may give a shape to OpenBLAS only when OpenBLAS
+   * runs AVX kernels on this CPU (kernels/cpu/gemm.h). */
+  adnn_cpu_sgemm_set_openblas_fast(!is_pre_avx_core(openblas_get_corename()));
   /* The pool may have started fewer threads than asked; per-thread
    * workspace slices follow what it has. */
   adnn_cpu__env.threads = adnn_cpu_parallel_threads();

@@ -9,18 +9,17 @@
  *
  * The pixels are cut into tiles so that each GEMM's output is still in cache
  * when the epilogue (bias + activation) runs over it, and so that the tiles
- * can be spread over the thread pool. Each task calls OpenBLAS on its own tile;
- * the tiles are wide enough (at least 256 pixels) for OpenBLAS's packing to pay
- * off. Tasks over our pool rather than a sequential loop of OpenBLAS-threaded
+ * can be spread over the thread pool. Each task runs the GEMM of its own tile
+ * through adnn_cpu_sgemm (gemm.h: adnn's engine on the task's thread); the
+ * tiles are wide enough (at least 256 pixels) for the packing to pay off. Tasks over our pool rather than a sequential loop of OpenBLAS-threaded
  * GEMMs, for the reasons measured in conv2d-im2col_gemm.c: each tile's
  * epilogue stays on the core that wrote the tile, and GEMMs this thin split
  * poorly across OpenBLAS's threads.
  */
 #include "config.h"
 
-#include <cblas.h>
-
 #include "kernels/cpu/conv2d.h"
+#include "kernels/cpu/gemm.h"
 
 /* Target bytes of a tile's input plus output, and the fewest pixels a tile
  * gets whatever the channel counts. */
@@ -65,6 +64,7 @@ static int64_t w_ld(const adnn_plugin_conv2d *d) {
 
 typedef struct state_1x1 {
   adnn_cpu_act act;
+  int isa;       /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
   int nhwc;      /* layout: NHWC, else NCHW */
   int epilogue;  /* adnn_cpu_conv2d_has_epilogue */
   int64_t ldw;   /* row stride of the [K, Cg] filter matrix; 0: packed into the workspace */
@@ -77,6 +77,7 @@ static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void 
   const adnn_plugin_conv2d *g = problem;
   state_1x1 *s = state;
   adnn_cpu_act_init(&s->act, &g->activation, env->isa);
+  s->isa = env->isa;
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->epilogue = adnn_cpu_conv2d_has_epilogue(g);
   s->ldw = w_ld(g);
@@ -107,8 +108,8 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
     int64_t nt = hw - c0 < j->tile ? hw - c0 : j->tile;
     const float *xt = j->x + (n * g->C + gr * g->Cg) * hw + c0;
     float *yt = j->y + (n * g->K + gr * g->Kg) * hw + c0;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->Kg, (int)nt, (int)g->Cg, 1.0f,
-                j->w + gr * g->Kg * j->ldw, (int)j->ldw, xt, (int)hw, 0.0f, yt, (int)hw);
+    adnn_cpu_sgemm(j->s->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
+                   j->w + gr * g->Kg * j->ldw, j->ldw, xt, hw, 0.0f, yt, hw, NULL);
     if (epi)
       for (int64_t k = 0; k < g->Kg; k++)
         adnn_cpu_epilogue_f32(&j->s->act, yt + k * hw, (size_t)nt,
@@ -126,9 +127,9 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
     int64_t gr = t % g->groups, p0 = t / g->groups * j->tile;
     int64_t m = total - p0 < j->tile ? total - p0 : j->tile;
     float *yt = j->y + p0 * g->K + gr * g->Kg;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)g->Kg, (int)g->Cg, 1.0f,
-                j->x + p0 * g->C + gr * g->Cg, (int)g->C, j->w + gr * g->Kg * j->ldw, (int)j->ldw,
-                0.0f, yt, (int)g->K);
+    adnn_cpu_sgemm(j->s->isa, 0, 1, m, g->Kg, g->Cg, 1.0f,
+                   j->x + p0 * g->C + gr * g->Cg, g->C, j->w + gr * g->Kg * j->ldw, j->ldw,
+                   0.0f, yt, g->K, NULL);
     if (epi)
       for (int64_t i = 0; i < m; i++) {
         if (j->bias)

@@ -25,16 +25,16 @@
  * over the pool and each GEMM threaded by OpenBLAS, measured 1.5-2x slower on
  * this project's 2-core machine (ResNet-50 3x3 64->64 56x56): OpenBLAS's
  * threads spin between calls and compete with the pool's column building, the
- * columns travel between cores, and a 64-row GEMM splits poorly. OpenBLAS may
- * still thread a tile's GEMM when called from a pool thread; its pthread build
- * is safe for concurrent callers and measured no slower.
+ * columns travel between cores, and a 64-row GEMM splits poorly. The tile's
+ * GEMM is adnn_cpu_sgemm (gemm.h), which inside a pool task runs adnn's own
+ * engine on the calling thread, so no OpenBLAS thread competes with the pool.
  */
 #include "config.h"
 
-#include <cblas.h>
 #include <string.h>
 
 #include "kernels/cpu/conv2d.h"
+#include "kernels/cpu/gemm.h"
 
 /* Target bytes of one column tile, and the fewest GEMM columns (NCHW) or rows
  * (NHWC) a tile gets even when that exceeds the target: thinner GEMMs lose
@@ -75,6 +75,7 @@ static int im2col_supports(const void *problem, const adnn_cpu_env *env, char *w
 
 typedef struct im2col_state {
   adnn_cpu_act act;
+  int isa;      /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
   int nhwc;     /* layout: NHWC, else NCHW */
   int epilogue; /* adnn_cpu_conv2d_has_epilogue */
   /* NCHW: filters that are not packed KCRS are packed in front of the
@@ -92,6 +93,7 @@ static void im2col_reshape(const void *problem, const adnn_cpu_env *env, void *s
   const adnn_plugin_conv2d *g = problem;
   im2col_state *s = state;
   adnn_cpu_act_init(&s->act, &g->activation, env->isa);
+  s->isa = env->isa;
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->epilogue = adnn_cpu_conv2d_has_epilogue(g);
   const int64_t crs = g->Cg * g->R * g->S;
@@ -180,13 +182,13 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
     /* A 1x1 stride-1 unpadded filter needs no columns: the image is one. */
     if (g->R == 1 && g->S == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
         g->pad_left == 0 && g->P == g->H && g->Q == g->W) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->Kg, (int)nt, (int)crs, 1.0f,
-                  wg, (int)crs, xg + p0 * g->Q, (int)pq, 0.0f, yt, (int)pq);
+      adnn_cpu_sgemm(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
+                     wg, crs, xg + p0 * g->Q, pq, 0.0f, yt, pq, NULL);
     } else {
       nchw_job job = {g, xg, col, p0, rows};
       nchw_im2col(&job);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->Kg, (int)nt, (int)crs, 1.0f,
-                  wg, (int)crs, col, (int)nt, 0.0f, yt, (int)pq);
+      adnn_cpu_sgemm(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
+                     wg, crs, col, nt, 0.0f, yt, pq, NULL);
     }
     if (s->epilogue)
       for (int64_t k = 0; k < g->Kg; k++)
@@ -279,8 +281,8 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
     float *yt = a->y + p0 * g->K + gr * g->Kg;
     nhwc_job job = {g, a->x, NULL, col, NULL, p0, gr * g->Cg};
     nhwc_im2col(&job, m);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)g->Kg, (int)len, 1.0f, col,
-                (int)len, a->wt + gr * g->Kg * len, (int)len, 0.0f, yt, (int)g->K);
+    adnn_cpu_sgemm(s->isa, 0, 1, m, g->Kg, len, 1.0f, col,
+                   len, a->wt + gr * g->Kg * len, len, 0.0f, yt, g->K, NULL);
     if (s->epilogue)
       for (int64_t i = 0; i < m; i++) {
         if (a->bias)

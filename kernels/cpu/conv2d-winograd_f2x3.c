@@ -14,7 +14,7 @@
  * arrive at execute time, in any layout), spread over the thread pool. The
  * tiles are then cut into blocks (a rectangle of tiles inside one image, small
  * enough that a block's V and M stay in the L2 cache) and each block is one
- * task on the pool: input transform, the 16 GEMMs (OpenBLAS), output transform
+ * task on the pool: input transform, the 16 GEMMs (adnn_cpu_sgemm), output transform
  * with bias and activation applied to the outputs as they are written. Each
  * thread has its own V and M buffers in the workspace. Tiles that stick out of
  * the image read zeros (padding) and write only their inside outputs, so odd P
@@ -38,10 +38,10 @@
  */
 #include "config.h"
 
-#include <cblas.h>
 #include <string.h>
 
 #include "kernels/cpu/conv2d.h"
+#include "kernels/cpu/gemm.h"
 
 /* Target bytes of one block's V plus M. */
 #define BLOCK_BYTES ((int64_t)1 << 20)
@@ -53,6 +53,7 @@ enum { WINOGRAD_MIN_TILES = 256, WINOGRAD_MIN_CHANNELS = 16 };
 /* Everything run needs, computed once by wino_reshape. */
 typedef struct wino_state {
   adnn_cpu_act act;
+  int isa;                  /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
   int nhwc;                 /* layout: NHWC, else NCHW */
   int epilogue;             /* adnn_cpu_conv2d_has_epilogue */
   int avx512;               /* 1 when the AVX-512 transforms run */
@@ -120,6 +121,7 @@ static void wino_reshape(const void *problem, const adnn_cpu_env *env, void *sta
   wino_state *w = state;
   plan_of(g, w);
   adnn_cpu_act_init(&w->act, &g->activation, env->isa);
+  w->isa = env->isa;
   w->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   w->epilogue = adnn_cpu_conv2d_has_epilogue(g);
 #if defined(__x86_64__) || defined(__i386__)
@@ -390,9 +392,9 @@ static void block_task(void *arg, int64_t b0, int64_t b1, int thread) {
 
     /* The 16 GEMMs: M[xi] (Kg x nt) = U[xi] (Kg x Cg) * V[xi] (Cg x nt). */
     for (int xi = 0; xi < 16; xi++)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->Kg, (int)nt, (int)g->Cg, 1.0f,
-                  j->u + (xi * g->K + gr * g->Kg) * g->Cg, (int)g->Cg, v + xi * g->Cg * nt, (int)nt,
-                  0.0f, m + xi * g->Kg * nt, (int)nt);
+      adnn_cpu_sgemm(w->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
+                     j->u + (xi * g->K + gr * g->Kg) * g->Cg, g->Cg, v + xi * g->Cg * nt, nt,
+                     0.0f, m + xi * g->Kg * nt, nt, NULL);
 
     /* Output transform with A^T = [1 1 1 0; 0 1 -1 -1], then the epilogue on
      * the (up to) two output rows of each tile row while they are in cache. */
@@ -610,12 +612,13 @@ static void block_task_nhwc(void *arg, int64_t b0, int64_t b1, int thread) {
     }
 
     /* M[xi] (nt x Kg) = V[xi] (nt x Cg) * U[xi]^T, with U[xi]^T stored as is
-     * ([Cg, Kg]): OpenBLAS has fast small-matrix kernels for this
-     * non-transposed case and not for the transposed one. */
+     * ([Cg, Kg]): the non-transposed case, whose B panels pack with
+     * contiguous vector copies (OpenBLAS, used here before, also had fast
+     * small-matrix kernels for it and not for the transposed one). */
     for (int xi = 0; xi < 16; xi++)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nt, (int)g->Kg, (int)g->Cg, 1.0f,
-                  v + xi * vstride, (int)g->Cg, j->ut + (xi * g->groups + gr) * g->Cg * g->Kg,
-                  (int)g->Kg, 0.0f, m + xi * mstride, (int)g->Kg);
+      adnn_cpu_sgemm(w->isa, 0, 0, nt, g->Kg, g->Cg, 1.0f,
+                     v + xi * vstride, g->Cg, j->ut + (xi * g->groups + gr) * g->Cg * g->Kg,
+                     g->Kg, 0.0f, m + xi * mstride, g->Kg, NULL);
 
     /* Output transform, then the epilogue on each output pixel's channels. */
     for (int64_t t = 0; t < nt; t++) {

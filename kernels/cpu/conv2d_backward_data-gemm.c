@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv2d_backward.h"
+#include "kernels/cpu/gemm.h"
 
 /* Target bytes of one column tile, the fewest GEMM columns (NCHW) or rows
  * (NHWC) a tile gets, and the fewest GEMM rows (input channels times R*S)
@@ -73,6 +74,7 @@
 
 typedef struct bwd_data_state {
   int nhwc, is_1x1, f64;
+  int isa; /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
   size_t esize;
   /* Filters packed KCRS (NCHW, when not already) or reordered KRSC (NHWC,
    * always) in front of the column buffers: `packed` elements, or 0. */
@@ -162,6 +164,7 @@ static void data_reshape(const void *problem, const adnn_cpu_env *env, void *sta
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->is_1x1 = is_1x1;
   s->f64 = g->x.dtype == ADNN_DTYPE_F64;
+  s->isa = env->isa;
   s->esize = s->f64 ? sizeof(double) : sizeof(float);
   const int64_t rs = g->R * g->S, crs = g->Cg * rs;
   /* Channel blocks of at least MIN_ROWS GEMM rows (a multiple of 8
@@ -240,8 +243,14 @@ static void data_1x1_reshape(const void *problem, const adnn_cpu_env *env, void 
   data_reshape(problem, env, state, workspace_bytes, 1);
 }
 
+/* F32 runs through adnn_cpu_sgemm (gemm.h: the engine inside the pool's
+ * tasks), with the CBLAS argument list of the F64 calls; `s` is the state
+ * at every call site. F64 stays on OpenBLAS. */
+#define CONV_BWD_SGEMM_(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)          \
+  adnn_cpu_sgemm(s->isa, (ta) == CblasTrans, (tb) == CblasTrans, m, n, k, alpha, a, lda, b, ldb, \
+                 beta, c, ldc, NULL)
 #define CONV_BWD_T float
-#define CONV_BWD_GEMM cblas_sgemm
+#define CONV_BWD_GEMM CONV_BWD_SGEMM_
 #define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)
 #include "kernels/cpu/conv2d_backward_data-gemm.c"
 #undef CONV_BWD_T

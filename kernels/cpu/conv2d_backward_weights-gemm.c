@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv2d_backward.h"
+#include "kernels/cpu/gemm.h"
 
 #define TILE_BYTES ((int64_t)1 << 20)
 #define MIN_TILE 256
@@ -48,6 +49,7 @@
 
 typedef struct bwd_weights_state {
   int nhwc, is_1x1, f64;
+  int isa; /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
   size_t esize;
   int64_t rows_per_tile; /* NCHW: output rows per tile */
   int64_t tile;          /* NHWC: pixels per tile */
@@ -82,6 +84,7 @@ static void weights_reshape(const void *problem, const adnn_cpu_env *env, void *
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->is_1x1 = is_1x1;
   s->f64 = g->x.dtype == ADNN_DTYPE_F64;
+  s->isa = env->isa;
   s->esize = s->f64 ? sizeof(double) : sizeof(float);
   const int64_t crs = g->Cg * g->R * g->S, PQ = g->P * g->Q;
   s->batches = g->N;
@@ -149,8 +152,14 @@ static void weights_1x1_reshape(const void *problem, const adnn_cpu_env *env, vo
   weights_reshape(problem, env, state, workspace_bytes, 1);
 }
 
+/* F32 runs through adnn_cpu_sgemm (gemm.h: the engine inside the pool's
+ * tasks), with the CBLAS argument list of the F64 calls; `s` is the state
+ * at every call site. F64 stays on OpenBLAS. */
+#define CONV_BWD_SGEMM_(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)          \
+  adnn_cpu_sgemm(s->isa, (ta) == CblasTrans, (tb) == CblasTrans, m, n, k, alpha, a, lda, b, ldb, \
+                 beta, c, ldc, NULL)
 #define CONV_BWD_T float
-#define CONV_BWD_GEMM cblas_sgemm
+#define CONV_BWD_GEMM CONV_BWD_SGEMM_
 #define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)
 #include "kernels/cpu/conv2d_backward_weights-gemm.c"
 #undef CONV_BWD_T

@@ -39,12 +39,25 @@ static struct {
     .threads = 1,
 };
 
+/* How many chunks the calling thread is inside (nested loops run inline).
+ * Initial-exec TLS: the plugin is dlopen'd, and glibc allocates a dlopen'd
+ * module's ordinary (dynamic) TLS with malloc at a thread's first access,
+ * aborting the process when that allocation fails ("cannot allocate memory
+ * for thread-local data", seen in t/alloc-fail). An initial-exec variable
+ * lives in the static TLS block, which glibc sizes with room for a few such
+ * bytes of dlopen'd modules, so reading it never allocates. */
+static _Thread_local int in_task __attribute__((tls_model("initial-exec")));
+
+int adnn_cpu_parallel_in_task(void) { return in_task > 0; }
+
 static void run_chunks(adnn_cpu_task_fn fn, void *arg, int64_t n, int64_t chunk, int thread) {
   for (;;) {
     int64_t begin = atomic_fetch_add(&pool.next, chunk);
     if (begin >= n) break;
     int64_t end = begin + chunk < n ? begin + chunk : n;
+    in_task++;
     fn(arg, begin, end, thread);
+    in_task--;
   }
 }
 
@@ -95,7 +108,9 @@ void adnn_cpu_parallel_for(int64_t n, int64_t grain, adnn_cpu_task_fn fn, void *
   int threads = pool.threads;
   int expected = 0;
   if (threads <= 1 || n <= grain || !atomic_compare_exchange_strong(&pool.busy, &expected, 1)) {
+    in_task++;
     fn(arg, 0, n, 0);
+    in_task--;
     return;
   }
   /* About four chunks per thread balances uneven work without much overhead. */

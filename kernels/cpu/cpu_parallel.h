@@ -29,4 +29,10 @@ int adnn_cpu_parallel_threads(void);
  *  of this file). */
 void adnn_cpu_parallel_for(int64_t n, int64_t grain, adnn_cpu_task_fn fn, void *arg);
 
+/** 1 while the calling thread runs a chunk of a parallel_for (on a worker
+ *  or on the caller, and also when the loop ran on the caller alone), else
+ *  0. The GEMM dispatcher (gemm.h) uses it never to start OpenBLAS's threads
+ *  inside one of our tasks. */
+int adnn_cpu_parallel_in_task(void);
+
 #endif

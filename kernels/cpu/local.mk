@@ -20,6 +20,11 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/simd_instantiate.h \
 	kernels/cpu/simd_region.h \
 	kernels/cpu/reference.c \
+	kernels/cpu/gemm.h \
+	kernels/cpu/gemm.c \
+	kernels/cpu/gemm_kernel.h \
+	kernels/cpu/gemm_kernel-avx512.c \
+	kernels/cpu/gemm_kernel-avx2.c \
 	kernels/cpu/conv2d.h \
 	kernels/cpu/conv2d-depthwise_direct.c \
 	kernels/cpu/conv2d-gemm_1x1.c \

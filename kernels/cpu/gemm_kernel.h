@@ -1,0 +1,41 @@
+/*
+ * The per-instruction-set parts of the GEMM engine (gemm.h): one
+ * microkernel and the two packing routines that feed it, compiled for their
+ * instruction set in gemm_kernel-<isa>.c. gemm.c owns the blocking, the
+ * loops and the threads and calls only these three functions.
+ *
+ * Packed formats (both zero-padded to whole panels, so the microkernel
+ * always runs full MR x NR tiles and only the store is masked):
+ *   A panel: MR rows of op(A) over kc columns, column after column:
+ *            ap[p * MR + i] = op(A)[i][p]; rows >= `rows` are 0.
+ *   B panel: NR columns of op(B) over kc rows, row after row:
+ *            bp[p * NR + j] = op(B)[p][j]; columns >= `cols` are 0.
+ */
+#ifndef ADNN_CPU_GEMM_KERNEL_H
+#define ADNN_CPU_GEMM_KERNEL_H
+
+#include <stdint.h>
+
+typedef struct adnn_cpu_gemm_ukr {
+  int mr, nr; /* the register tile */
+  /** C[i][j] = alpha * sum_p ap[p*MR + i] * bp[p*NR + j] + beta * C[i][j]
+   *  for i < rows <= MR, j < cols <= NR; beta = 0 does not read C. Columns
+   *  beyond cols are never touched (masked loads and stores). */
+  void (*kernel)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int rows,
+                 int cols, float alpha, float beta);
+  /** Packs the rows x kc block of op(A) whose first element is at `a` (that
+   *  is A + i0 * lda + p0 when ta = 0, A + p0 * lda + i0 when ta = 1) into
+   *  one A panel. */
+  void (*pack_a)(int ta, const float *a, int64_t lda, int rows, int64_t kc, float *ap);
+  /** Packs the kc x cols block of op(B) whose first element is at `b` (B +
+   *  p0 * ldb + j0 when tb = 0, B + j0 * ldb + p0 when tb = 1) into one B
+   *  panel. */
+  void (*pack_b)(int tb, const float *b, int64_t ldb, int cols, int64_t kc, float *bp);
+} adnn_cpu_gemm_ukr;
+
+/** 12 x 32 tile (24 ZMM accumulators), gemm_kernel-avx512.c. */
+extern const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx512;
+/** 6 x 16 tile (12 YMM accumulators), gemm_kernel-avx2.c. */
+extern const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx2;
+
+#endif
