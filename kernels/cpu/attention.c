@@ -107,6 +107,7 @@ static const att_fns NAME(adnn_att) = {{NAME(att_layout_f32), NAME(att_layout_f6
 /* The most bytes of packed K and V one thread keeps for one (b, g) pair
  * (16384 keys at D = Dv = 64 in F32 take 8 MiB). */
 #define ATT_CACHE_BYTES ((size_t)32 << 20)
+#define ATT_CACHE_TOTAL ((size_t)128 << 20)
 
 /* The plan's state: the problem's sizes and strides, the blocking, and the
  * workspace layout of one thread's slice (byte offsets). */
@@ -152,7 +153,12 @@ static void att_ws_layout(att_state *s, size_t es) {
   const size_t bqp = (size_t)s->bqp, D = (size_t)s->D, dvp = (size_t)s->dvp;
   const size_t blocks = (size_t)((s->Skv + ATT_BK - 1) / ATT_BK);
   const size_t block_bytes = (D + dvp) * ATT_BK * es;
-  s->kv_cache = s->row_blocks > 1 && blocks <= ATT_CACHE_BYTES / block_bytes;
+  /* ATT_CACHE_BYTES per thread, and all threads' caches within
+   * ATT_CACHE_TOTAL (half of the default workspace limit of
+   * adnn_tune_options, 256 MiB). */
+  size_t cap = ATT_CACHE_TOTAL / (size_t)s->threads;
+  if (cap > ATT_CACHE_BYTES) cap = ATT_CACHE_BYTES;
+  s->kv_cache = s->row_blocks > 1 && blocks <= cap / block_bytes;
   const size_t nb = s->kv_cache ? blocks : 1;
   s->off_q = at, at += att_align(bqp * D * es);
   s->off_k = at, at += att_align(nb * D * ATT_BK * es);
@@ -206,8 +212,8 @@ static void att_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   s->BQ = bq;
   s->row_blocks = ceil_div(s->R, bq);
   s->tasks = pairs * s->row_blocks;
-  s->fn->layout[s->f64](s);
   s->threads = env->threads > 0 ? env->threads : 1;
+  s->fn->layout[s->f64](s);
   *workspace_bytes = s->per_thread * (size_t)s->threads;
 }
 
