@@ -42,7 +42,7 @@ bench_check_overhead_SOURCES = bench/check-overhead.c
 bench_check_overhead_LDADD = libadnn.la
 
 # The fused attention forward against the unfused composition of adnn's own
-# GEMM, binary (causal mask) and softmax ops, in one run (doc/performance.md).
+# GEMM, binary (causal mask) and softmax ops, in one run (run by hand).
 noinst_PROGRAMS += bench/attention-unfused
 bench_attention_unfused_SOURCES = bench/attention-unfused.c
 bench_attention_unfused_LDADD = libadnn.la -lm
