@@ -13,7 +13,8 @@
  *
  * Usage: bench/attention-unfused [--repeat N] [--max-scores-gib G]
  *            B H S D causal [B H S D causal ...]
- * prints one line per problem: the best of N runs (default 3) of each, in
+ * prints one line per problem: the best of N runs (default 3) of each (the
+ * two alternating run by run, after one untimed run of each), in
  * milliseconds, the fused speed-up, and the largest difference between the
  * two outputs (a check that both computed the same thing). Each timed run
  * ends with adnn_context_synchronize.
@@ -80,19 +81,13 @@ static void run(adnn_context *ctx, const problem *pr, int repeat, double max_sco
   CHECK(adnn_plan_create_attention(ctx, &d, &fused));
   const void *in[3] = {q, k, v};
   void *out[2] = {o, lse};
-  double best_fused = INFINITY;
-  for (int r = 0; r <= repeat; r++) { /* run 0 warms up */
-    const double t0 = now_ms();
-    CHECK(adnn_plan_execute_multi(fused, in, 3, out, 2));
-    CHECK(adnn_context_synchronize(ctx));
-    const double t = now_ms() - t0;
-    if (r > 0 && t < best_fused) best_fused = t;
-  }
 
   /* Unfused, when its scores fit. */
   const double scores_gib = (double)BH * (double)S * (double)S * 4.0 / (1024.0 * 1024.0 * 1024.0);
-  double best_unfused = INFINITY, diff = NAN;
-  if (scores_gib <= max_scores_gib) {
+  const int unfused = scores_gib <= max_scores_gib;
+  adnn_plan *softmax = NULL, *add = NULL;
+  const double scale = 1.0 / sqrt((double)D);
+  if (unfused) {
     const size_t ns = (size_t)(BH * S * S);
     CHECK(adnn_malloc(ctx, ns * 4, (void **)&scores));
     CHECK(adnn_malloc(ctx, n * 4, (void **)&o2));
@@ -101,7 +96,6 @@ static void run(adnn_context *ctx, const problem *pr, int repeat, double max_sco
     const int64_t sdims[2] = {BH * S, S};
     CHECK(adnn_tensor_desc_init(&sd.x, ADNN_DTYPE_F32, 2, sdims));
     sd.y = sd.x;
-    adnn_plan *softmax, *add = NULL;
     CHECK(adnn_plan_create_softmax(ctx, &sd, &softmax));
     if (pr->causal) {
       CHECK(adnn_malloc(ctx, (size_t)(S * S) * 4, (void **)&mask));
@@ -116,23 +110,33 @@ static void run(adnn_context *ctx, const problem *pr, int repeat, double max_sco
       bd.y = bd.a;
       CHECK(adnn_plan_create_binary(ctx, &bd, &add));
     }
-    const double scale = 1.0 / sqrt((double)D);
-    for (int r = 0; r <= repeat; r++) {
-      const double t0 = now_ms();
-      CHECK(adnn_gemm_batched(ctx, ADNN_DTYPE_F32, ADNN_NO_TRANS, ADNN_TRANS, S, S, D, scale, q,
-                              D, k, D, 0.0, scores, S, BH, S * D, S * D, S * S));
-      if (add) {
-        const void *ain[2] = {scores, mask};
-        CHECK(adnn_plan_execute(add, ain, 2, scores));
-      }
-      const void *sin[1] = {scores};
-      CHECK(adnn_plan_execute(softmax, sin, 1, scores));
-      CHECK(adnn_gemm_batched(ctx, ADNN_DTYPE_F32, ADNN_NO_TRANS, ADNN_NO_TRANS, S, D, S, 1.0,
-                              scores, S, v, D, 0.0, o2, D, BH, S * S, S * D, S * D));
-      CHECK(adnn_context_synchronize(ctx));
-      const double t = now_ms() - t0;
-      if (r > 0 && t < best_unfused) best_unfused = t;
+  }
+  /* The two alternate run by run (run 0 of each warms up), so that a change
+   * of the machine's load falls on both; the best run of each counts. */
+  double best_fused = INFINITY, best_unfused = INFINITY, diff = NAN;
+  for (int r = 0; r <= repeat; r++) {
+    double t0 = now_ms();
+    CHECK(adnn_plan_execute_multi(fused, in, 3, out, 2));
+    CHECK(adnn_context_synchronize(ctx));
+    double t = now_ms() - t0;
+    if (r > 0 && t < best_fused) best_fused = t;
+    if (!unfused) continue;
+    t0 = now_ms();
+    CHECK(adnn_gemm_batched(ctx, ADNN_DTYPE_F32, ADNN_NO_TRANS, ADNN_TRANS, S, S, D, scale, q, D,
+                            k, D, 0.0, scores, S, BH, S * D, S * D, S * S));
+    if (add) {
+      const void *ain[2] = {scores, mask};
+      CHECK(adnn_plan_execute(add, ain, 2, scores));
     }
+    const void *sin[1] = {scores};
+    CHECK(adnn_plan_execute(softmax, sin, 1, scores));
+    CHECK(adnn_gemm_batched(ctx, ADNN_DTYPE_F32, ADNN_NO_TRANS, ADNN_NO_TRANS, S, D, S, 1.0,
+                            scores, S, v, D, 0.0, o2, D, BH, S * S, S * D, S * D));
+    CHECK(adnn_context_synchronize(ctx));
+    t = now_ms() - t0;
+    if (r > 0 && t < best_unfused) best_unfused = t;
+  }
+  if (unfused) {
     diff = 0.0;
     for (size_t i = 0; i < n; i++) diff = fmax(diff, fabs((double)o[i] - (double)o2[i]));
     if (add) adnn_plan_destroy(add);

@@ -17,7 +17,7 @@
  *      above the diagonal, and keys past the key length, are never touched;
  *   2. per block of ATT_BK keys: K^T and V are packed ([D, ATT_BK] and
  *      [ATT_BK, Dv] padded to whole vectors), S = scale * Q K^T is formed
- *      in register tiles (AT_MR rows x AT_NR vectors, the accumulators held
+ *      in register tiles (AT_MR = 6 rows x AT_NR = 4 or 2 vectors, the accumulators held
  *      over the whole reduction over D), the bias is added and the masked
  *      scores set to -inf; each row's running maximum m and sum l (in
  *      double) are updated, S becomes P = exp(S - m) in place, the row's
@@ -41,10 +41,10 @@
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
-/* Register tiles: AT_MR rows by AT_NR vectors of S (32 vector registers on
- * AVX-512 hold 4 x 4 accumulators and the loads; 16 on AVX2 and SSE hold
- * 4 x 2). */
-#define AT_MR 4
+/* Register tiles: AT_MR rows by AT_NR vectors of S and of O (32 vector
+ * registers on AVX-512 hold 6 x 4 accumulators, the 4 loads and the
+ * broadcast; 16 on AVX2 and SSE hold 6 x 2 and 3 more). */
+#define AT_MR 6
 #if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
 #define AT_NR 4
 #else
@@ -101,11 +101,13 @@ static const att_fns NAME(adnn_att) = {{NAME(att_layout_f32), NAME(att_layout_f6
 /* Keys per block: a multiple of every register tile's width (AT_NR vectors
  * of every instruction set and type). */
 #define ATT_BK 64
-/* Rows per task at most; fewer when that would leave threads idle. */
-#define ATT_BQ 128
+/* Rows per task at most (a multiple of the 6-row register tile); fewer when
+ * that would leave threads idle. */
+#define ATT_BQ 120
 /* The most bytes of packed K and V one thread keeps for one (b, g) pair
  * (16384 keys at D = Dv = 64 in F32 take 8 MiB). */
 #define ATT_CACHE_BYTES ((size_t)32 << 20)
+#define ATT_CACHE_TOTAL ((size_t)128 << 20)
 
 /* The plan's state: the problem's sizes and strides, the blocking, and the
  * workspace layout of one thread's slice (byte offsets). */
@@ -151,7 +153,12 @@ static void att_ws_layout(att_state *s, size_t es) {
   const size_t bqp = (size_t)s->bqp, D = (size_t)s->D, dvp = (size_t)s->dvp;
   const size_t blocks = (size_t)((s->Skv + ATT_BK - 1) / ATT_BK);
   const size_t block_bytes = (D + dvp) * ATT_BK * es;
-  s->kv_cache = s->row_blocks > 1 && blocks <= ATT_CACHE_BYTES / block_bytes;
+  /* ATT_CACHE_BYTES per thread, and all threads' caches within
+   * ATT_CACHE_TOTAL (half of the default workspace limit of
+   * adnn_tune_options, 256 MiB). */
+  size_t cap = ATT_CACHE_TOTAL / (size_t)s->threads;
+  if (cap > ATT_CACHE_BYTES) cap = ATT_CACHE_BYTES;
+  s->kv_cache = s->row_blocks > 1 && blocks <= cap / block_bytes;
   const size_t nb = s->kv_cache ? blocks : 1;
   s->off_q = at, at += att_align(bqp * D * es);
   s->off_k = at, at += att_align(nb * D * ATT_BK * es);
@@ -196,7 +203,7 @@ static void att_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   s->has_lse = p->has_lse;
   s->f64 = p->q.dtype == ADNN_DTYPE_F64;
   s->fn = att_by_isa[env->isa];
-  /* Blocks of ATT_BQ rows, halved (down to one register tile's 4 rows)
+  /* Blocks of ATT_BQ rows, halved (down to 4 rows)
    * while there would be fewer than two tasks per thread. */
   const int64_t pairs = p->B * p->Hkv;
   int64_t bq = ATT_BQ;
@@ -205,8 +212,8 @@ static void att_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   s->BQ = bq;
   s->row_blocks = ceil_div(s->R, bq);
   s->tasks = pairs * s->row_blocks;
-  s->fn->layout[s->f64](s);
   s->threads = env->threads > 0 ? env->threads : 1;
+  s->fn->layout[s->f64](s);
   *workspace_bytes = s->per_thread * (size_t)s->threads;
 }
 

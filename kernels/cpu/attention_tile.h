@@ -12,7 +12,7 @@
  * AT_MR rows by AT_NR vectors (the AT_MR x AT_NR accumulators stay in
  * registers over the whole reduction over D; Q's elements are broadcast and
  * K^T's packed rows loaded), and O += P V in tiles of AT_MR rows by up to
- * four vectors of Dv (P's elements broadcast, V's packed rows loaded).
+ * AT_NR vectors of Dv (P's elements broadcast, V's packed rows loaded).
  */
 #define AT_NAME3_(f, s) NAME(f##_##s)
 #define AT_NAME2_(f, s) AT_NAME3_(f, s)
@@ -101,18 +101,19 @@ SIMD_INLINE void AT_NAME(at_qk_tile)(const AT_T *Qp, const AT_T *Kt, AT_T *S, in
     for (int n = 0; n < AT_NR; n++) AT_NAME(at_store)(S + r * ATT_BK + n * AT_L, acc[r][n] * scale);
 }
 
-/* O[r][c] += sum_k P[r][k] Vp[k][c] for AT_MR rows, k < bk, and NV (1..4)
- * vectors of columns (O rows of ldo elements, P rows of ATT_BK, Vp rows of
- * ldv). Inlined with NV constant, so that the accumulators are registers. */
+/* O[r][c] += sum_k P[r][k] Vp[k][c] for AT_MR rows, k < bk, and NV (1 to
+ * AT_NR) vectors of columns (O rows of ldo elements, P rows of ATT_BK, Vp
+ * rows of ldv). Inlined with NV constant, so that the accumulators are
+ * registers. */
 SIMD_INLINE void AT_NAME(at_pv_tile)(const AT_T *P, const AT_T *Vp, AT_T *O, int64_t bk,
                                      int64_t ldv, int64_t ldo, const int NV) {
-  AT_V acc[AT_MR][4];
+  AT_V acc[AT_MR][AT_NR];
 #pragma GCC unroll 8
   for (int r = 0; r < AT_MR; r++)
 #pragma GCC unroll 4
     for (int n = 0; n < NV; n++) acc[r][n] = AT_NAME(at_load)(O + r * ldo + n * AT_L);
   for (int64_t k = 0; k < bk; k++) {
-    AT_V vv[4];
+    AT_V vv[AT_NR];
 #pragma GCC unroll 4
     for (int n = 0; n < NV; n++) vv[n] = AT_NAME(at_load)(Vp + k * ldv + n * AT_L);
 #pragma GCC unroll 8
@@ -279,14 +280,9 @@ static void AT_NAME(att_task)(const att_state *s, const att_args *a, int64_t tas
     /* O += P V. */
     for (int64_t rr = 0; rr < nrp; rr += AT_MR) {
       int64_t c0 = 0;
-      for (; c0 + 4 * AT_L <= dvp; c0 += 4 * AT_L)
-        AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, bk, dvp, dvp, 4);
-      const int64_t left = (dvp - c0) / AT_L;
-      if (left == 3)
-        AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, bk, dvp, dvp, 3);
-      else if (left == 2)
-        AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, bk, dvp, dvp, 2);
-      else if (left == 1)
+      for (; c0 + AT_NR * AT_L <= dvp; c0 += AT_NR * AT_L)
+        AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, bk, dvp, dvp, AT_NR);
+      for (; c0 < dvp; c0 += AT_L)
         AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, bk, dvp, dvp, 1);
     }
   }
