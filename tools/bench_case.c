@@ -191,7 +191,8 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
     case BENCH_OP_ATTENTION: {
       /* q, k, v, o packed BHSD or BSHD, lse [B, H, Sq] packed, the bias of
        * its own dims packed, int32 key lengths [B]. dir=BWD_D: the backward
-       * op, pointing to this forward descriptor (kept in `forward`). */
+       * op (manifest row 22), pointing to this forward descriptor (with lse
+       * whatever nolse says). */
       adnn_attention_desc *c =
           p->dir == BENCH_DIR_BWD_D ? &forward.attention : &d->attention;
       adnn_attention_desc_init(c);
