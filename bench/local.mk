@@ -48,7 +48,7 @@ bench_attention_cuda_SOURCES = bench/attention-cuda.c
 bench_attention_cuda_LDADD = libadnn.la -lm
 
 # The fused attention forward against the unfused composition of adnn's own
-# GEMM, binary (causal mask) and softmax ops, in one run (doc/performance.md).
+# GEMM, binary (causal mask) and softmax ops, in one run (run by hand).
 noinst_PROGRAMS += bench/attention-unfused
 bench_attention_unfused_SOURCES = bench/attention-unfused.c
 bench_attention_unfused_LDADD = libadnn.la -lm

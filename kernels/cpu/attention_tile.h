@@ -41,9 +41,50 @@ SIMD_INLINE AT_V AT_NAME(at_max)(AT_V a, AT_V b) {
   return (AT_V)((gt & (at_mask)a) | (~gt & (at_mask)b));
 }
 
-/* The sum and the maximum of the lanes, as trees (log2(AT_L) dependent
- * steps rather than AT_L). */
+/* The sum and the maximum of the lanes: the instruction set's reductions
+ * on x86 (a fixed order, so results stay reproducible), a tree of
+ * log2(AT_L) steps elsewhere. */
+#if defined(__x86_64__) || defined(__i386__)
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
+#if AT_IS_F32
+#define AT_HSUM_(v) _mm512_reduce_add_ps((__m512)(v))
+#define AT_HMAX_(v) _mm512_reduce_max_ps((__m512)(v))
+#else
+#define AT_HSUM_(v) _mm512_reduce_add_pd((__m512d)(v))
+#define AT_HMAX_(v) _mm512_reduce_max_pd((__m512d)(v))
+#endif
+#elif ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX2
+#if AT_IS_F32
+SIMD_INLINE float AT_NAME(at_red4)(__m128 x, int max) {
+  x = max ? _mm_max_ps(x, _mm_movehl_ps(x, x)) : _mm_add_ps(x, _mm_movehl_ps(x, x));
+  const __m128 y = _mm_shuffle_ps(x, x, 1);
+  return _mm_cvtss_f32(max ? _mm_max_ss(x, y) : _mm_add_ss(x, y));
+}
+#define AT_HSUM_(v)                                                                   \
+  AT_NAME(at_red4)(_mm_add_ps(_mm256_castps256_ps128((__m256)(v)),                    \
+                              _mm256_extractf128_ps((__m256)(v), 1)), 0)
+#define AT_HMAX_(v)                                                                   \
+  AT_NAME(at_red4)(_mm_max_ps(_mm256_castps256_ps128((__m256)(v)),                    \
+                              _mm256_extractf128_ps((__m256)(v), 1)), 1)
+#else
+SIMD_INLINE double AT_NAME(at_red2)(__m128d x, int max) {
+  const __m128d y = _mm_unpackhi_pd(x, x);
+  return _mm_cvtsd_f64(max ? _mm_max_sd(x, y) : _mm_add_sd(x, y));
+}
+#define AT_HSUM_(v)                                                                   \
+  AT_NAME(at_red2)(_mm_add_pd(_mm256_castpd256_pd128((__m256d)(v)),                   \
+                              _mm256_extractf128_pd((__m256d)(v), 1)), 0)
+#define AT_HMAX_(v)                                                                   \
+  AT_NAME(at_red2)(_mm_max_pd(_mm256_castpd256_pd128((__m256d)(v)),                   \
+                              _mm256_extractf128_pd((__m256d)(v), 1)), 1)
+#endif
+#endif
+#endif
+
 SIMD_INLINE AT_T AT_NAME(at_hsum)(AT_V v) {
+#ifdef AT_HSUM_
+  return AT_HSUM_(v);
+#else
   AT_T t[AT_L];
   memcpy(t, &v, sizeof t);
 #pragma GCC unroll 8
@@ -51,8 +92,12 @@ SIMD_INLINE AT_T AT_NAME(at_hsum)(AT_V v) {
 #pragma GCC unroll 16
     for (int e = 0; e < w; e++) t[e] += t[e + w];
   return t[0];
+#endif
 }
 SIMD_INLINE AT_T AT_NAME(at_hmax)(AT_V v) {
+#ifdef AT_HMAX_
+  return AT_HMAX_(v);
+#else
   AT_T t[AT_L];
   memcpy(t, &v, sizeof t);
 #pragma GCC unroll 8
@@ -60,7 +105,10 @@ SIMD_INLINE AT_T AT_NAME(at_hmax)(AT_V v) {
 #pragma GCC unroll 16
     for (int e = 0; e < w; e++) t[e] = t[e + w] > t[e] ? t[e + w] : t[e];
   return t[0];
+#endif
 }
+#undef AT_HSUM_
+#undef AT_HMAX_
 
 /* exp of every lane: the set's vector exp for float (0.9 ulp, 0 below
  * -87.3 and for -inf), libm's exp per lane for double. */
