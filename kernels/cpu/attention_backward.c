@@ -29,7 +29,9 @@
  * left operand through two strides, so P^T and dS^T need no copy. A causal
  * mask and key lengths bound each query block's keys: blocks of keys that no
  * row of the block sees are skipped, and so are chunks beyond a batch's key
- * length (their dk and dv are zero). Rows whose lse is -inf were fully masked
+ * length (their dk and dv are zero); in a tile on the causal diagonal each
+ * group of 4 rows (queries, or keys for dK and dV) runs its products only
+ * over the part of the tile it sees, which skips the masked upper half. Rows whose lse is -inf were fully masked
  * and contribute nothing (their dq is zero).
  *
  * Extra memory per thread: the chunk's packed K, K^T, V^T and its dK and dV
@@ -61,6 +63,10 @@ static const ab_fns NAME(adnn_attention_backward) = {
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/simd.h"
+
+/* The query and key block (Br = Bc): the tile's per-block range arrays are
+ * sized by it. */
+enum { AB_TILE = 64 };
 
 /* What reshape computes once (sizes, strides, tiling, workspace layout). */
 typedef struct ab_state {
@@ -141,8 +147,8 @@ static void ab_reshape(const void *problem, const adnn_cpu_env *env, void *state
 
   const size_t es = s->f64 ? sizeof(double) : sizeof(float);
   const int64_t lanes = s->f64 ? s->fn->lanes / 2 : s->fn->lanes;
-  s->Br = 64;
-  s->Bc = 64;
+  s->Br = AB_TILE;
+  s->Bc = AB_TILE;
   s->cu = lanes > 4 ? lanes : 4;
   s->Dp = round_up(s->D, lanes);
   s->Dvp = round_up(s->Dv, lanes);

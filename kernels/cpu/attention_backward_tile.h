@@ -132,21 +132,33 @@ SIMD_INLINE void TN(mk)(const int nv, int64_t K, const T *A, int64_t am, int64_t
 /* C (M x N, row stride ldc) = or += A (M x K, element [m][k] at m * am + k *
  * ak) times B (K x N, row stride ldb). M is a multiple of MR and N of TW;
  * every product of the kernel is one of these, with A read through its
- * strides so that the transposed tiles P^T and dS^T need no copy. */
+ * strides so that the transposed tiles P^T and dS^T need no copy.
+ * Optionally per block of MR rows (index m / MR): the reduction starts at
+ * k_lo[blk] and ends at k_hi[blk], and only the first n_hi[blk] columns
+ * (a multiple of TW) are computed: the causal mask's zeros of a diagonal
+ * tile are skipped (terms that are exactly 0, so the sums are the same).
+ * NULL arrays mean 0, K and N. A block whose range is empty is left alone
+ * when accumulating and zeroed otherwise. */
 static void TN(gemm)(int64_t M, int64_t N, int64_t K, const T *A, int64_t am, int64_t ak,
-                     const T *B, int64_t ldb, T *C, int64_t ldc, int accumulate) {
-  const int64_t nvec = N / TW;
+                     const T *B, int64_t ldb, T *C, int64_t ldc, int accumulate,
+                     const int64_t *k_lo, const int64_t *k_hi, const int64_t *n_hi) {
   for (int64_t m = 0; m < M; m += MR) {
-    const T *Am = A + m * am;
+    const int64_t blk = m / MR;
+    const int64_t k0 = k_lo ? k_lo[blk] : 0, k1 = k_hi ? k_hi[blk] : K;
+    const int64_t kn = k1 > k0 ? k1 - k0 : 0;
+    if (kn == 0 && accumulate) continue;
+    const int64_t nvec = (n_hi ? n_hi[blk] : N) / TW;
+    const T *Am = A + m * am + k0 * ak;
+    const T *Bk = B + k0 * ldb;
     T *Cm = C + m * ldc;
     int64_t v0 = 0;
     for (; v0 + NRV <= nvec; v0 += NRV)
-      TN(mk)(NRV, K, Am, am, ak, B + v0 * TW, ldb, Cm + v0 * TW, ldc, accumulate);
+      TN(mk)(NRV, kn, Am, am, ak, Bk + v0 * TW, ldb, Cm + v0 * TW, ldc, accumulate);
     switch (nvec - v0) {
-      case 1: TN(mk)(1, K, Am, am, ak, B + v0 * TW, ldb, Cm + v0 * TW, ldc, accumulate); break;
+      case 1: TN(mk)(1, kn, Am, am, ak, Bk + v0 * TW, ldb, Cm + v0 * TW, ldc, accumulate); break;
 #if NRV > 2
-      case 2: TN(mk)(2, K, Am, am, ak, B + v0 * TW, ldb, Cm + v0 * TW, ldc, accumulate); break;
-      case 3: TN(mk)(3, K, Am, am, ak, B + v0 * TW, ldb, Cm + v0 * TW, ldc, accumulate); break;
+      case 2: TN(mk)(2, kn, Am, am, ak, Bk + v0 * TW, ldb, Cm + v0 * TW, ldc, accumulate); break;
+      case 3: TN(mk)(3, kn, Am, am, ak, Bk + v0 * TW, ldb, Cm + v0 * TW, ldc, accumulate); break;
 #endif
       default: break;
     }
@@ -267,8 +279,25 @@ static void TN(ab_task)(const ab_state *s, const ab_exec *e, int64_t task, char 
         const int64_t jl = j0 - k0;
         const int64_t nc = jend - j0 < Bc ? jend - j0 : Bc;
         const int64_t ncv = (nc + s->cu - 1) / s->cu * s->cu;
+        /* Per block of 4 query rows: the columns it sees (q_cols, for the
+         * products along the keys) rounded up to vectors (q_vec); per block
+         * of 4 keys: the first query row that sees one of them (k_first).
+         * Only a causal diagonal tile has blocks that see less than the
+         * tile; elsewhere they are the tile's. */
+        int64_t q_cols[AB_TILE / MR], q_vec[AB_TILE / MR], k_first[AB_TILE / MR];
+        for (int64_t rb = 0; rb < nr_pad / MR; rb++) {
+          int64_t mx = 0;
+          for (int64_t r = rb * MR; r < rb * MR + MR; r++)
+            if (lim_r[r] - j0 > mx) mx = lim_r[r] - j0;
+          q_cols[rb] = mx < nc ? mx : nc;
+          q_vec[rb] = (q_cols[rb] + TW - 1) / TW * TW;
+        }
+        for (int64_t cb = 0, r = 0; cb < ncv / MR; cb++) {
+          while (r < nr && lim_r[r] - j0 <= cb * MR) r++;
+          k_first[cb] = r;
+        }
         /* S = Q K^T (unscaled), then scale and bias. */
-        TN(gemm)(nr_pad, ncv, D, Qp, Dp, 1, Kt + jl, Lc, St, Bc, 0);
+        TN(gemm)(nr_pad, ncv, D, Qp, Dp, 1, Kt + jl, Lc, St, Bc, 0, NULL, NULL, q_vec);
         if (s->has_bias) {
           for (int64_t r = 0; r < nr; r++) {
             const T *bp = bias + b * s->bs[0] + h * s->bs[1] + (i0 + r) * s->bs[2] + j0 * s->bs[3];
@@ -294,7 +323,7 @@ static void TN(ab_task)(const ab_state *s, const ab_exec *e, int64_t task, char 
         }
         /* dP = dO V^T, then dS = scale * P * (dP - D_i) (in place of dP),
          * selected like P so that a NaN of v at a masked key stays out. */
-        TN(gemm)(nr_pad, ncv, Dv, dOp, Dvp, 1, Vt + jl, Lc, dSt, Bc, 0);
+        TN(gemm)(nr_pad, ncv, Dv, dOp, Dvp, 1, Vt + jl, Lc, dSt, Bc, 0, NULL, NULL, q_vec);
         for (int64_t r = 0; r < nr_pad; r++) {
           const T *prow = St + r * Bc;
           T *drow = dSt + r * Bc;
@@ -307,9 +336,9 @@ static void TN(ab_task)(const ab_state *s, const ab_exec *e, int64_t task, char 
           }
         }
         /* dV += P^T dO, dK += dS^T Q, dQ += dS K. */
-        TN(gemm)(ncv, Dvp, nr, St, 1, Bc, dOp, Dvp, dVa + jl * Dvp, Dvp, 1);
-        TN(gemm)(ncv, Dp, nr, dSt, 1, Bc, Qp, Dp, dKa + jl * Dp, Dp, 1);
-        TN(gemm)(nr_pad, Dp, nc, dSt, Bc, 1, Kp + jl * Dp, Dp, dQa, Dp, 1);
+        TN(gemm)(ncv, Dvp, nr, St, 1, Bc, dOp, Dvp, dVa + jl * Dvp, Dvp, 1, k_first, NULL, NULL);
+        TN(gemm)(ncv, Dp, nr, dSt, 1, Bc, Qp, Dp, dKa + jl * Dp, Dp, 1, k_first, NULL, NULL);
+        TN(gemm)(nr_pad, Dp, nc, dSt, Bc, 1, Kp + jl * Dp, Dp, dQa, Dp, 1, NULL, q_cols, NULL);
       }
       if (s->NC == 1)
         TN(unpack_rows)(dQa, Dp, nr, D, e->dq, s->qs, b, h, i0);
