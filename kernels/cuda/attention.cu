@@ -130,7 +130,7 @@ __global__ void attention_fwd_rows(adnn_plugin_attention p, const T *q, const T 
         const int d = lane + t * ATT_LANES;
         if (d < Dv) {
           T a = acc[t];
-          for (int jj = 0; jj < cols; jj++) a += sp[r * C + jj] * skv[jj * P + d];
+          for (int jj = 0; jj < cols; jj++) a += att_weighted(sp[r * C + jj], skv[jj * P + d]);
           acc[t] = a;
         }
       }
@@ -193,7 +193,8 @@ __global__ void attention_fwd_by_row(adnn_plugin_attention p, const T *q, const 
         const T x = att_score(p, qr, kb, bias, b, h, i, j);
         if (x == ninf) continue;
         const T pj = f_exp(x - m) * inv;
-        for (int64_t d = 0; d < p.Dv; d++) orow[d * os[3]] += pj * vb[j * vs[2] + d * vs[3]];
+        for (int64_t d = 0; d < p.Dv; d++)
+          orow[d * os[3]] += att_weighted(pj, vb[j * vs[2] + d * vs[3]]);
       }
     }
     if (lse != NULL) {

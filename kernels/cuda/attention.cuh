@@ -104,6 +104,14 @@ template <typename T> __device__ __forceinline__ T att_row_max(T v) {
 
 __device__ __forceinline__ int64_t att_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* w * x where the weight w (a probability or a dS entry) is nonzero, else 0:
+ * a masked pair (w = 0) adds nothing even when the other operand is NaN or
+ * infinite (a NaN value at a masked key, as doc/ops.md requires), while a
+ * NaN weight still propagates (NaN != 0). */
+template <typename T> __device__ __forceinline__ T att_weighted(T w, T x) {
+  return w != T(0) ? w * x : T(0);
+}
+
 /* The tile head dim for D and Dv: the smallest DMAX the tiles are compiled
  * for that holds both, 0 when none does. */
 static inline int att_pick_dmax(adnn_dtype dtype, int64_t D, int64_t Dv) {

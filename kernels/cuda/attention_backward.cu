@@ -145,9 +145,9 @@ __global__ void attention_dkdv_rows(adnn_plugin_attention p, const T *q, const T
           const int d = lane + t * ATT_LANES;
           T a = adv[t], c = adk[t];
           if (d < Dv)
-            for (int ii = 0; ii < cols; ii++) a += sp[r * C + ii] * sdo[ii * P + d];
+            for (int ii = 0; ii < cols; ii++) a += att_weighted(sp[r * C + ii], sdo[ii * P + d]);
           if (d < D)
-            for (int ii = 0; ii < cols; ii++) c += sds[r * C + ii] * sq[ii * P + d];
+            for (int ii = 0; ii < cols; ii++) c += att_weighted(sds[r * C + ii], sq[ii * P + d]);
           adv[t] = a;
           adk[t] = c;
         }
@@ -238,7 +238,7 @@ __global__ void attention_dq_rows(adnn_plugin_attention p, const T *q, const T *
         const int d = lane + t * ATT_LANES;
         if (d < D) {
           T a = acc[t];
-          for (int jj = 0; jj < cols; jj++) a += sds[r * C + jj] * sk[jj * P + d];
+          for (int jj = 0; jj < cols; jj++) a += att_weighted(sds[r * C + jj], sk[jj * P + d]);
           acc[t] = a;
         }
       }
@@ -292,7 +292,7 @@ __global__ void attention_dq_by_row(adnn_plugin_attention p, const T *q, const T
       T pr;
       const T ds = att_ds(p, q, k, v, dout, bias, lse_i, rs_i, b, h, g, i, j, &pr) * (T)p.scale;
       const T *kr = k + b * ks[0] + g * ks[1] + j * ks[2];
-      for (int64_t d = 0; d < p.D; d++) dqr[d * qs[3]] += ds * kr[d * ks[3]];
+      for (int64_t d = 0; d < p.D; d++) dqr[d * qs[3]] += att_weighted(ds, kr[d * ks[3]]);
     }
   }
 }
@@ -323,8 +323,8 @@ __global__ void attention_dkdv_by_key(adnn_plugin_attention p, const T *q, const
                             h, g, i, j, &pr) * (T)p.scale;
         const T *qr = q + b * qs[0] + h * qs[1] + i * qs[2];
         const T *dor = dout + b * os[0] + h * os[1] + i * os[2];
-        for (int64_t d = 0; d < p.D; d++) dkr[d * ks[3]] += ds * qr[d * qs[3]];
-        for (int64_t d = 0; d < p.Dv; d++) dvr[d * vs[3]] += pr * dor[d * os[3]];
+        for (int64_t d = 0; d < p.D; d++) dkr[d * ks[3]] += att_weighted(ds, qr[d * qs[3]]);
+        for (int64_t d = 0; d < p.Dv; d++) dvr[d * vs[3]] += att_weighted(pr, dor[d * os[3]]);
       }
     }
   }
