@@ -40,3 +40,13 @@ bench_gemm_cuda_overhead_LDADD = libadnn.la -lcublas -lcudart_static -lrt -lpthr
 noinst_PROGRAMS += bench/check-overhead
 bench_check_overhead_SOURCES = bench/check-overhead.c
 bench_check_overhead_LDADD = libadnn.la
+
+# Fused attention (adnn_attention, adnn_attention_backward) against the unfused
+# composition through adnn (batched GEMMs, softmax), each problem in a child
+# process for its peak memory; bench/run-attention-perf.sh runs it with the
+# machine's description and the PyTorch peer when torch imports
+# (doc/performance.md, "Attention").
+noinst_PROGRAMS += bench/attention-perf
+bench_attention_perf_SOURCES = bench/attention-perf.c
+bench_attention_perf_LDADD = libadnn.la -lm
+dist_noinst_SCRIPTS += bench/run-attention-perf.sh
