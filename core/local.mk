@@ -29,6 +29,7 @@ libadnn_la_SOURCES = \
 	core/validate_norm_training.c \
 	core/ops.c \
 	core/validate_loss_optimizer.c \
+	core/validate_matmul.c \
 	core/transformer_pending.c \
 	core/tuner.h \
 	core/tuner.c \

@@ -20,6 +20,5 @@
                       ": this op is not implemented in this build");                        \
   }
 
-PENDING_(matmul)
 PENDING_(attention)
 PENDING_(attention_backward)

@@ -336,6 +336,37 @@ static void print_optimizer(line_buf *p, const void *problem, const char **layou
   }
 }
 
+/* matmul: matmul:m<M>n<N>k<K>[:batch<B0>[x<B1>]][:bbatch][:ta][:tb][:alpha<A>]
+ * [:bias][:res[:rs<S>]][:<activation>[:a<alpha>][:b<beta>]] (doc/bench.md).
+ * ta and tb say that a or b is stored transposed (unit stride along its
+ * rows); whether the residual is y itself is a property of the execution,
+ * not of the plan, and is not printed. */
+static void print_matmul(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_matmul *m = problem;
+  put(p, "matmul:m%lldn%lldk%lld", (long long)m->M, (long long)m->N, (long long)m->K);
+  if (m->batch0 > 1)
+    put(p, ":batch%lldx%lld", (long long)m->batch0, (long long)m->batch1);
+  else if (m->batch1 > 1)
+    put(p, ":batch%lld", (long long)m->batch1);
+  if ((m->batch0 > 1 && m->b.strides[0] != 0) || (m->batch1 > 1 && m->b.strides[1] != 0))
+    put(p, ":bbatch");
+  if (m->K > 1 && m->a.strides[3] != 1) put(p, ":ta");
+  if (m->N > 1 && m->b.strides[3] != 1) put(p, ":tb");
+  if (m->alpha != 1.0) put_shortest(p, ":alpha", m->alpha);
+  if (m->has_bias) put(p, ":bias");
+  if (m->has_residual) {
+    put(p, ":res");
+    if (m->residual_scale != 1.0) put_shortest(p, ":rs", m->residual_scale);
+  }
+  if (m->activation.kind != ADNN_ACTIVATION_IDENTITY) {
+    put(p, ":%s", adnn_activation_name(m->activation.kind));
+    const int params = activation_params(m->activation.kind);
+    if (params >= 1) put_shortest(p, ":a", m->activation.alpha);
+    if (params >= 2) put_shortest(p, ":b", m->activation.beta);
+  }
+}
+
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
 #define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
   [ADNN_PLUGIN_OP_##NAME] = print_##name,

@@ -236,6 +236,24 @@ static int build_optimizer(adnn_plugin_optimizer *p, adnn_dtype dt) {
   return 1;
 }
 
+/* matmul: y [1, 1, 3, 4] = a [1, 1, 3, 2] @ b [1, 1, 2, 4] with a bias. */
+static int build_matmul(adnn_plugin_matmul *p, adnn_dtype dt) {
+  p->a = tensor4(dt, 1, 1, 3, 2);
+  p->b = tensor4(dt, 1, 1, 2, 4);
+  p->y = tensor4(dt, 1, 1, 3, 4);
+  p->bias = p->y;
+  p->bias.rank = 1;
+  p->bias.dims[0] = 4;
+  p->bias.strides[0] = 1;
+  p->batch0 = p->batch1 = 1;
+  p->M = 3;
+  p->N = 4;
+  p->K = 2;
+  p->alpha = p->residual_scale = 1.0;
+  p->has_bias = 1;
+  return 3;
+}
+
 /* Storage for any op's problem. */
 typedef union any_problem {
 #define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \

@@ -153,6 +153,7 @@ harness_op_files = \
 	t/ops/batchnorm_backward.c \
 	t/ops/norm_backward.c \
 	t/ops/softmax_cross_entropy.c \
+	t/ops/matmul.c \
 	t/ops/optimizer.c
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la
 t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \

@@ -87,7 +87,8 @@
   X(SOFTMAX_CROSS_ENTROPY_BACKWARD, softmax_cross_entropy_backward, 18, forward,          \
     "logits, labels, dloss", "dlogits", ADNN_OP_DTYPES_FLOAT, 0)                           \
   X(OPTIMIZER, optimizer, 19, epsilon, "grad_0..grad_{T-1}",                               \
-    "p_0..p_{T-1}[, buf_0..buf_{T-1} | m_0..m_{T-1}, v_0..v_{T-1}]", ADNN_OP_DTYPES_FLOAT, 0)
+    "p_0..p_{T-1}[, buf_0..buf_{T-1} | m_0..m_{T-1}, v_0..v_{T-1}]", ADNN_OP_DTYPES_FLOAT, 0) \
+  X(MATMUL, matmul, 20, activation, "a, b[, bias][, residual]", "y", ADNN_OP_DTYPES_FLOAT, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

@@ -147,6 +147,12 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 #define ADNN_CPU_OPTIMIZER_IMPLS(X) X(optimizer, simd) X(optimizer, reference)
 #define ADNN_CPU_OPTIMIZER_FORCED NULL
 
+/* matmul: OpenBLAS GEMMs over tiles of y with the fused epilogue
+ * (kernels/cpu/matmul.c), F32 and F64, for layouts with a unit stride in one
+ * of the last two dims of a, b and y; the reference for every other layout. */
+#define ADNN_CPU_MATMUL_IMPLS(X) X(matmul, blas) X(matmul, reference)
+#define ADNN_CPU_MATMUL_FORCED NULL
+
 /** Whether the core changes an op's problem between executions (the
  *  optimizer's lr and step, adnn_plan_set_optimizer_step): the plugin then
  *  re-reads the core's problem into its copy before every run. */

@@ -43,5 +43,10 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/activation_backward.c \
 	kernels/cpu/softmax_backward.c \
 	kernels/cpu/batchnorm_training.c \
-	kernels/cpu/norm_backward.c
+	kernels/cpu/norm_backward.c \
+	kernels/cpu/blas_threads.h \
+	kernels/cpu/blas_threads.c \
+	kernels/cpu/matmul_epilogue.h \
+	kernels/cpu/matmul_epilogue.c \
+	kernels/cpu/matmul.c
 kernels_cpu_libadnn_cpu_kernels_la_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)

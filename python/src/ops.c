@@ -468,6 +468,37 @@ static const op_binding binding_batchnorm_training, binding_batchnorm_backward,
 static const op_binding binding_softmax_cross_entropy, binding_softmax_cross_entropy_backward,
     binding_optimizer;
 
+/* matmul: y = act(alpha * (a @ b) + bias + residual_scale * residual); y has
+ * a's batch dims, M and b's N (the core checks every other rule). Passing
+ * out=residual adds the residual in place. */
+static int matmul_dims(const void *desc, TensorObject *const *in, int64_t *dims) {
+  (void)desc;
+  const adnn_tensor_desc *a = &in[0]->desc, *b = &in[1]->desc;
+  if (a->rank < 2 || b->rank < 2) {
+    adnn_py_fail(AdnnArgumentError, "adnn.matmul: a and b need rank 2..4 (have %d and %d)",
+                 (int)a->rank, (int)b->rank);
+    return -1;
+  }
+  memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->rank);
+  dims[a->rank - 1] = b->dims[b->rank - 1];
+  return a->rank;
+}
+
+static const op_binding binding_matmul = {
+    .inputs = {T_IN("a", adnn_matmul_desc, a), T_IN("b", adnn_matmul_desc, b),
+               {"bias", 1, OFF(adnn_matmul_desc, bias), OFF(adnn_matmul_desc, has_bias), 0},
+               {"residual", 1, OFF(adnn_matmul_desc, residual),
+                OFF(adnn_matmul_desc, has_residual), 0}},
+    .params = {{"alpha", P_DOUBLE, OFF(adnn_matmul_desc, alpha)},
+               {"residual_scale", P_DOUBLE, OFF(adnn_matmul_desc, residual_scale)},
+               {"activation", P_ACT, OFF(adnn_matmul_desc, activation)}},
+    .y_off = OFF(adnn_matmul_desc, y),
+    .output_dims = matmul_dims,
+    .doc = "GEMM with a fused epilogue: y = act(alpha * (a @ b) + bias + residual_scale * "
+           "residual); a [..., M, K], b [..., K, N] (batch dims a's or 1, or rank 2), bias [N]; "
+           "out=residual adds the residual in place.",
+};
+
 /* ---- generated from the manifest ------------------------------------------------------ */
 
 typedef struct op_entry {

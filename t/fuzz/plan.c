@@ -618,6 +618,51 @@ static adnn_status fuzz_optimizer(reader *r, adnn_plan **plan, exec_args *e) {
   return st;
 }
 
+/* matmul: a and b of ranks 0..5 (2..4 are valid), y usually a @ b's shape,
+ * optional bias and residual (sometimes y itself), random scales and
+ * activation. */
+static adnn_status fuzz_matmul(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_matmul_desc d;
+  adnn_matmul_desc_init(&d);
+  adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &d.a, byte(r) % 6, dt);
+  tensor_val(r, &d.b, byte(r) % 6, byte(r) < 0xf0 ? dt : dtype_val(r));
+  int64_t dims[ADNN_MAX_RANK] = {0};
+  int ry = d.a.rank;
+  if (ry >= 2 && ry <= ADNN_MAX_RANK && d.b.rank >= 1) {
+    for (int i = 0; i < ry; i++) dims[i] = d.a.dims[i];
+    dims[ry - 1] = d.b.dims[d.b.rank - 1];
+  } else {
+    ry = 2;
+    dims[0] = dims[1] = 1;
+  }
+  packed(&d.y, dt, ry, dims);
+  perturb(r, &d.y);
+  size_t n = 2;
+  e->in_bytes[0] = span(&d.a);
+  e->in_bytes[1] = span(&d.b);
+  if (byte(r) & 1) {
+    d.has_bias = 1;
+    tensor_val(r, &d.bias, byte(r) % 3, dt);
+    e->in_bytes[n++] = span(&d.bias);
+  }
+  const uint8_t res = byte(r) % 3;
+  if (res) {
+    d.has_residual = 1;
+    if (res == 1) d.residual = d.y;
+    else packed(&d.residual, dt, ry, dims);
+    d.residual_scale = double_val(r);
+    e->in_bytes[n++] = span(&d.residual);
+  }
+  d.alpha = double_val(r);
+  d.activation.kind = (adnn_activation_kind)enum_val(r, 12);
+  d.activation.alpha = double_val(r);
+  d.activation.beta = double_val(r);
+  e->n_inputs = n;
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_matmul(ctx, &d, plan);
+}
+
 /* One entry per row of the manifest: a row without its fuzz_<name> does not
  * compile. */
 typedef adnn_status (*fuzz_fn)(reader *, adnn_plan **, exec_args *);

@@ -1,0 +1,223 @@
+/*
+ * Validation of the matmul descriptor (see op_validate.h): the GEMM with a
+ * fused epilogue, y = act(alpha * (a @ b) + bias + residual_scale * r). The
+ * validator checks every rule of adnn/ops.h's comment and brings a, b, the
+ * residual and y to rank 4 [B0, B1, rows, cols] for the plugins (missing
+ * leading dims of size 1; b's broadcast batch dims repeated with stride 0),
+ * so kernels see batch0 x batch1 GEMMs of M x N x K. Messages name the
+ * public function and the field.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "core/op_validate.h"
+
+/* Validates one tensor with rank in [lo, hi] and dims >= 1; its byte span. */
+static adnn_status check_tensor(const char *func, const char *name, const adnn_tensor_desc *t,
+                                int lo, int hi, size_t *bytes) {
+  char prefix[128];
+  snprintf(prefix, sizeof prefix, "%s: %s", func, name);
+  int64_t span;
+  adnn_status st = adnn__tensor_check(prefix, t, &span, NULL);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (t->rank < lo || t->rank > hi) {
+    if (lo == hi)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has rank %d, expected %d", func, name,
+                        (int)t->rank, lo);
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has rank %d, expected %d..%d", func, name,
+                      (int)t->rank, lo, hi);
+  }
+  for (int i = 0; i < t->rank; i++)
+    if (t->dims[i] < 1)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s dims[%d] is %lld; sizes must be >= 1",
+                        func, name, i, (long long)t->dims[i]);
+  *bytes = (size_t)span * adnn_dtype_size(t->dtype);
+  return ADNN_STATUS_SUCCESS;
+}
+
+static void format_dims(const adnn_tensor_desc *t, char *buf, size_t size) {
+  size_t used = (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < t->rank && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
+                             (long long)t->dims[i]);
+  if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+static int same_dims(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
+  if (a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return 0;
+  return 1;
+}
+
+/* Same dims and the same stride on every dim that has more than one
+ * element: the two descriptors address the same elements the same way. */
+static int same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
+  if (!same_dims(a, b)) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] > 1 && a->strides[i] != b->strides[i]) return 0;
+  return 1;
+}
+
+/* t (rank r, last two dims rows x cols) brought to rank 4 with the batch
+ * dims `batch` (a's): t's own batch dims are aligned from the right; a
+ * missing or size-1 dim takes batch's size with stride 0. The caller has
+ * checked that t's batch dims broadcast. */
+static adnn_tensor_desc to_rank4(const adnn_tensor_desc *t, const int64_t batch[2]) {
+  adnn_tensor_desc out = *t;
+  out.rank = 4;
+  const int nb = t->rank - 2;
+  for (int i = 0; i < 2; i++) {
+    const int src = i - (2 - nb);
+    const int64_t dim = src >= 0 ? t->dims[src] : 1;
+    out.dims[i] = batch[i];
+    out.strides[i] = dim == 1 ? 0 : t->strides[src];
+  }
+  out.dims[2] = t->dims[t->rank - 2];
+  out.dims[3] = t->dims[t->rank - 1];
+  out.strides[2] = t->strides[t->rank - 2];
+  out.strides[3] = t->strides[t->rank - 1];
+  return out;
+}
+
+static adnn_status check_same_dtype(const char *func, const char *name, const adnn_tensor_desc *t,
+                                    adnn_dtype want) {
+  if (t->dtype == want) return ADNN_STATUS_SUCCESS;
+  return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has dtype %s but a has %s; all tensors of "
+                    "matmul share one dtype", func, name, adnn_dtype_name(t->dtype),
+                    adnn_dtype_name(want));
+}
+
+adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
+                                  adnn_plugin_matmul *p, adnn__op_io *io) {
+  adnn_status st;
+  size_t ab, bb, yb, biasb = 0, rb = 0;
+  char s1[160], s2[160];
+  if ((st = check_tensor(func, "a", &d->a, 2, 4, &ab)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_tensor(func, "b", &d->b, 2, 4, &bb)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_tensor(func, "y", &d->y, 2, 4, &yb)) != ADNN_STATUS_SUCCESS) return st;
+  const adnn_dtype dt = d->a.dtype;
+  if ((st = check_same_dtype(func, "b", &d->b, dt)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = check_same_dtype(func, "y", &d->y, dt)) != ADNN_STATUS_SUCCESS) return st;
+  if (!(io->dtypes & ADNN_OP_DTYPE(dt)))
+    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: dtype %s is not supported (f32 and f64 "
+                      "are)", func, adnn_dtype_name(dt));
+  io->dtype = dt;
+  const int ra = d->a.rank, rbk = d->b.rank;
+  const int64_t M = d->a.dims[ra - 2], K = d->a.dims[ra - 1];
+  const int64_t Kb = d->b.dims[rbk - 2], N = d->b.dims[rbk - 1];
+  if (K != Kb) {
+    format_dims(&d->a, s1, sizeof s1);
+    format_dims(&d->b, s2, sizeof s2);
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the inner dims disagree: a %s has K = %lld "
+                      "(its last dim) but b %s has K = %lld (its second-to-last dim)", func, s1,
+                      (long long)K, s2, (long long)Kb);
+  }
+  /* b's batch dims, aligned with a's from the right, are a's or 1; b may not
+   * have more of them than a (y's batch dims are a's). */
+  if (rbk > ra) {
+    format_dims(&d->a, s1, sizeof s1);
+    format_dims(&d->b, s2, sizeof s2);
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: b %s has more batch dims than a %s; y's batch "
+                      "dims are a's, and b's must each be a's or 1", func, s2, s1);
+  }
+  for (int i = 0; i < rbk - 2; i++) {
+    const int64_t db = d->b.dims[i], da = d->a.dims[i + (ra - rbk)];
+    if (db != da && db != 1) {
+      format_dims(&d->a, s1, sizeof s1);
+      format_dims(&d->b, s2, sizeof s2);
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the batch dims of b %s do not broadcast to "
+                        "a's %s: b dims[%d] is %lld, expected 1 or %lld", func, s2, s1, i,
+                        (long long)db, (long long)da);
+    }
+  }
+  /* y: [..., M, N] with a's batch dims. */
+  int y_ok = d->y.rank == ra && d->y.dims[ra - 2] == M && d->y.dims[ra - 1] == N;
+  for (int i = 0; y_ok && i < ra - 2; i++) y_ok = d->y.dims[i] == d->a.dims[i];
+  if (!y_ok) {
+    adnn_tensor_desc want = d->a;
+    want.dims[ra - 1] = N;
+    format_dims(&d->y, s1, sizeof s1);
+    format_dims(&want, s2, sizeof s2);
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: y has dims %s but a @ b is %s (a's batch dims, "
+                      "then M = %lld, N = %lld)", func, s1, s2, (long long)M, (long long)N);
+  }
+  if (!adnn__tensor_strides_disjoint(&d->y))
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the strides of y make different elements "
+                      "share memory; an output needs distinct addresses", func);
+  if (d->has_bias) {
+    if ((st = check_tensor(func, "bias", &d->bias, 1, 1, &biasb)) != ADNN_STATUS_SUCCESS) return st;
+    if ((st = check_same_dtype(func, "bias", &d->bias, dt)) != ADNN_STATUS_SUCCESS) return st;
+    if (d->bias.dims[0] != N)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: bias has %lld elements but y has N = %lld "
+                        "columns; bias is [N]", func, (long long)d->bias.dims[0], (long long)N);
+  }
+  int residual_in_place = 0;
+  if (d->has_residual) {
+    if ((st = check_tensor(func, "residual", &d->residual, 2, 4, &rb)) != ADNN_STATUS_SUCCESS)
+      return st;
+    if ((st = check_same_dtype(func, "residual", &d->residual, dt)) != ADNN_STATUS_SUCCESS)
+      return st;
+    if (!same_dims(&d->residual, &d->y)) {
+      format_dims(&d->residual, s1, sizeof s1);
+      format_dims(&d->y, s2, sizeof s2);
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: residual has dims %s but must have y's %s",
+                        func, s1, s2);
+    }
+    if (!isfinite(d->residual_scale))
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: residual_scale (%g) must be finite", func,
+                        d->residual_scale);
+    /* The residual may be y itself only with y's layout; any other overlap
+     * is refused at execution (the in-place bit below names the one allowed
+     * sharing). */
+    residual_in_place = same_layout(&d->residual, &d->y);
+  }
+  if (!isfinite(d->alpha))
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: alpha (%g) must be finite", func, d->alpha);
+  const adnn_activation *act = &d->activation;
+  if (strcmp(adnn_activation_name(act->kind), "unknown") == 0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: activation kind %d is not an "
+                      "adnn_activation_kind", func, (int)act->kind);
+  if (!isfinite(act->alpha) || !isfinite(act->beta))
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: activation alpha (%g) and beta (%g) must be "
+                      "finite", func, act->alpha, act->beta);
+  if (act->kind == ADNN_ACTIVATION_CLAMP && act->alpha > act->beta)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: activation: clamp lower bound alpha (%g) is "
+                      "above the upper bound beta (%g)", func, act->alpha, act->beta);
+
+  const int has_bias = d->has_bias ? 1 : 0, has_residual = d->has_residual ? 1 : 0;
+  io->n_inputs = 2 + has_bias + has_residual;
+  io->n_outputs = 1;
+  io->input_bytes[0] = ab;
+  io->input_bytes[1] = bb;
+  if (has_bias) io->input_bytes[2] = biasb;
+  if (has_residual) io->input_bytes[2 + has_bias] = rb;
+  io->output_bytes[0] = yb;
+  io->inplace_inputs = residual_in_place ? 1u << (2 + has_bias) : 0u;
+
+  int64_t batch[2] = {1, 1};
+  for (int i = 0; i < ra - 2; i++) batch[i + (4 - ra)] = d->a.dims[i];
+  p->a = to_rank4(&d->a, batch);
+  p->b = to_rank4(&d->b, batch);
+  p->y = to_rank4(&d->y, batch);
+  memset(&p->bias, 0, sizeof p->bias);
+  memset(&p->residual, 0, sizeof p->residual);
+  p->bias.dtype = p->residual.dtype = dt;
+  if (has_bias) p->bias = d->bias;
+  if (has_residual) p->residual = to_rank4(&d->residual, batch);
+  p->batch0 = batch[0];
+  p->batch1 = batch[1];
+  p->M = M;
+  p->N = N;
+  p->K = K;
+  p->alpha = d->alpha;
+  p->residual_scale = has_residual ? d->residual_scale : 1.0; /* unread without a residual */
+  p->has_bias = has_bias;
+  p->has_residual = has_residual;
+  p->activation = *act;
+  return ADNN_STATUS_SUCCESS;
+}

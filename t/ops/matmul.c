@@ -1,0 +1,514 @@
+/* matmul (GEMM with a fused epilogue) in the conformance harness: traits,
+ * the oracle (doc/ops.md, "Matmul"), cases, the oracle's self-tests and bad
+ * descriptors. The oracle works from the public descriptor alone: its own
+ * batch broadcasting (from the right, b of rank 2 shared by every batch),
+ * strides as given, sums in long double. */
+#include "t/harness/harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define F32 ADNN_DTYPE_F32
+#define F64 ADNN_DTYPE_F64
+
+/* ------------------------------------------------------------------------ */
+/* Traits                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int mm_inputs(const harness_desc *hd, harness_tensor *in) {
+  const adnn_matmul_desc *d = &hd->matmul;
+  int n = 0;
+  in[n++] = (harness_tensor){"a", d->a};
+  in[n++] = (harness_tensor){"b", d->b};
+  if (d->has_bias) in[n++] = (harness_tensor){"bias", d->bias};
+  if (d->has_residual) in[n++] = (harness_tensor){"residual", d->residual};
+  return n;
+}
+
+static adnn_tensor_desc mm_output(const harness_desc *hd) { return hd->matmul.y; }
+
+static void mm_set_dtype(harness_desc *hd, adnn_dtype dt) {
+  adnn_matmul_desc *d = &hd->matmul;
+  d->a.dtype = d->b.dtype = d->bias.dtype = d->residual.dtype = d->y.dtype = dt;
+}
+
+/* doc/numerics.md, "Matmul": the dot-product bound of K terms (GEMM's),
+ * doubled for the epilogue's additions and its activation, which each add a
+ * few units of rounding relative to the result. */
+static harness_tolerance mm_tolerance(const harness_desc *hd, adnn_dtype dt) {
+  return harness_scale_tolerance(harness_dot_tolerance(dt, hd->matmul.a.dims[hd->matmul.a.rank - 1]),
+                                 2.0);
+}
+
+static void mm_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
+  (void)hd;
+  for (int i = 0; i < n_in; i++) harness_fill_uniform(&in[i], r, -1.0, 1.0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Oracle                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int mm_oracle(const harness_desc *hd, const double *const *in, double *y, char *why,
+                     size_t why_len) {
+  const adnn_matmul_desc *d = &hd->matmul;
+  const adnn_tensor_desc *a = &d->a, *b = &d->b, *yd = &d->y;
+  const int ra = a->rank, rb = b->rank;
+  if (ra < 2 || ra > 4 || rb < 2 || rb > ra || yd->rank != ra) {
+    snprintf(why, why_len, "matmul: ranks a %d, b %d, y %d are not 2..4 with b's <= a's = y's",
+             ra, rb, yd->rank);
+    return -1;
+  }
+  const int64_t M = a->dims[ra - 2], K = a->dims[ra - 1], N = b->dims[rb - 1];
+  int ok = b->dims[rb - 2] == K && yd->dims[ra - 2] == M && yd->dims[ra - 1] == N;
+  for (int i = 0; ok && i < ra - 2; i++) ok = yd->dims[i] == a->dims[i];
+  for (int i = 0; ok && i < rb - 2; i++)
+    ok = b->dims[i] == 1 || b->dims[i] == a->dims[i + ra - rb];
+  if (ok && d->has_bias) ok = d->bias.rank == 1 && d->bias.dims[0] == N;
+  if (ok && d->has_residual) {
+    ok = d->residual.rank == ra;
+    for (int i = 0; ok && i < ra; i++) ok = d->residual.dims[i] == yd->dims[i];
+  }
+  if (!ok) {
+    snprintf(why, why_len, "matmul: the shapes of a, b, bias, residual and y do not agree");
+    return -1;
+  }
+  const int ib = d->has_bias ? 2 : -1, ir = d->has_residual ? 2 + d->has_bias : -1;
+  harness_index iy;
+  for (harness_index_first(&iy, yd); iy.valid; harness_index_next(&iy, yd)) {
+    const int64_t i = iy.idx[ra - 2], j = iy.idx[ra - 1];
+    int64_t oa = i * a->strides[ra - 2], ob = j * b->strides[rb - 1];
+    for (int t = 0; t < ra - 2; t++) oa += iy.idx[t] * a->strides[t];
+    for (int t = 0; t < rb - 2; t++)
+      if (b->dims[t] != 1) ob += iy.idx[t + ra - rb] * b->strides[t];
+    harness_sum s;
+    harness_sum_init(&s);
+    for (int64_t k = 0; k < K; k++)
+      harness_sum_add(&s, (long double)in[0][oa + k * a->strides[ra - 1]] *
+                              in[1][ob + k * b->strides[rb - 2]]);
+    long double v = (long double)d->alpha * harness_sum_value(&s);
+    if (ib >= 0) v += in[ib][j * d->bias.strides[0]];
+    if (ir >= 0) {
+      int64_t orr = 0;
+      for (int t = 0; t < ra; t++) orr += iy.idx[t] * d->residual.strides[t];
+      v += (long double)d->residual_scale * in[ir][orr];
+    }
+    y[iy.offset] = (double)harness_activation_oracle(&d->activation, v);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cases                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Storage of an operand's last two dims: row-major, transposed (unit stride
+ * along the rows, as PyTorch's Linear weight W [N, K] seen as [K, N]), or
+ * neither (both strides 2: only the reference runs it). */
+enum mm_store { ST_ROW = 0, ST_TRANS = 1, ST_STRIDED = 2 };
+
+typedef struct mm_spec {
+  int ra, rb;
+  int64_t a[4], b[4]; /* dims */
+  enum mm_store sa, sb, sy;
+  enum harness_layout layout; /* PACKED or PADDED, for a, b, y and a separate residual */
+  int bias;                   /* 0 none, 1 packed, 2 stride 3 */
+  int res;                    /* 0 none, 1 separate, 2 in place (r is y) */
+  double alpha, rs;
+  adnn_activation act;
+} mm_spec;
+
+/* An operand of dims (rank r) stored as `st` in `layout`. */
+static adnn_tensor_desc operand(adnn_dtype dt, int r, const int64_t *dims, enum mm_store st,
+                                enum harness_layout layout) {
+  int64_t d[4];
+  memcpy(d, dims, sizeof(int64_t) * (size_t)r);
+  if (st == ST_STRIDED) d[r - 1] *= 2;
+  if (st == ST_TRANS) {
+    d[r - 2] = dims[r - 1];
+    d[r - 1] = dims[r - 2];
+  }
+  adnn_tensor_desc t = harness_tensor_desc(dt, r, d, layout);
+  if (st == ST_TRANS) {
+    const int64_t s = t.strides[r - 2];
+    t.dims[r - 2] = dims[r - 2];
+    t.dims[r - 1] = dims[r - 1];
+    t.strides[r - 2] = t.strides[r - 1];
+    t.strides[r - 1] = s;
+  } else if (st == ST_STRIDED) {
+    t.dims[r - 1] = dims[r - 1];
+    t.strides[r - 1] *= 2;
+    t.strides[r - 2] *= 2;
+  }
+  return t;
+}
+
+static void put_dims(char *buf, size_t size, const int64_t *dims, int r) {
+  snprintf(buf, size, "[");
+  for (int i = 0; i < r; i++)
+    snprintf(buf + strlen(buf), size - strlen(buf), "%s%lld", i ? "," : "", (long long)dims[i]);
+  snprintf(buf + strlen(buf), size - strlen(buf), "]");
+}
+
+static const char *store_name(enum mm_store s) {
+  return s == ST_TRANS ? "T" : (s == ST_STRIDED ? "S" : "");
+}
+
+static void mm_case(harness_suite *suite, const mm_spec *s, adnn_dtype dt) {
+  harness_case c;
+  char sa[64], sb[64], act[64] = "";
+  put_dims(sa, sizeof sa, s->a, s->ra);
+  put_dims(sb, sizeof sb, s->b, s->rb);
+  if (s->act.kind != ADNN_ACTIVATION_IDENTITY)
+    snprintf(act, sizeof act, " %s(%g,%g)", adnn_activation_name(s->act.kind), s->act.alpha,
+             s->act.beta);
+  harness_case_init(&c, harness_op_find("matmul"), dt, "a%s%s b%s%s y%s%s%s%s%s alpha %g rs %g%s",
+                    sa, store_name(s->sa), sb, store_name(s->sb), store_name(s->sy),
+                    s->layout == HARNESS_PADDED ? " padded" : "",
+                    s->bias ? (s->bias == 2 ? " bias/3" : " bias") : "",
+                    s->res ? (s->res == 2 ? " r=y" : " r") : "", act, s->alpha, s->rs,
+                    "");
+  adnn_matmul_desc *d = &c.desc.matmul;
+  adnn_matmul_desc_init(d);
+  d->a = operand(dt, s->ra, s->a, s->sa, s->layout);
+  d->b = operand(dt, s->rb, s->b, s->sb, s->layout);
+  int64_t yd[4];
+  memcpy(yd, s->a, sizeof yd);
+  yd[s->ra - 1] = s->b[s->rb - 1];
+  d->y = operand(dt, s->ra, yd, s->sy, s->layout);
+  const int64_t N = yd[s->ra - 1];
+  if (s->bias) {
+    d->has_bias = 1;
+    d->bias = harness_vector_desc(dt, N);
+    if (s->bias == 2) d->bias.strides[0] = 3;
+  }
+  if (s->res) {
+    d->has_residual = 1;
+    d->residual = s->res == 2 ? d->y : operand(dt, s->ra, yd, ST_ROW, s->layout);
+    d->residual_scale = s->rs;
+  }
+  d->alpha = s->alpha;
+  d->activation = s->act;
+  if (harness_case_alloc(&c) != 0) return;
+  if (s->res == 2) c.inplace = 2 + d->has_bias;
+  tap_rng r = tap_rng_seed(harness_seed(c.name));
+  for (int i = 0; i < c.n_in; i++) harness_fill_uniform(&c.in[i], &r, -1.0, 1.0);
+  harness_submit(suite, &c);
+}
+
+static adnn_activation act_of(adnn_activation_kind k) {
+  adnn_activation a = {k, 0.0, 0.0};
+  if (k == ADNN_ACTIVATION_LEAKY_RELU) a.alpha = 0.1;
+  if (k == ADNN_ACTIVATION_ELU) a.alpha = 0.7;
+  if (k == ADNN_ACTIVATION_CLAMP) a.alpha = -0.5, a.beta = 0.75;
+  return a;
+}
+
+#define DIMS(...) {__VA_ARGS__}
+
+static mm_spec spec2(int64_t M, int64_t K, int64_t N) {
+  mm_spec s = {.ra = 2, .rb = 2, .a = DIMS(M, K), .b = DIMS(K, N), .alpha = 1, .rs = 1};
+  return s;
+}
+
+static void mm_cases(harness_suite *s) {
+  const adnn_dtype dts[2] = {F32, F64};
+  for (int t = 0; t < 2; t++) {
+    const adnn_dtype dt = dts[t];
+    /* Odd sizes, K = 1 and 1 x 1 x 1. */
+    static const int64_t sizes[][3] = {{1, 1, 1}, {7, 1, 33}, {1, 33, 7}, {33, 7, 129},
+                                       {129, 33, 7}, {7, 129, 1}, {300, 70, 290}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+      mm_spec p = spec2(sizes[i][0], sizes[i][1], sizes[i][2]);
+      mm_case(s, &p, dt);
+      p.bias = 1;
+      p.res = 1;
+      p.act = act_of(ADNN_ACTIVATION_GELU);
+      p.alpha = 0.5;
+      p.rs = -0.75;
+      mm_case(s, &p, dt);
+    }
+    /* Transposes through strides, in every combination, with the epilogue
+     * (the column-major y takes the transposed GEMM on the CPU). */
+    for (int st = 0; st < 8; st++) {
+      mm_spec p = spec2(33, 20, 17);
+      p.sa = st & 1 ? ST_TRANS : ST_ROW;
+      p.sb = st & 2 ? ST_TRANS : ST_ROW;
+      p.sy = st & 4 ? ST_TRANS : ST_ROW;
+      p.bias = 1;
+      p.res = st & 1 ? 2 : 1;
+      p.rs = 0.5;
+      p.act = act_of(ADNN_ACTIVATION_RELU);
+      mm_case(s, &p, dt);
+    }
+    /* Layouts BLAS cannot take (both strides 2) and padded rows. */
+    {
+      mm_spec p = spec2(9, 11, 13);
+      p.sa = ST_STRIDED;
+      p.bias = 2;
+      mm_case(s, &p, dt);
+      p.sa = ST_ROW;
+      p.sb = ST_STRIDED;
+      p.res = 1;
+      mm_case(s, &p, dt);
+      p.sb = ST_ROW;
+      p.sy = ST_STRIDED;
+      p.res = 2;
+      mm_case(s, &p, dt);
+      p.sy = ST_ROW;
+      p.layout = HARNESS_PADDED;
+      p.res = 1;
+      p.act = act_of(ADNN_ACTIVATION_TANH);
+      mm_case(s, &p, dt);
+      p.res = 2;
+      p.sb = ST_TRANS;
+      mm_case(s, &p, dt);
+    }
+    /* Rank 3 and 4: b of rank 2 (shared weights), b with size-1 batch dims,
+     * b of a's batch dims, b of rank 3 under a of rank 4. */
+    {
+      mm_spec p = {.ra = 3, .rb = 2, .a = DIMS(3, 17, 9), .b = DIMS(9, 10), .alpha = 1, .rs = 1};
+      mm_case(s, &p, dt);
+      p.bias = 1;
+      p.res = 2;
+      p.act = act_of(ADNN_ACTIVATION_SILU);
+      mm_case(s, &p, dt);
+      mm_spec q = {.ra = 3, .rb = 3, .a = DIMS(3, 17, 9), .b = DIMS(3, 9, 10), .alpha = 1,
+                   .rs = 1};
+      mm_case(s, &q, dt);
+      q.b[0] = 1;
+      q.sb = ST_TRANS;
+      q.res = 1;
+      mm_case(s, &q, dt);
+      mm_spec r4 = {.ra = 4, .rb = 4, .a = DIMS(2, 3, 7, 5), .b = DIMS(2, 1, 5, 6), .alpha = 2,
+                    .rs = 1};
+      mm_case(s, &r4, dt);
+      r4.b[0] = 1;
+      r4.b[1] = 3;
+      r4.bias = 1;
+      r4.res = 1;
+      r4.rs = 3;
+      mm_case(s, &r4, dt);
+      r4.rb = 3;
+      r4.b[0] = 3;
+      r4.b[1] = 5;
+      r4.b[2] = 6;
+      r4.sa = ST_TRANS;
+      r4.res = 2;
+      mm_case(s, &r4, dt);
+      r4.rb = 2;
+      r4.b[0] = 5;
+      r4.b[1] = 6;
+      r4.sy = ST_TRANS;
+      r4.layout = HARNESS_PADDED;
+      mm_case(s, &r4, dt);
+      mm_spec big = {.ra = 3, .rb = 2, .a = DIMS(2, 260, 64), .b = DIMS(64, 270), .alpha = 1,
+                     .rs = 1, .bias = 1, .res = 1, .sb = ST_TRANS};
+      big.act = act_of(ADNN_ACTIVATION_GELU_TANH);
+      mm_case(s, &big, dt);
+    }
+    /* Every activation kind after bias and residual. */
+    for (int k = ADNN_ACTIVATION_IDENTITY; k <= ADNN_ACTIVATION_HARDSWISH; k++) {
+      mm_spec p = spec2(19, 23, 37);
+      p.bias = 1;
+      p.res = k % 2 ? 2 : 1;
+      p.rs = 0.25;
+      p.alpha = 1.5;
+      p.act = act_of((adnn_activation_kind)k);
+      mm_case(s, &p, dt);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Self-tests of the oracle                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void mm_oracle_selftests(const harness_report *rep) {
+  /* a = [[1, 2], [3, 4]], b = [[5, 6], [7, 8]]: a @ b = [[19, 22], [43, 50]].
+   * With alpha 2, bias [1, -1] and r = [[1, 1], [1, 1]] scaled by -3:
+   * 2 * 19 + 1 - 3 = 36, 44 - 1 - 3 = 40, 86 + 1 - 3 = 84, 100 - 1 - 3 = 96;
+   * clamp(0, 50) gives 36, 40, 50, 50. */
+  const adnn_dtype dt = F64;
+  const int64_t d2[2] = {2, 2};
+  harness_desc hd;
+  adnn_matmul_desc *d = &hd.matmul;
+  adnn_matmul_desc_init(d);
+  d->a = d->b = d->y = d->residual = harness_tensor_desc(dt, 2, d2, HARNESS_PACKED);
+  d->bias = harness_vector_desc(dt, 2);
+  d->has_bias = d->has_residual = 1;
+  d->alpha = 2.0;
+  d->residual_scale = -3.0;
+  d->activation = (adnn_activation){ADNN_ACTIVATION_CLAMP, 0.0, 50.0};
+  const double a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, bias[2] = {1, -1}, r[4] = {1, 1, 1, 1};
+  const double *in[4] = {a, b, bias, r};
+  double y[4];
+  char why[256];
+  int good = mm_oracle(&hd, in, y, why, sizeof why) == 0;
+  harness_ok(rep, good && y[0] == 36 && y[1] == 40 && y[2] == 50 && y[3] == 50,
+             "oracle: 2 x 2 with alpha, bias, scaled residual and clamp (got %g %g %g %g)", y[0],
+             y[1], y[2], y[3]);
+  /* The same b given transposed through its strides ([[5, 7], [6, 8]]
+   * stored, dims [2, 2] strides [1, 2]) and a batch of two a's sharing it:
+   * the second batch's a = [[0, 1], [1, 0]] gives [[7, 8], [5, 6]]. */
+  adnn_matmul_desc_init(d);
+  const int64_t d3[3] = {2, 2, 2};
+  d->a = d->y = harness_tensor_desc(dt, 3, d3, HARNESS_PACKED);
+  d->b = harness_tensor_desc(dt, 2, d2, HARNESS_PACKED);
+  d->b.strides[0] = 1;
+  d->b.strides[1] = 2;
+  const double a2[8] = {1, 2, 3, 4, 0, 1, 1, 0}, bt[4] = {5, 7, 6, 8};
+  const double *in2[2] = {a2, bt};
+  double y2[8];
+  good = mm_oracle(&hd, in2, y2, why, sizeof why) == 0;
+  harness_ok(rep, good && y2[0] == 19 && y2[3] == 50 && y2[4] == 7 && y2[5] == 8 && y2[6] == 5 &&
+                      y2[7] == 6,
+             "oracle: a transposed b shared by a batch of two");
+  /* Inner dims that disagree are refused. */
+  d->b.dims[0] = 3;
+  harness_ok(rep, mm_oracle(&hd, in2, y2, why, sizeof why) != 0,
+             "oracle: a [2, 2, 2] @ b [3, 2] is refused");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bad descriptors                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void expect_bad(const harness_report *rep, adnn_context *ctx, const char *bn,
+                       const adnn_matmul_desc *d, adnn_status want, const char *needle,
+                       const char *what) {
+  adnn_plan *plan = NULL;
+  const adnn_status st = adnn_plan_create_matmul(ctx, d, &plan);
+  harness_is_status(rep, st, want, "%s matmul: %s", bn, what);
+  if (st != ADNN_STATUS_SUCCESS) {
+    harness_contains(rep, adnn_last_error(), needle, "%s matmul: %s: the message names it", bn,
+                     what);
+  } else {
+    adnn_plan_destroy(plan);
+  }
+}
+
+static void mm_bad_descriptors(const harness_report *rep, adnn_context *ctx, const char *bn) {
+  const int64_t ad[2] = {4, 3}, bd[2] = {3, 5}, yd[2] = {4, 5};
+  adnn_matmul_desc good;
+  adnn_matmul_desc_init(&good);
+  good.a = harness_tensor_desc(F32, 2, ad, HARNESS_PACKED);
+  good.b = harness_tensor_desc(F32, 2, bd, HARNESS_PACKED);
+  good.y = harness_tensor_desc(F32, 2, yd, HARNESS_PACKED);
+  good.bias = harness_vector_desc(F32, 5);
+  good.residual = good.y;
+  adnn_matmul_desc d = good;
+  adnn_plan *plan = NULL;
+  harness_is_status(rep, adnn_plan_create_matmul(ctx, NULL, &plan), ADNN_STATUS_BAD_PARAM_NULL,
+                    "%s matmul: NULL descriptor", bn);
+  d.b.dims[0] = 4;
+  d.b.strides[0] = 5;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "inner dims",
+             "a [4, 3] @ b [4, 5] (K disagrees)");
+  d = good;
+  d.a.rank = 1;
+  d.a.dims[0] = 3;
+  d.a.strides[0] = 1;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "a has rank 1", "a of rank 1");
+  d = good;
+  const int64_t a5[5] = {1, 1, 1, 4, 3};
+  d.a = harness_tensor_desc(F32, 5, a5, HARNESS_PACKED);
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "a has rank 5", "a of rank 5");
+  d = good;
+  const int64_t a3[3] = {2, 4, 3}, b3[3] = {3, 3, 5}, y3[3] = {2, 4, 5};
+  d.a = harness_tensor_desc(F32, 3, a3, HARNESS_PACKED);
+  d.b = harness_tensor_desc(F32, 3, b3, HARNESS_PACKED);
+  d.y = harness_tensor_desc(F32, 3, y3, HARNESS_PACKED);
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "batch dims of b",
+             "b batch 3 under a batch 2 does not broadcast");
+  d.a = good.a;
+  d.y = good.y;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "more batch dims",
+             "b of rank 3 under a of rank 2");
+  d = good;
+  d.y.dims[1] = 6;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "y has dims", "y [4, 6] for [4, 5]");
+  d = good;
+  d.y.strides[0] = 0;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "strides of y",
+             "y whose rows share memory (stride 0)");
+  d = good;
+  d.has_bias = 1;
+  d.bias.dims[0] = 4;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "bias has 4 elements", "bias [4] for N = 5");
+  d = good;
+  d.has_bias = 1;
+  d.bias = good.y;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "bias has rank 2", "bias of rank 2");
+  d = good;
+  d.has_residual = 1;
+  d.residual.dims[0] = 3;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "residual has dims",
+             "residual [3, 5] for y [4, 5]");
+  d = good;
+  d.b.dtype = F64;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "b has dtype f64", "b f64 with a f32");
+  d = good;
+  d.has_bias = 1;
+  d.bias.dtype = F64;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "bias has dtype", "bias f64 with a f32");
+  d = good;
+  d.alpha = NAN;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "alpha", "alpha NaN");
+  d = good;
+  d.has_residual = 1;
+  d.residual_scale = INFINITY;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "residual_scale", "residual_scale inf");
+  d = good;
+  d.activation.kind = (adnn_activation_kind)99;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "activation kind 99",
+             "unknown activation");
+  d = good;
+  d.activation = (adnn_activation){ADNN_ACTIVATION_CLAMP, 1.0, 0.0};
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "clamp", "clamp with alpha > beta");
+  d = good;
+  d.struct_size = 8;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "struct_size", "struct_size too small");
+  d = good;
+  d.a.dtype = d.b.dtype = d.y.dtype = ADNN_DTYPE_I32;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_NOT_SUPPORTED, "i32", "dtype i32");
+
+  /* At execution: a residual that overlaps y without being exactly y is
+   * refused; r == y with y's layout runs in place. */
+  d = good;
+  d.has_residual = 1;
+  if (!harness_is_status(rep, adnn_plan_create_matmul(ctx, &d, &plan), ADNN_STATUS_SUCCESS,
+                         "%s matmul: a plan with a residual", bn))
+    return;
+  float *buf = NULL;
+  const size_t bytes = (12 + 15 + 40) * sizeof(float);
+  if (adnn_malloc(ctx, bytes, (void **)&buf) == ADNN_STATUS_SUCCESS) {
+    (void)adnn_memset(ctx, buf, 0, bytes);
+    float *a = buf, *b = buf + 12, *y = buf + 27;
+    const void *in_bad[3] = {a, b, y + 1};
+    harness_is_status(rep, adnn_plan_execute(plan, in_bad, 3, y), ADNN_STATUS_BAD_PARAM,
+                      "%s matmul: a residual overlapping y one element off is refused", bn);
+    harness_contains(rep, adnn_last_error(), "overlaps inputs[2]",
+                     "%s matmul: the message names the residual (inputs[2])", bn);
+    const void *in_ok[3] = {a, b, y};
+    harness_is_status(rep, adnn_plan_execute(plan, in_ok, 3, y), ADNN_STATUS_SUCCESS,
+                      "%s matmul: the residual exactly y runs in place", bn);
+    (void)adnn_context_synchronize(ctx);
+    adnn_free(ctx, buf);
+  }
+  adnn_plan_destroy(plan);
+}
+
+const harness_op_traits harness_matmul_traits = {
+    .inputs = mm_inputs,
+    .output = mm_output,
+    .set_dtype = mm_set_dtype,
+    .oracle = mm_oracle,
+    .tolerance = mm_tolerance,
+    .fill = mm_fill,
+    .variant_count = 1,
+    .cases = mm_cases,
+    .oracle_selftests = mm_oracle_selftests,
+    .bad_descriptors = mm_bad_descriptors,
+};
