@@ -53,8 +53,10 @@
  *                          [--backend NAME] [--seed N]
  * Without --batch/--seq it runs BERT's two usual shapes, 8 x 128 and
  * 1 x 2048. Exit status: 0 when every check passed (or the fused ops are not
- * available on the backend: it says so and times the unfused path alone),
- * 1 when a check failed or an adnn call failed, 2 for a bad command line.
+ * available on the backend: it says so and times the unfused path alone; a
+ * backend with adnn_matmul but not adnn_attention runs the fused path with
+ * the unfused attention, and says so), 1 when a check failed or an adnn call
+ * failed, 2 for a bad command line.
  */
 #include <errno.h>
 #include <math.h>
@@ -196,9 +198,16 @@ static double *reference_layer(const struct layer *L, int64_t key_length);
 
 /* ---- fused path: adnn_matmul + adnn_attention ----------------------------- */
 
+typedef struct unfused unfused;
+static void unfused_attention(const layer *L, const unfused *U, const float *qkv, float *out);
+
 typedef struct fused {
   adnn_plan *qkv, *attn, *out_proj, *ln1, *ffn1, *ffn2, *ln2;
   float *qkv_buf, *ctx_buf, *h1, *a1, *f, *h2, *out;
+  /* When the backend has adnn_matmul but not adnn_attention yet, the fused
+   * path runs the unfused attention (these plans), so that the matmul
+   * epilogues are still checked. */
+  const unfused *attention_fallback;
 } fused;
 
 /* y[M, N] = act(a[M, K] @ w[K, N] + bias + residual). */
@@ -230,8 +239,11 @@ static adnn_plan *layernorm_plan(int64_t tokens) {
 }
 
 /* Creates the fused plans; returns the first status that is not success
- * (NOT_SUPPORTED while the transformer ops are missing on the backend). */
-static adnn_status fused_create(const layer *L, fused *F) {
+ * (NOT_SUPPORTED while the transformer ops are missing on the backend). An
+ * attention refused with NOT_SUPPORTED alone is replaced by U's unfused
+ * attention; *attention_status says so. */
+static adnn_status fused_create(const layer *L, const unfused *U, fused *F,
+                                adnn_status *attention_status, char *why, size_t why_size) {
   memset(F, 0, sizeof *F);
   int64_t t = L->tokens, b = L->batch, s = L->seq;
   adnn_status st;
@@ -250,7 +262,13 @@ static adnn_status fused_create(const layer *L, fused *F) {
     a.has_key_lengths = 1;
     a.key_lengths = tensor(ADNN_DTYPE_I32, 1, &b, NULL);
   }
-  if ((st = adnn_plan_create_attention(ctx, &a, &F->attn))) return st;
+  *attention_status = adnn_plan_create_attention(ctx, &a, &F->attn);
+  if (*attention_status == ADNN_STATUS_NOT_SUPPORTED) {
+    snprintf(why, why_size, "%s", adnn_last_error());
+    F->attention_fallback = U;
+  } else if (*attention_status != ADNN_STATUS_SUCCESS) {
+    return *attention_status;
+  }
   if ((st = matmul_plan(t, HIDDEN, HIDDEN, 1, ADNN_ACTIVATION_IDENTITY, &F->out_proj))) return st;
   if ((st = matmul_plan(t, HIDDEN, FFN, 0, ADNN_ACTIVATION_GELU, &F->ffn1))) return st;
   if ((st = matmul_plan(t, FFN, HIDDEN, 1, ADNN_ACTIVATION_IDENTITY, &F->ffn2))) return st;
@@ -268,10 +286,14 @@ static adnn_status fused_create(const layer *L, fused *F) {
 
 static void fused_run(const layer *L, const fused *F) {
   CHECK(adnn_plan_execute(F->qkv, (const void *[]){L->x, L->wqkv, L->bqkv}, 3, F->qkv_buf));
-  const void *attn_in[4] = {F->qkv_buf, F->qkv_buf + HIDDEN, F->qkv_buf + 2 * HIDDEN,
-                            L->key_lengths};
-  void *attn_out[1] = {F->ctx_buf};
-  CHECK(adnn_plan_execute_multi(F->attn, attn_in, L->key_lengths ? 4 : 3, attn_out, 1));
+  if (F->attn != NULL) {
+    const void *attn_in[4] = {F->qkv_buf, F->qkv_buf + HIDDEN, F->qkv_buf + 2 * HIDDEN,
+                              L->key_lengths};
+    void *attn_out[1] = {F->ctx_buf};
+    CHECK(adnn_plan_execute_multi(F->attn, attn_in, L->key_lengths ? 4 : 3, attn_out, 1));
+  } else {
+    unfused_attention(L, F->attention_fallback, F->qkv_buf, F->ctx_buf);
+  }
   CHECK(adnn_plan_execute(F->out_proj, (const void *[]){F->ctx_buf, L->wo, L->bo, L->x}, 4,
                           F->h1));
   CHECK(adnn_plan_execute(F->ln1, (const void *[]){F->h1, L->g1, L->beta1}, 3, F->a1));
@@ -291,11 +313,11 @@ static void fused_destroy(fused *F) {
 
 /* ---- unfused path: adnn_gemm, binary, softmax, activation, norm ----------- */
 
-typedef struct unfused {
+struct unfused {
   adnn_plan *add_bqkv, *add_mask, *softmax, *add_bo, *add_residual, *ln1, *add_b1, *gelu,
       *add_b2, *ln2;
   float *qkv_buf, *scores, *ctx_buf, *h1, *a1, *f, *h2, *out;
-} unfused;
+};
 
 /* y[rows, n] += bias[n] in place (broadcast over the rows). */
 static adnn_plan *bias_add_plan(int64_t rows, int64_t n) {
@@ -353,17 +375,16 @@ static void unfused_create(const layer *L, unfused *U) {
   U->out = device_floats((size_t)(t * HIDDEN), 0, -1);
 }
 
-static void unfused_run(const layer *L, const unfused *U) {
+/* out[T, 768] = the attention of the q, k, v columns of qkv [T, 2304], with
+ * the scores materialized in U->scores. */
+static void unfused_attention(const layer *L, const unfused *U, const float *qkv, float *out) {
   const adnn_dtype f32 = ADNN_DTYPE_F32;
-  int64_t t = L->tokens, s = L->seq;
-  CHECK(adnn_gemm(ctx, f32, ADNN_NO_TRANS, ADNN_NO_TRANS, t, QKV, HIDDEN, 1.0, L->x, HIDDEN,
-                  L->wqkv, QKV, 0.0, U->qkv_buf, QKV));
-  CHECK(adnn_plan_execute(U->add_bqkv, (const void *[]){U->qkv_buf, L->bqkv}, 2, U->qkv_buf));
+  int64_t s = L->seq;
   /* Per sequence, one batched GEMM over the 12 heads: head h of q is the
    * [S, 64] block at column 64 h of that sequence's rows (leading dimension
    * 2304), so consecutive heads are 64 elements apart. */
   for (int64_t b = 0; b < L->batch; b++) {
-    const float *q = U->qkv_buf + b * s * QKV;
+    const float *q = qkv + b * s * QKV;
     CHECK(adnn_gemm_batched(ctx, f32, ADNN_NO_TRANS, ADNN_TRANS, s, s, HEAD_DIM,
                             1.0 / sqrt((double)HEAD_DIM), q, QKV, q + HIDDEN, QKV, 0.0,
                             U->scores + b * HEADS * s * s, s, HEADS, HEAD_DIM, HEAD_DIM, s * s));
@@ -374,12 +395,21 @@ static void unfused_run(const layer *L, const unfused *U) {
   /* ctx[b, :, 64 h .. 64 h + 63] = P[b, h] @ v_h: the heads' outputs are
    * interleaved within each row of ctx (leading dimension 768). */
   for (int64_t b = 0; b < L->batch; b++) {
-    const float *v = U->qkv_buf + b * s * QKV + 2 * HIDDEN;
+    const float *v = qkv + b * s * QKV + 2 * HIDDEN;
     CHECK(adnn_gemm_batched(ctx, f32, ADNN_NO_TRANS, ADNN_NO_TRANS, s, HEAD_DIM, s, 1.0,
                             U->scores + b * HEADS * s * s, s, v, QKV, 0.0,
-                            U->ctx_buf + b * s * HIDDEN, HIDDEN, HEADS, s * s, HEAD_DIM,
+                            out + b * s * HIDDEN, HIDDEN, HEADS, s * s, HEAD_DIM,
                             HEAD_DIM));
   }
+}
+
+static void unfused_run(const layer *L, const unfused *U) {
+  const adnn_dtype f32 = ADNN_DTYPE_F32;
+  int64_t t = L->tokens;
+  CHECK(adnn_gemm(ctx, f32, ADNN_NO_TRANS, ADNN_NO_TRANS, t, QKV, HIDDEN, 1.0, L->x, HIDDEN,
+                  L->wqkv, QKV, 0.0, U->qkv_buf, QKV));
+  CHECK(adnn_plan_execute(U->add_bqkv, (const void *[]){U->qkv_buf, L->bqkv}, 2, U->qkv_buf));
+  unfused_attention(L, U, U->qkv_buf, U->ctx_buf);
   CHECK(adnn_gemm(ctx, f32, ADNN_NO_TRANS, ADNN_NO_TRANS, t, HIDDEN, HIDDEN, 1.0, U->ctx_buf,
                   HIDDEN, L->wo, HIDDEN, 0.0, U->h1, HIDDEN));
   CHECK(adnn_plan_execute(U->add_bo, (const void *[]){U->h1, L->bo}, 2, U->h1));
@@ -558,7 +588,9 @@ static int run_shape(int64_t batch, int64_t seq, int runs, int padded, uint64_t 
   unfused U;
   unfused_create(&L, &U);
   fused F;
-  adnn_status fst = fused_create(&L, &F);
+  adnn_status attention_status = ADNN_STATUS_SUCCESS;
+  char why[512] = "";
+  adnn_status fst = fused_create(&L, &U, &F, &attention_status, why, sizeof why);
   int failed = 0;
   if (fst != ADNN_STATUS_SUCCESS) {
     if (fst != ADNN_STATUS_NOT_SUPPORTED) {
@@ -570,6 +602,11 @@ static int run_shape(int64_t batch, int64_t seq, int runs, int padded, uint64_t 
            "composition only\n",
            adnn_status_name(fst), adnn_last_error());
     fused_destroy(&F);
+  } else if (F.attn == NULL) {
+    printf("  attention op unavailable (%s: %s): the fused path runs the unfused attention "
+           "(matmul epilogues checked, attention not)\n",
+           adnn_status_name(attention_status), why);
+    printf("  fused plans: matmul %s\n", adnn_plan_get_algorithm(F.qkv));
   } else {
     printf("  fused plans: matmul %s, attention %s (workspace %zu bytes)\n",
            adnn_plan_get_algorithm(F.qkv), adnn_plan_get_algorithm(F.attn),
@@ -616,7 +653,8 @@ static int run_shape(int64_t batch, int64_t seq, int runs, int padded, uint64_t 
     free(ref);
   }
   if (fst == ADNN_STATUS_SUCCESS) {
-    printf("  fused:   %9.2f ms per layer (median of %d)\n", fused_ms, runs);
+    printf("  fused:   %9.2f ms per layer (median of %d)%s\n", fused_ms, runs,
+           F.attn == NULL ? " with the unfused attention" : "");
     fused_destroy(&F);
   }
   free(unfused_out);
