@@ -32,8 +32,14 @@
  *
  * usage: attention-perf [--sizes 512,2048,8192,16384] [--heads 12] [--dim 64]
  *          [--causal 0,1] [--methods fused,unfused] [--runs 5] [--min-runs 3]
- *          [--max-seconds 20] [--warmup 1] [--no-backward] [--no-verify]
+ *          [--max-seconds 20] [--warmup 1] [--warmup-max-size 2048]
+ *          [--unfused-backward-max-size 8192] [--no-backward] [--no-verify]
  *          [--verify-size 128]
+ * Warm-up runs are made only up to --warmup-max-size (above it one run takes
+ * seconds, and its first-touch page faults are a small part of that); the
+ * unfused backward is timed only up to --unfused-backward-max-size (at
+ * S = 16384 it needs 2 GiB of P and dP per head and minutes per run on this
+ * machine; the table says "skipped").
  * Prints one markdown table, after verification lines: both methods against
  * plain double loops on the host at S = verify-size, causal and not (the
  * largest |difference| of o, dq, dk, dv).
@@ -73,6 +79,8 @@ typedef struct options {
   int fused, unfused, backward, verify;
   int64_t verify_size;
   int runs, min_runs, warmup;
+  int64_t warmup_max_size;          /* no warm-up run above this S */
+  int64_t unfused_backward_max_size; /* no unfused backward above this S */
   double max_seconds;
 } options;
 
@@ -305,7 +313,8 @@ static void unfused_bwd_cb(const problem *p, const void *u) { unfused_backward(p
 static double time_median(const options *opt, step_fn fn, const problem *p, const void *plans,
                           int *count) {
   double ms[1000];
-  for (int i = 0; i < opt->warmup; i++) fn(p, plans);
+  int warmup = p->s <= opt->warmup_max_size ? opt->warmup : 0;
+  for (int i = 0; i < warmup; i++) fn(p, plans);
   double spent = 0.0;
   int n = 0;
   while (n < opt->runs && n < 1000 && !(n >= opt->min_runs && spent >= opt->max_seconds)) {
@@ -325,27 +334,29 @@ static double time_median(const options *opt, step_fn fn, const problem *p, cons
 /* Prints "ok FWD_MS FWD_RUNS BWD_MS BWD_RUNS COUNTED_BYTES VMHWM_KIB GROUP". */
 static int child_run(const options *opt, const char *method, int64_t s, int causal) {
   problem p = {.h = opt->heads, .s = s, .d = opt->dim, .causal = causal};
-  problem_alloc(&p, opt->backward);
+  int fused_method = !strcmp(method, "fused");
+  int backward = opt->backward && (fused_method || s <= opt->unfused_backward_max_size);
+  problem_alloc(&p, backward);
   double fwd = 0, bwd = 0;
   int fwd_n = 0, bwd_n = 0;
   int64_t group = 0;
-  if (!strcmp(method, "fused")) {
+  if (fused_method) {
     fused f;
-    adnn_status st = fused_create(&p, opt->backward, &f);
+    adnn_status st = fused_create(&p, backward, &f);
     if (st != ADNN_STATUS_SUCCESS) {
       printf("unavailable %s: %s\n", adnn_status_name(st), adnn_last_error());
       return 0;
     }
     fwd = time_median(opt, fused_fwd_cb, &p, &f, &fwd_n);
-    if (opt->backward) bwd = time_median(opt, fused_bwd_cb, &p, &f, &bwd_n);
+    if (backward) bwd = time_median(opt, fused_bwd_cb, &p, &f, &bwd_n);
     adnn_plan_destroy(f.fwd);
     adnn_plan_destroy(f.bwd);
   } else {
     unfused u;
-    unfused_create(&p, opt->backward, &u);
+    unfused_create(&p, backward, &u);
     group = u.group;
     fwd = time_median(opt, unfused_fwd_cb, &p, &u, &fwd_n);
-    if (opt->backward) {
+    if (backward) {
       if (u.group == p.h) unfused_forward(&p, &u); /* P for the backward, as autograd keeps it */
       bwd = time_median(opt, unfused_bwd_cb, &p, &u, &bwd_n);
     }
@@ -510,8 +521,12 @@ static int run_child(const char *self, const options *opt, const char *mode, int
     snprintf(mbuf, sizeof mbuf, "%d", opt->min_runs);
     snprintf(wbuf, sizeof wbuf, "%d", opt->warmup);
     snprintf(tbuf, sizeof tbuf, "%g", opt->max_seconds);
+    char xbuf[32], ybuf[32];
+    snprintf(xbuf, sizeof xbuf, "%lld", (long long)opt->warmup_max_size);
+    snprintf(ybuf, sizeof ybuf, "%lld", (long long)opt->unfused_backward_max_size);
     execl(self, self, "--child", mode, sbuf, cbuf, "--heads", hbuf, "--dim", dbuf, "--runs", rbuf,
           "--min-runs", mbuf, "--warmup", wbuf, "--max-seconds", tbuf,
+          "--warmup-max-size", xbuf, "--unfused-backward-max-size", ybuf,
           opt->backward ? "--backward" : "--no-backward", (char *)NULL);
     _exit(127);
   }
@@ -544,13 +559,16 @@ static int parse_list(const char *s, int64_t *out, int max) {
 static void usage(FILE *f) {
   fprintf(f, "usage: attention-perf [--sizes 512,2048,8192,16384] [--heads 12] [--dim 64]\n"
              "         [--causal 0,1] [--methods fused,unfused] [--runs 5] [--min-runs 3]\n"
-             "         [--max-seconds 20] [--warmup 1] [--no-backward] [--no-verify] [--verify-size 128]\n");
+             "         [--max-seconds 20] [--warmup 1] [--warmup-max-size 2048]\n"
+             "         [--unfused-backward-max-size 8192] [--no-backward] [--no-verify]\n"
+             "         [--verify-size 128]\n");
 }
 
 int main(int argc, char **argv) {
   options opt = {.sizes = {512, 2048, 8192, 16384}, .n_sizes = 4, .heads = 12, .dim = 64,
                  .causal = {0, 1}, .n_causal = 2, .fused = 1, .unfused = 1, .backward = 1,
-                 .verify = 1, .verify_size = 128, .runs = 5, .min_runs = 3, .warmup = 1, .max_seconds = 20};
+                 .verify = 1, .verify_size = 128, .runs = 5, .min_runs = 3, .warmup = 1, .max_seconds = 20,
+                 .warmup_max_size = 2048, .unfused_backward_max_size = 8192};
   const char *child_mode = NULL;
   int64_t child_s = 0;
   int child_causal = 0;
@@ -588,6 +606,12 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--no-backward")) {
       opt.backward = 0;
     } else if (!strcmp(a, "--verify-size") && v && (opt.verify_size = strtoll(v, NULL, 10)) > 0) {
+      i++;
+    } else if (!strcmp(a, "--warmup-max-size") && v) {
+      opt.warmup_max_size = strtoll(v, NULL, 10);
+      i++;
+    } else if (!strcmp(a, "--unfused-backward-max-size") && v) {
+      opt.unfused_backward_max_size = strtoll(v, NULL, 10);
       i++;
     } else if (!strcmp(a, "--no-verify")) {
       opt.verify = 0;
@@ -659,7 +683,9 @@ int main(int argc, char **argv) {
           if (m == 0) printf("- | ");
           else printf("%lld | ", group);
           printf("%.1f (%d) | ", fwd, fn);
-          if (opt.backward)
+          if (opt.backward && bn == 0)
+            printf("skipped (S > %lld) | - | ", (long long)opt.unfused_backward_max_size);
+          else if (opt.backward)
             printf("%.1f (%d)%s | %.2f | ", bwd, bn,
                    m == 1 && group != opt.heads ? " incl. P recompute" : "", bwd / fwd);
           else
