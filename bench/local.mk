@@ -50,3 +50,9 @@ noinst_PROGRAMS += bench/attention-perf
 bench_attention_perf_SOURCES = bench/attention-perf.c
 bench_attention_perf_LDADD = libadnn.la -lm
 dist_noinst_SCRIPTS += bench/run-attention-perf.sh
+
+# The fused attention forward against the unfused composition of adnn's own
+# GEMM, binary (causal mask) and softmax ops, in one run (doc/performance.md).
+noinst_PROGRAMS += bench/attention-unfused
+bench_attention_unfused_SOURCES = bench/attention-unfused.c
+bench_attention_unfused_LDADD = libadnn.la -lm

@@ -20,5 +20,4 @@
                       ": this op is not implemented in this build");                        \
   }
 
-PENDING_(attention)
 PENDING_(attention_backward)

@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,44 @@ static void print_softmax_cross_entropy_backward(line_buf *p, const void *proble
                                                  const char **layout) {
   (void)layout;
   put_xent(p, &((const adnn_plugin_softmax_cross_entropy_backward *)problem)->fwd, 1);
+}
+
+/* Attention: attention:b<B>h<H>hkv<Hkv>sq<Sq>skv<Skv>d<D>dv<Dv> then
+ * :causal, :bias<d0>x<d1>x<d2>x<d3> (the bias's dims once broadcast to rank
+ * 4, 1 where it repeats), :kl (key lengths), :nolse and :scale<s> (when not
+ * 1 / sqrt(D)) as they apply; the layout is bhsd, bshd or strided (q's).
+ * The backward prints "dir=BWD_D:" and then the forward's string
+ * (put_attention with backward = 1). */
+static void put_shortest(line_buf *p, const char *key, double v);
+static int attention_layout_is(const adnn_tensor_desc *t, int bshd) {
+  const int64_t H = t->dims[1], S = t->dims[2], D = t->dims[3];
+  const int64_t want[4] = {bshd ? S * H * D : H * S * D, bshd ? D : S * D, bshd ? H * D : D, 1};
+  for (int i = 0; i < 4; i++)
+    if (t->dims[i] > 1 && t->strides[i] != want[i]) return 0;
+  return 1;
+}
+
+static void put_attention(line_buf *p, const adnn_plugin_attention *a, int backward,
+                          const char **layout) {
+  put(p, "%sattention:b%lldh%lldhkv%lldsq%lldskv%lldd%llddv%lld", backward ? "dir=BWD_D:" : "",
+      (long long)a->B, (long long)a->H, (long long)a->Hkv, (long long)a->Sq, (long long)a->Skv,
+      (long long)a->D, (long long)a->Dv);
+  if (a->causal) put(p, ":causal");
+  if (a->has_bias) {
+    put(p, ":bias");
+    for (int i = 0; i < 4; i++)
+      put(p, "%s%lld", i ? "x" : "", (long long)(a->bias.strides[i] == 0 ? 1 : a->bias.dims[i]));
+  }
+  if (a->has_key_lengths) put(p, ":kl");
+  if (!a->has_lse && !backward) put(p, ":nolse");
+  if (a->scale != 1.0 / sqrt((double)a->D)) put_shortest(p, ":scale", a->scale);
+  *layout = attention_layout_is(&a->q, 0)   ? "bhsd"
+            : attention_layout_is(&a->q, 1) ? "bshd"
+                                            : "strided";
+}
+
+static void print_attention(line_buf *p, const void *problem, const char **layout) {
+  put_attention(p, problem, 0, layout);
 }
 
 /* key, then v in the fewest digits that read back as exactly v. */

@@ -298,6 +298,38 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       }
       return;
     }
+    case BENCH_OP_ATTENTION: {
+      /* Sizes small or (sometimes) up to the limits with every tensor
+       * within BENCH_ELEMENTS_MAX; H a multiple of Hkv; a bias of rank 0..4
+       * whose dims are 1 or the full [B, H, Sq, Skv] size. */
+      do {
+        p->att_b = size_in(r, 4, big && tap_rng_next(r) % 4 == 0);
+        p->att_hkv = size_in(r, 4, big && tap_rng_next(r) % 4 == 0);
+        p->att_h = p->att_hkv * pick(r, 1, 4);
+        p->att_sq = size_in(r, 300, big && tap_rng_next(r) % 2);
+        p->att_skv = tap_rng_next(r) % 2 ? p->att_sq : size_in(r, 300, big && tap_rng_next(r) % 2);
+        p->att_d = size_in(r, 128, big && tap_rng_next(r) % 4 == 0);
+        p->att_dv = tap_rng_next(r) % 2 ? p->att_d : size_in(r, 128, 0);
+      } while (p->att_h > BENCH_NUMBER_MAX ||
+               (double)p->att_b * p->att_h * p->att_sq * (p->att_d > p->att_dv ? p->att_d : p->att_dv) >
+                   (double)BENCH_ELEMENTS_MAX ||
+               (double)p->att_b * p->att_hkv * p->att_skv *
+                       (p->att_d > p->att_dv ? p->att_d : p->att_dv) > (double)BENCH_ELEMENTS_MAX);
+      p->causal = (int)(tap_rng_next(r) % 2);
+      p->key_lengths = (int)(tap_rng_next(r) % 2);
+      p->no_lse = (int)(tap_rng_next(r) % 2);
+      p->bshd = (int)(tap_rng_next(r) % 2);
+      p->scale = tap_rng_next(r) % 2 ? 0.0 : fabs(any_double(r));
+      p->bias_rank = (int)pick(r, 0, 4);
+      const int64_t full[4] = {p->att_b, p->att_h, p->att_sq, p->att_skv};
+      for (int i = 0; i < p->bias_rank; i++)
+        p->bias_dims[i] = tap_rng_next(r) % 2 ? full[4 - p->bias_rank + i] : 1;
+      /* The bias is a tensor too: within BENCH_ELEMENTS_MAX. */
+      for (int i = 0; i < p->bias_rank && elements(p->bias_rank, p->bias_dims) < 0; i++)
+        p->bias_dims[i] = 1;
+      p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_BWD_D : BENCH_DIR_FWD_D;
+      return;
+    }
   }
 }
 
@@ -324,6 +356,12 @@ static int same_problem(const bench_problem *a, const bench_problem *b, char *wh
   DOUBLE_FIELD(momentum) INT_FIELD(loss_reduction) INT_FIELD(ignore_index) INT_FIELD(opt_kind)
   DOUBLE_FIELD(lr) DOUBLE_FIELD(weight_decay) DOUBLE_FIELD(sgd_momentum) DOUBLE_FIELD(dampening)
   DOUBLE_FIELD(beta1) DOUBLE_FIELD(beta2) DOUBLE_FIELD(opt_eps) INT_FIELD(nesterov)
+  INT_FIELD(att_b) INT_FIELD(att_h) INT_FIELD(att_hkv) INT_FIELD(att_sq) INT_FIELD(att_skv)
+  INT_FIELD(att_d) INT_FIELD(att_dv) INT_FIELD(causal) INT_FIELD(key_lengths) INT_FIELD(no_lse)
+  INT_FIELD(bshd) INT_FIELD(bias_rank) DOUBLE_FIELD(scale)
+  for (int i = 0; i < 4; i++) {
+    INT_FIELD(bias_dims[i])
+  }
   for (int i = 0; i < BENCH_MAX_RANK; i++) {
     INT_FIELD(dims[i]) INT_FIELD(dims_b[i])
   }
@@ -499,6 +537,18 @@ static const struct {
     {"xent:mean:4x5:ign1:ign2", "twice"},
     {"xent:sum:4x5:dir=BWD_D", "expected"},
     {"dir=BWD_W:xent:sum:4x5", "no BWD_W direction"},
+    {"attention", "no fields"},
+    {"attention:b1h2sq4", "needs h, sq and d"},
+    {"attention:b1h3hkv2sq4d8", "multiple of hkv"},
+    {"attention:b1h2sq4d8d8", "given twice"},
+    {"attention:b1h2sq0d8", "at least 1"},
+    {"attention:b1h2sq4d8x3", "expected b<B>"},
+    {"attention:b1h2sq4d8:causal:causal", "twice"},
+    {"attention:b1h2sq4d8:bias5", "does not broadcast"},
+    {"attention:b1h2sq4d8:bias1x1x1x1x4", "rank 1 to 4"},
+    {"attention:b1h2sq4d8:scale-1", "expected causal"},
+    {"attention:b1h2sq4d8:mask", "expected causal"},
+    {"dir=BWD_W:attention:b1h2sq4d8", "no BWD_W direction"},
     {"optim:lamb:10", "sgd, adam or adamw"},
     {"optim:sgd:lr0.1", "needs the tensors' sizes"},
     {"optim:sgd:10:lr-1", "expected"},
@@ -621,6 +671,12 @@ int main(void) {
                 {"dir=BWD_D:act:relu:3", "dir=BWD_D:act:relu:3", BENCH_DIR_BWD_D},
                 {"dir=FWD_I:softmax:3", "softmax:axis-1:3", BENCH_DIR_FWD_D},
                 {"dir=BWD_D:xent:sum:4x5_nl", "dir=BWD_D:xent:sum:4x5_nl", BENCH_DIR_BWD_D},
+                {"dir=BWD_D:attention:b2h4hkv2sq8d16:causal",
+                 "dir=BWD_D:attention:b2h4hkv2sq8skv8d16dv16:causal", BENCH_DIR_BWD_D},
+                {"dir=FWD_I:attention:h12sq2048d64:bshd:bias2048",
+                 "attention:b1h12hkv12sq2048skv2048d64dv64:bias2048:bshd", BENCH_DIR_FWD_D},
+                {"attention:b1h12hkv12sq2048skv2048d64dv64:causal",
+                 "attention:b1h12hkv12sq2048skv2048d64dv64:causal", BENCH_DIR_FWD_D},
                 {"dir=BWD_DW:lnorm:4x8", "dir=BWD_DW:lnorm:4x8", BENCH_DIR_BWD_DW},
                 {"lnorm:4x8:dir=BWD_DW:nobias", "dir=BWD_DW:lnorm:4x8:nobias", BENCH_DIR_BWD_DW},
                 {"rmsnorm:4x8:dir=FWD_D", "rmsnorm:4x8", BENCH_DIR_FWD_D},
@@ -696,7 +752,8 @@ int main(void) {
         [BENCH_OP_LNORM] = "lnorm:3x4",          [BENCH_OP_RMSNORM] = "rmsnorm:3x4",
         [BENCH_OP_BNORM] = "bnorm:mb2ic4ih3",    [BENCH_OP_BINARY] = "binary:mul:3x4+4",
         [BENCH_OP_REDUCE] = "reduce:max:3x4:axes1", [BENCH_OP_GEMM] = "gemm:m3n4k5",
-        [BENCH_OP_XENT] = "xent:none:3x4",       [BENCH_OP_OPTIM] = "optim:adamw:3x4"};
+        [BENCH_OP_XENT] = "xent:none:3x4",       [BENCH_OP_OPTIM] = "optim:adamw:3x4",
+        [BENCH_OP_ATTENTION] = "attention:b1h2sq4d8"};
     int wrong = 0, taken = 0;
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
       const unsigned dirs_of_op = bench_op_dirs(op);
@@ -724,9 +781,9 @@ int main(void) {
         }
       }
     }
-    /* 28 pairs: conv 5; pool, act, softmax, bnorm and xent 3 each; lnorm and
-     * rmsnorm 2 each; binary, reduce, gemm and optim 1 each */
-    ok(wrong == 0 && taken == 28,
+    /* 31 pairs: conv 5; pool, act, softmax, bnorm, xent and attention 3
+     * each; lnorm and rmsnorm 2 each; binary, reduce, gemm and optim 1 each */
+    ok(wrong == 0 && taken == 31,
        "every op takes exactly its directions (%d of %d op-direction pairs), refusing the others "
        "by naming its own",
        taken, BENCH_OP_COUNT * BENCH_DIR_COUNT);

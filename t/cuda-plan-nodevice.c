@@ -254,6 +254,26 @@ static int build_matmul(adnn_plugin_matmul *p, adnn_dtype dt) {
   return 3;
 }
 
+/* Attention: q, k, v, o [1, 2, 3, 4] packed, no lse, bias or key lengths. */
+static int build_attention(adnn_plugin_attention *p, adnn_dtype dt) {
+  adnn_tensor_desc *t[4] = {&p->q, &p->k, &p->v, &p->o};
+  for (int i = 0; i < 4; i++) {
+    memset(t[i], 0, sizeof *t[i]);
+    t[i]->dtype = dt;
+    t[i]->rank = 4;
+    t[i]->dims[0] = 1, t[i]->dims[1] = 2, t[i]->dims[2] = 3, t[i]->dims[3] = 4;
+    t[i]->strides[0] = 24, t[i]->strides[1] = 12, t[i]->strides[2] = 4, t[i]->strides[3] = 1;
+  }
+  memset(&p->lse, 0, sizeof p->lse);
+  memset(&p->bias, 0, sizeof p->bias);
+  memset(&p->key_lengths, 0, sizeof p->key_lengths);
+  p->lse.dtype = p->bias.dtype = dt;
+  p->key_lengths.dtype = ADNN_DTYPE_I32;
+  p->B = 1, p->H = 2, p->Hkv = 2, p->group = 1, p->Sq = 3, p->Skv = 3, p->D = 4, p->Dv = 4;
+  p->scale = 0.5;
+  return 3;
+}
+
 /* Storage for any op's problem. */
 typedef union any_problem {
 #define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \

@@ -154,7 +154,8 @@ harness_op_files = \
 	t/ops/norm_backward.c \
 	t/ops/softmax_cross_entropy.c \
 	t/ops/matmul.c \
-	t/ops/optimizer.c
+	t/ops/optimizer.c \
+	t/ops/attention.c
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la
 t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
 	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \

@@ -22,6 +22,16 @@ static adnn_tensor_desc packed(int rank, const int64_t *dims) {
   return harness_tensor_desc(ADNN_DTYPE_F32, rank, dims, HARNESS_PACKED);
 }
 
+/* [B, H, S, D] of F32, packed BHSD or BSHD (strides [S*H*D, D, H*D, 1]). */
+static adnn_tensor_desc attention_tensor(int64_t b, int64_t h, int64_t s, int64_t d, int bshd) {
+  const int64_t dims[4] = {b, h, s, d};
+  if (!bshd) return packed(4, dims);
+  const int64_t strides[4] = {s * h * d, d, h * d, 1};
+  adnn_tensor_desc t;
+  adnn_tensor_desc_init_strided(&t, ADNN_DTYPE_F32, 4, dims, strides);
+  return t;
+}
+
 /* The forward descriptor of a backward or training case (dir=FWD_D or
  * BWD_DW), which the case's descriptor points to: valid until the next
  * bench_case_build, which is as long as adnn-bench uses a case. */
@@ -177,6 +187,37 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       adnn_softmax_cross_entropy_backward_desc_init(&d->softmax_cross_entropy_backward);
       d->softmax_cross_entropy_backward.forward = c;
       return "softmax_cross_entropy_backward";
+    }
+    case BENCH_OP_ATTENTION: {
+      /* q, k, v, o packed BHSD or BSHD, lse [B, H, Sq] packed, the bias of
+       * its own dims packed, int32 key lengths [B]. dir=BWD_D: the backward
+       * op, pointing to this forward descriptor; until manifest row 22 (the
+       * backward op) is there, its harness op is missing and the case fails
+       * to build. With the row: adnn_attention_backward_desc_init(
+       * &d->attention_backward) and d->attention_backward.forward = c. */
+      adnn_attention_desc *c =
+          p->dir == BENCH_DIR_BWD_D ? &forward.attention : &d->attention;
+      adnn_attention_desc_init(c);
+      const int64_t B = p->att_b, H = p->att_h, Hkv = p->att_hkv, Sq = p->att_sq;
+      const int64_t Skv = p->att_skv, D = p->att_d, Dv = p->att_dv;
+      c->q = attention_tensor(B, H, Sq, D, p->bshd);
+      c->k = attention_tensor(B, Hkv, Skv, D, p->bshd);
+      c->v = attention_tensor(B, Hkv, Skv, Dv, p->bshd);
+      c->o = attention_tensor(B, H, Sq, Dv, p->bshd);
+      const int64_t ld[3] = {B, H, Sq};
+      c->lse = packed(3, ld);
+      c->has_lse = !p->no_lse || p->dir == BENCH_DIR_BWD_D;
+      c->causal = p->causal;
+      c->scale = p->scale;
+      if (p->bias_rank > 0) {
+        c->has_bias = 1;
+        c->bias = packed(p->bias_rank, p->bias_dims);
+      }
+      if (p->key_lengths) {
+        c->has_key_lengths = 1;
+        c->key_lengths = harness_tensor_desc(ADNN_DTYPE_I32, 1, &B, HARNESS_PACKED);
+      }
+      return p->dir == BENCH_DIR_BWD_D ? "attention_backward" : "attention";
     }
     case BENCH_OP_OPTIM: {
       /* The sizes live with the forward storage: the descriptor points to

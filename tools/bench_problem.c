@@ -51,7 +51,7 @@ static const char *pool_word(adnn_pool_kind kind) {
 
 static const char *const op_names[] = {"conv",  "pool",   "act",    "softmax", "lnorm",
                                        "rmsnorm", "bnorm", "binary", "reduce", "gemm",
-                                       "xent",    "optim"};
+                                       "xent",    "optim", "attention"};
 
 const char *bench_op_name(int op) {
   return op >= 0 && op < (int)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : "unknown";
@@ -536,7 +536,8 @@ enum { F_DIMS = 1u << 0, F_ALPHA = 1u << 1, F_BETA = 1u << 2, F_AXIS = 1u << 3,
        F_KEEP = 1u << 9, F_AXES = 1u << 10, F_ACT = 1u << 11, F_CEIL = 1u << 12,
        F_TA = 1u << 13, F_TB = 1u << 14, F_MOM = 1u << 16,
        F_IGN = 1u << 17, F_LR = 1u << 18, F_WD = 1u << 19, F_DAMP = 1u << 20,
-       F_NESTEROV = 1u << 21, F_B1 = 1u << 22, F_B2 = 1u << 23 };
+       F_NESTEROV = 1u << 21, F_B1 = 1u << 22, F_B2 = 1u << 23, F_CAUSAL = 1u << 24,
+       F_KL = 1u << 25, F_NOLSE = 1u << 26, F_BSHD = 1u << 27, F_SCALE = 1u << 28 };
 
 /* A problem's direction as the descriptor gives it: dir (enum bench_dir, -1
  * when none) and the token that gave it (for messages). */
@@ -631,6 +632,54 @@ static int count_sizes(const field *f) {
 #if BENCH_OPTIM_MAX_TENSORS > BENCH_MAX_RANK
 #error "bench_problem.dims must hold BENCH_OPTIM_MAX_TENSORS sizes"
 #endif
+
+/* Attention's sizes b<B>h<H>[hkv<Hkv>]sq<Sq>[skv<Skv>]d<D>[dv<Dv>] (any
+ * order, each once; b defaults to 1, hkv to h, skv to sq and dv to d). */
+static int parse_attention_sizes(const field *f, bench_problem *p, char *err, size_t errlen) {
+  static const char *const names[7] = {"b", "h", "hkv", "sq", "skv", "d", "dv"};
+  int64_t v[7] = {-1, -1, -1, -1, -1, -1, -1};
+  const char *s = f->s;
+  size_t q = 0;
+  while (q < f->n) {
+    const size_t a = q;
+    while (q < f->n && isalpha((unsigned char)s[q])) q++;
+    const size_t d = q;
+    while (q < f->n && isdigit((unsigned char)s[q])) q++;
+    int key = -1;
+    for (int k = 0; k < 7; k++)
+      if (strlen(names[k]) == d - a && strncmp(names[k], s + a, d - a) == 0) key = k;
+    if (key < 0 || d == q)
+      return fail(err, errlen, "bad token '%.*s' in attention descriptor: expected b<B>, h<H>, "
+                  "hkv<Hkv>, sq<Sq>, skv<Skv>, d<D> or dv<Dv>", (int)(q > a ? q - a : 1), s + a);
+    int64_t val = 0;
+    if (read_count(s + d, q - d, &val) != COUNT_OK)
+      return fail(err, errlen, "bad token '%.*s' in attention descriptor: %s is at most %lld",
+                  (int)(q - a), s + a, names[key], (long long)BENCH_NUMBER_MAX);
+    if (val < 1 || v[key] >= 0)
+      return fail(err, errlen, "bad token '%.*s' in attention descriptor: %s", (int)(q - a), s + a,
+                  val < 1 ? "sizes are at least 1" : "given twice");
+    v[key] = val;
+  }
+  if (v[1] < 0 || v[3] < 0 || v[5] < 0)
+    return bad_field(f, "attention", "needs h, sq and d", err, errlen);
+  p->att_b = v[0] < 0 ? 1 : v[0];
+  p->att_h = v[1];
+  p->att_hkv = v[2] < 0 ? v[1] : v[2];
+  p->att_sq = v[3];
+  p->att_skv = v[4] < 0 ? v[3] : v[4];
+  p->att_d = v[5];
+  p->att_dv = v[6] < 0 ? v[5] : v[6];
+  if (p->att_h % p->att_hkv)
+    return bad_field(f, "attention", "h must be a multiple of hkv", err, errlen);
+  const int64_t q4[4] = {p->att_b, p->att_h, p->att_sq, p->att_d},
+                k4[4] = {p->att_b, p->att_hkv, p->att_skv, p->att_d},
+                v4[4] = {p->att_b, p->att_hkv, p->att_skv, p->att_dv},
+                o4[4] = {p->att_b, p->att_h, p->att_sq, p->att_dv};
+  if (check_elements("q", 4, q4, err, errlen) || check_elements("k", 4, k4, err, errlen) ||
+      check_elements("v", 4, v4, err, errlen) || check_elements("o", 4, o4, err, errlen))
+    return -1;
+  return 0;
+}
 
 static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token *dir,
                          unsigned *seen_out, char *err, size_t errlen) {
@@ -941,6 +990,45 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token
         return fail(err, errlen, "optim: nesterov needs mom<M> > 0 and no dampening");
       return 0;
     }
+    case BENCH_OP_ATTENTION: {
+      if (nf < 2)
+        return fail(err, errlen, "attention descriptor is attention:b<B>h<H>[hkv<Hkv>]sq<Sq>"
+                    "[skv<Skv>]d<D>[dv<Dv>][:causal][:bias<dims>][:kl][:nolse][:bshd][:scale<S>]");
+      if (parse_attention_sizes(&f[1], p, err, errlen)) return -1;
+      for (int k = 2; k < nf; k++) {
+        if (field_is(&f[k], "causal")) {
+          ONCE(F_CAUSAL, k);
+          p->causal = 1;
+        } else if (field_is(&f[k], "kl")) {
+          ONCE(F_KL, k);
+          p->key_lengths = 1;
+        } else if (field_is(&f[k], "nolse")) {
+          ONCE(F_NOLSE, k);
+          p->no_lse = 1;
+        } else if (field_is(&f[k], "bshd")) {
+          ONCE(F_BSHD, k);
+          p->bshd = 1;
+        } else if (prefixed_number(&f[k], "scale", 0, 0, 0, &p->scale) == 0) {
+          ONCE(F_SCALE, k);
+        } else if (f[k].n > 4 && strncmp(f[k].s, "bias", 4) == 0 && isdigit((unsigned char)f[k].s[4])) {
+          ONCE(F_BIAS, k);
+          int64_t bd[BENCH_MAX_RANK];
+          const int r = parse_dims(f[k].s + 4, f[k].n - 4, bd, f[k].s, f[k].n, op, err, errlen);
+          if (r < 0) return -1;
+          if (r > 4) return bad_field(&f[k], op, "the bias has rank 1 to 4", err, errlen);
+          const int64_t full[4] = {p->att_b, p->att_h, p->att_sq, p->att_skv};
+          for (int q = 0; q < r; q++)
+            if (bd[q] != 1 && bd[q] != full[4 - r + q])
+              return bad_field(&f[k], op, "the bias does not broadcast to [B, H, Sq, Skv] (each "
+                               "dim, aligned from the right, is 1 or the full size)", err, errlen);
+          p->bias_rank = r;
+          for (int q = 0; q < r; q++) p->bias_dims[q] = bd[q];
+        } else
+          return bad_field(&f[k], op, "expected causal, bias<dims>, kl, nolse, bshd or scale<S> "
+                           "(S >= 0)", err, errlen);
+      }
+      return 0;
+    }
     case BENCH_OP_GEMM: {
       if (nf < 2) return fail(err, errlen, "gemm descriptor is gemm:m<M>n<N>k<K>[:ta][:tb]");
       int64_t mnk[3] = {-1, -1, -1};
@@ -1014,7 +1102,8 @@ unsigned bench_op_dirs(int op) {
     case BENCH_OP_POOL:
     case BENCH_OP_ACT:
     case BENCH_OP_SOFTMAX:
-    case BENCH_OP_XENT: return DIR_BIT(FWD_D) | DIR_BIT(FWD_I) | DIR_BIT(BWD_D);
+    case BENCH_OP_XENT:
+    case BENCH_OP_ATTENTION: return DIR_BIT(FWD_D) | DIR_BIT(FWD_I) | DIR_BIT(BWD_D);
     case BENCH_OP_BNORM: return DIR_BIT(FWD_I) | DIR_BIT(FWD_D) | DIR_BIT(BWD_DW);
     case BENCH_OP_LNORM:
     case BENCH_OP_RMSNORM: return DIR_BIT(FWD_D) | DIR_BIT(BWD_DW);
@@ -1168,7 +1257,7 @@ int bench_problem_parse_dir(const char *text, int default_dir, bench_problem *p,
     for (size_t i = 0; i < head; i++) geometry |= isdigit((unsigned char)text[i]) != 0;
     if (colon && !geometry)
       return fail(err, errlen, "bad token '%.*s': unknown op (conv, pool, act, softmax, lnorm, "
-                  "rmsnorm, bnorm, binary, reduce, gemm, xent, optim)", (int)head, text);
+                  "rmsnorm, bnorm, binary, reduce, gemm, xent, optim, attention)", (int)head, text);
     return finish_conv(text, n, p, &dir, default_dir, err, errlen);
   }
   p->op = op;
@@ -1376,6 +1465,20 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (!same_double(p->beta2, DEFAULT_BETA2)) put_double(&s, ":b2", p->beta2);
       if (!same_double(p->opt_eps, DEFAULT_OPT_EPS)) put_double(&s, ":eps", p->opt_eps);
       break;
+    case BENCH_OP_ATTENTION:
+      put(&s, "attention:b%lldh%lldhkv%lldsq%lldskv%lldd%llddv%lld", (long long)p->att_b,
+          (long long)p->att_h, (long long)p->att_hkv, (long long)p->att_sq, (long long)p->att_skv,
+          (long long)p->att_d, (long long)p->att_dv);
+      if (p->causal) put(&s, ":causal");
+      if (p->bias_rank > 0) {
+        put(&s, ":bias");
+        put_dims(&s, p->bias_rank, p->bias_dims);
+      }
+      if (p->key_lengths) put(&s, ":kl");
+      if (p->no_lse) put(&s, ":nolse");
+      if (p->bshd) put(&s, ":bshd");
+      if (!same_double(p->scale, 0.0)) put_double(&s, ":scale", p->scale);
+      break;
   }
   /* The parser removes one quote at each end of a name: quote a name that
    * has one there itself. */
@@ -1399,7 +1502,25 @@ static double count_sum(int rank, const int64_t *d) {
   return c;
 }
 
+/* The (query, key) pairs attention computes: all Sq * Skv, or with the
+ * causal mask (bottom right: query i sees keys j <= i + Skv - Sq) the sum
+ * over the queries i >= max(0, Sq - Skv) of i + Skv - Sq + 1. Key lengths
+ * depend on the data and are not counted. */
+static double attention_pairs(const bench_problem *p) {
+  const double sq = (double)p->att_sq, skv = (double)p->att_skv;
+  if (!p->causal) return sq * skv;
+  const double first = sq > skv ? sq - skv : 0.0, n = sq - first;
+  return n * ((first + skv - sq + 1.0) + skv) / 2.0;
+}
+
 double bench_problem_flops(const bench_problem *p) {
+  if (p->op == BENCH_OP_ATTENTION) {
+    /* Forward: S = Q K^T (D) and O = P V (Dv). Backward: S again, dV = P^T
+     * dO and dP = dO V^T (Dv), dQ = dS K and dK = dS^T Q (D). */
+    const double heads = (double)p->att_b * (double)p->att_h, pairs = attention_pairs(p);
+    const double d = (double)p->att_d, dv = (double)p->att_dv;
+    return 2.0 * heads * pairs * (p->dir == BENCH_DIR_BWD_D ? 3.0 * d + 2.0 * dv : d + dv);
+  }
   if (p->op == BENCH_OP_CONV)
     return 2.0 * (double)p->mb * (double)p->oc * (double)p->oh * (double)p->ow *
            (double)(p->ic / p->g) * (double)p->kh * (double)p->kw;
@@ -1473,6 +1594,21 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
       const double n = (double)p->dims[0], x = n * (double)p->dims[1];
       const double loss = p->loss_reduction == ADNN_LOSS_REDUCTION_NONE ? n : 1.0;
       return e * (p->dir == BENCH_DIR_BWD_D ? 2.0 * x + loss : x + loss) + 4.0 * n;
+    }
+    case BENCH_OP_ATTENTION: {
+      /* Forward: q, k, v, the bias and the key lengths (4-byte) in; o and
+       * lse out. Backward: q, k, v, o, do, lse and the bias in; dq, dk and
+       * dv out. */
+      const double b = (double)p->att_b, h = (double)p->att_h, hkv = (double)p->att_hkv;
+      const double q = b * h * (double)p->att_sq * (double)p->att_d;
+      const double k = b * hkv * (double)p->att_skv * (double)p->att_d;
+      const double v = b * hkv * (double)p->att_skv * (double)p->att_dv;
+      const double o = b * h * (double)p->att_sq * (double)p->att_dv;
+      const double lse = b * h * (double)p->att_sq;
+      const double bias = p->bias_rank ? count_of(p->bias_rank, p->bias_dims) : 0.0;
+      const double kl = p->key_lengths ? 4.0 * b : 0.0;
+      if (p->dir == BENCH_DIR_BWD_D) return e * (2.0 * (q + k + v) + 2.0 * o + lse + bias) + kl;
+      return e * (q + k + v + o + (p->no_lse ? 0.0 : lse) + bias) + kl;
     }
     case BENCH_OP_OPTIM: {
       /* the gradient in; the parameters and every state in and out. */

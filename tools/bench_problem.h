@@ -12,7 +12,7 @@
  *   only those its adnn ops can run (bench_op_dirs; any other is refused
  *   with a message naming the allowed ones):
  *     conv                   FWD_D (= FWD_I, the forward op), BWD_D, BWD_W, BWD_WB
- *     pool, act, softmax, xent  FWD_D (= FWD_I, the forward op), BWD_D
+ *     pool, act, softmax, xent, attention  FWD_D (= FWD_I, the forward op), BWD_D
  *     bnorm                  FWD_I (inference), FWD_D (training), BWD_DW
  *     lnorm, rmsnorm         FWD_D (the forward op), BWD_DW
  *     binary, reduce, gemm, optim  FWD_D only
@@ -42,6 +42,11 @@
  *     optim:<sgd|adam|adamw>:<S0>[x<S1>...][:lr<..>][:wd<..>][:mom<..>][:damp<..>]
  *           [:nesterov][:b1<..>][:b2<..>][:eps<..>]   (one tensor per size, at
  *           most BENCH_OPTIM_MAX_TENSORS)
+ *     attention:b<B>h<H>[hkv<Hkv>]sq<Sq>[skv<Skv>]d<D>[dv<Dv>][:causal][:bias<dims>]
+ *           [:kl][:nolse][:bshd][:scale<S>]   (b defaults to 1, hkv to h, skv to
+ *           sq, dv to d; bias<dims> of rank 1..4 broadcasts to [B, H, Sq, Skv];
+ *           kl: per-batch key lengths; nolse: no lse output; bshd: q, k, v, o
+ *           in the BSHD layout; scale 0, the default, is 1 / sqrt(D))
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
  *   pb<..>/pr<..> (convolution) give the bottom/right padding explicitly.
  *
@@ -73,6 +78,7 @@ enum bench_op {
   BENCH_OP_GEMM,
   BENCH_OP_XENT,  /* softmax cross-entropy (dir=BWD_D: its backward) */
   BENCH_OP_OPTIM, /* the fused optimizer step */
+  BENCH_OP_ATTENTION, /* scaled-dot-product attention (dir=BWD_D: its backward) */
   BENCH_OP_COUNT  /* one past the last */
 };
 
@@ -147,6 +153,12 @@ typedef struct bench_problem {
   adnn_optimizer_kind opt_kind;
   double lr, weight_decay, sgd_momentum, dampening, beta1, beta2, opt_eps;
   int nesterov;
+  /* attention: the sizes, the options, and the bias's dims as given
+   * (bias_rank 0: no bias); scale 0 means 1 / sqrt(d). */
+  int64_t att_b, att_h, att_hkv, att_sq, att_skv, att_d, att_dv;
+  int causal, key_lengths, no_lse, bshd, bias_rank;
+  int64_t bias_dims[4];
+  double scale;
 } bench_problem;
 
 /* Parses one descriptor (a NUL-terminated string; surrounding white space is

@@ -152,6 +152,10 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
  * of the last two dims of a, b and y; the reference for every other layout. */
 #define ADNN_CPU_MATMUL_IMPLS(X) X(matmul, blas) X(matmul, reference)
 #define ADNN_CPU_MATMUL_FORCED NULL
+/* Attention: the flash-style tiled forward (F32 and F64, vectorized), then
+ * the reference loops. */
+#define ADNN_CPU_ATTENTION_IMPLS(X) X(attention, flash) X(attention, reference)
+#define ADNN_CPU_ATTENTION_FORCED NULL
 
 /** Whether the core changes an op's problem between executions (the
  *  optimizer's lr and step, adnn_plan_set_optimizer_step): the plugin then

@@ -23,6 +23,7 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/norm_backward.c \
 	kernels/ref/softmax_cross_entropy.c \
 	kernels/ref/optimizer.c \
-	kernels/ref/matmul.c
+	kernels/ref/matmul.c \
+	kernels/ref/attention.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm

@@ -467,6 +467,8 @@ static const op_binding binding_batchnorm_training, binding_batchnorm_backward,
     binding_norm_backward;
 static const op_binding binding_softmax_cross_entropy, binding_softmax_cross_entropy_backward,
     binding_optimizer;
+/* Attention's binding (its call is after the training ops'). */
+static const op_binding binding_attention;
 
 /* matmul: y = act(alpha * (a @ b) + bias + residual_scale * residual); y has
  * a's batch dims, M and b's N (the core checks every other rule). Passing
@@ -1392,6 +1394,110 @@ static const op_binding binding_optimizer = {
            "at step 1. lr and step (1 at the first step) are this call's.",
     .call = call_optimizer,
     .returns = "None",
+};
+
+/* ---- attention -------------------------------------------------------------------------- */
+
+/* attention(ctx, q, k, v, *, bias=None, key_lengths=None, scale=0.0,
+ * causal=False, lse=True): q [B, H, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv,
+ * Skv, Dv] in any strides; returns (o, lse) or o (packed, new tensors). */
+static PyObject *call_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  const char *op = "attention";
+  PyObject *pos[3] = {0}, *bias_obj = NULL, *kl_obj = NULL, *scale_obj = NULL,
+           *causal_obj = NULL, *lse_obj = NULL;
+  const kw_spec kws[] = {{"q", &pos[0]},           {"k", &pos[1]},
+                         {"v", &pos[2]},           {"bias", &bias_obj},
+                         {"key_lengths", &kl_obj}, {"scale", &scale_obj},
+                         {"causal", &causal_obj},  {"lse", &lse_obj},
+                         {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 3, 3, pos, kws, &c) < 0) return NULL;
+  adnn_attention_desc d;
+  memset(&d, 0, sizeof d); /* the plan cache's key: every byte defined */
+  adnn_attention_desc_init(&d);
+  if (double_arg(scale_obj, &d.scale) < 0) return NULL;
+  if (causal_obj) {
+    const int b = PyObject_IsTrue(causal_obj);
+    if (b < 0) return NULL;
+    d.causal = b;
+  }
+  if (lse_obj) {
+    const int b = PyObject_IsTrue(lse_obj);
+    if (b < 0) return NULL;
+    d.has_lse = b;
+  }
+  PyObject *result = NULL;
+  TensorObject *t[5] = {0}, *o = NULL, *lse = NULL;
+  static const char *const names[3] = {"q", "k", "v"};
+  for (int i = 0; i < 3; i++) {
+    if ((t[i] = tensor_arg(c, pos[i], 0, op, names[i], i ? t[0] : NULL, -1)) == NULL) goto done;
+    if (t[i]->desc.rank != 4) {
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: %s must have rank 4 (has %d)", op, names[i],
+                   (int)t[i]->desc.rank);
+      goto done;
+    }
+  }
+  d.q = t[0]->desc;
+  d.k = t[1]->desc;
+  d.v = t[2]->desc;
+  size_t n_in = 3;
+  const void *in[5] = {t[0]->data, t[1]->data, t[2]->data, NULL, NULL};
+  if (bias_obj && bias_obj != Py_None) {
+    if ((t[3] = tensor_arg(c, bias_obj, 0, op, "bias", t[0], -1)) == NULL) goto done;
+    d.has_bias = 1;
+    d.bias = t[3]->desc;
+    in[n_in++] = t[3]->data;
+  }
+  if (kl_obj && kl_obj != Py_None) {
+    if ((t[4] = tensor_arg(c, kl_obj, 0, op, "key_lengths", NULL, -1)) == NULL) goto done;
+    d.has_key_lengths = 1;
+    d.key_lengths = t[4]->desc;
+    in[n_in++] = t[4]->data;
+  }
+  const int64_t od[4] = {d.q.dims[0], d.q.dims[1], d.q.dims[2], d.v.dims[3]};
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  if ((o = (TensorObject *)adnn_py_tensor_empty(c, d.q.dtype, 4, od)) == NULL) goto done;
+  d.o = o->desc;
+  if (d.has_lse) {
+    if ((lse = (TensorObject *)adnn_py_tensor_empty(c, d.q.dtype, 3, od)) == NULL) goto done;
+    d.lse = lse->desc;
+  }
+  void *out[2] = {o->data, lse ? lse->data : NULL};
+  if (run_multi(c, op_index_of(op), &d, sizeof d,
+                (adnn_status(*)(adnn_context *, const void *, adnn_plan **))
+                    adnn_plan_create_attention,
+                op, in, n_in, out, d.has_lse ? 2 : 1) < 0)
+    goto done;
+  if (lse) {
+    result = PyTuple_Pack(2, (PyObject *)o, (PyObject *)lse);
+  } else {
+    result = (PyObject *)o;
+    o = NULL;
+  }
+done:
+  for (int i = 0; i < 5; i++) Py_XDECREF(t[i]);
+  Py_XDECREF(o);
+  Py_XDECREF(lse);
+  return result;
+}
+
+static const op_binding binding_attention = {
+    .inputs = {{"q", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"k", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"v", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"bias", 1, NO_OFFSET, NO_OFFSET, 0},
+               {"key_lengths", 1, NO_OFFSET, NO_OFFSET, 0}},
+    .params = {{"scale", P_DOUBLE, 0}, {"causal", P_BOOL, 0}, {"lse", P_BOOL, 0}},
+    .doc = "Scaled-dot-product attention: softmax(scale * q k^T + bias, masked) v for q [B, H, "
+           "Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] (H a multiple of Hkv: grouped-query "
+           "attention). scale 0 means 1 / sqrt(D); causal aligns to the bottom right (query i "
+           "sees keys j <= i + Skv - Sq); bias broadcasts to [B, H, Sq, Skv] (-inf masks); "
+           "key_lengths (int32 [B]) masks keys j >= key_lengths[b]. Returns (o, lse) with lse "
+           "the row log-sum-exp [B, H, Sq], or o alone with lse=False; fully masked rows give "
+           "o = 0 and lse = -inf.",
+    .call = call_attention,
+    .returns = "(Tensor, Tensor), or Tensor with lse=False",
 };
 
 static int op_index_of(const char *name) {

@@ -663,6 +663,53 @@ static adnn_status fuzz_matmul(reader *r, adnn_plan **plan, exec_args *e) {
   return adnn_plan_create_matmul(ctx, &d, plan);
 }
 
+/* Attention: q, k, v and o of rank 4 from the bytes (mostly consistent
+ * sizes), an optional bias of rank 1..4, key lengths (I32 mostly) and lse.
+ * The runner passes one output, so only plans without lse execute; the
+ * fill pattern makes the key lengths huge (0x3f) or -1 (0xff): both are
+ * clamped. */
+static adnn_status fuzz_attention(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_attention_desc d;
+  adnn_attention_desc_init(&d);
+  const adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &d.q, 4, dt);
+  tensor_val(r, &d.k, 4, byte(r) < 0xf0 ? dt : dtype_val(r));
+  const int ok4 = d.q.rank == 4 && d.k.rank == 4;
+  if (ok4 && byte(r) < 0xe0) d.k.dims[0] = d.q.dims[0], d.k.dims[3] = d.q.dims[3];
+  tensor_val(r, &d.v, 4, dt);
+  if (ok4 && d.v.rank == 4 && byte(r) < 0xe0)
+    d.v.dims[0] = d.k.dims[0], d.v.dims[1] = d.k.dims[1], d.v.dims[2] = d.k.dims[2];
+  if (ok4 && d.v.rank == 4) {
+    const int64_t od[4] = {d.q.dims[0], d.q.dims[1], d.q.dims[2], d.v.dims[3]};
+    packed(&d.o, dt, 4, od);
+    const int64_t ld[3] = {d.q.dims[0], d.q.dims[1], d.q.dims[2]};
+    packed(&d.lse, dt, 3, ld);
+  } else {
+    tensor_val(r, &d.o, 4, dt);
+  }
+  perturb(r, &d.o);
+  d.causal = byte(r) & 1;
+  d.has_lse = byte(r) < 0x40;
+  d.scale = byte(r) < 0xe0 ? 0.0 : double_val(r);
+  e->n_inputs = 3;
+  e->in_bytes[0] = span(&d.q);
+  e->in_bytes[1] = span(&d.k);
+  e->in_bytes[2] = span(&d.v);
+  if (byte(r) & 1) {
+    d.has_bias = 1;
+    tensor_val(r, &d.bias, 1 + byte(r) % 4, dt);
+    e->in_bytes[e->n_inputs++] = span(&d.bias);
+  }
+  if (byte(r) & 1) {
+    d.has_key_lengths = 1;
+    tensor_val(r, &d.key_lengths, 1, byte(r) < 0xf0 ? ADNN_DTYPE_I32 : dtype_val(r));
+    if (d.key_lengths.rank == 1 && ok4 && byte(r) < 0xe0) d.key_lengths.dims[0] = d.q.dims[0];
+    e->in_bytes[e->n_inputs++] = span(&d.key_lengths);
+  }
+  e->out_bytes = span(&d.o);
+  return adnn_plan_create_attention(ctx, &d, plan);
+}
+
 /* One entry per row of the manifest: a row without its fuzz_<name> does not
  * compile. */
 typedef adnn_status (*fuzz_fn)(reader *, adnn_plan **, exec_args *);
