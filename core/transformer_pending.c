@@ -20,4 +20,3 @@
                       ": this op is not implemented in this build");                        \
   }
 
-PENDING_(attention_backward)

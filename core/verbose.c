@@ -344,6 +344,10 @@ static void print_attention(line_buf *p, const void *problem, const char **layou
   put_attention(p, problem, 0, layout);
 }
 
+static void print_attention_backward(line_buf *p, const void *problem, const char **layout) {
+  put_attention(p, &((const adnn_plugin_attention_backward *)problem)->fwd, 1, layout);
+}
+
 /* key, then v in the fewest digits that read back as exactly v. */
 static void put_shortest(line_buf *p, const char *key, double v) {
   char text[40];

@@ -274,6 +274,17 @@ static int build_attention(adnn_plugin_attention *p, adnn_dtype dt) {
   return 3;
 }
 
+/* Attention backward: the forward above with its lse [1, 2, 3] packed. */
+static int build_attention_backward(adnn_plugin_attention_backward *p, adnn_dtype dt) {
+  build_attention(&p->fwd, dt);
+  p->fwd.struct_size = (uint32_t)sizeof p->fwd;
+  p->fwd.has_lse = 1;
+  p->fwd.lse.rank = 3;
+  p->fwd.lse.dims[0] = 1, p->fwd.lse.dims[1] = 2, p->fwd.lse.dims[2] = 3;
+  p->fwd.lse.strides[0] = 6, p->fwd.lse.strides[1] = 3, p->fwd.lse.strides[2] = 1;
+  return 6;
+}
+
 /* Storage for any op's problem. */
 typedef union any_problem {
 #define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \

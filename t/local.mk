@@ -155,7 +155,8 @@ harness_op_files = \
 	t/ops/softmax_cross_entropy.c \
 	t/ops/matmul.c \
 	t/ops/optimizer.c \
-	t/ops/attention.c
+	t/ops/attention.c \
+	t/ops/attention_backward.c
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la
 t_harness_libadnn_harness_la_SOURCES = t/harness/harness.h t/rng.h t/harness/tensor.c \
 	t/harness/buffer.c t/harness/case.c t/harness/compare.c t/harness/device.c \
@@ -333,6 +334,22 @@ check_PROGRAMS += t/gradcheck-loss t/optimizer-steps
 TESTS += t/gradcheck-loss t/optimizer-steps
 t_gradcheck_loss_SOURCES = t/gradcheck-loss.c t/tap.h t/rng.h
 t_gradcheck_loss_LDADD = libadnn.la -lm
+
+# Finite-difference gradient check of attention backward (F64) through the
+# forward attention plan, on every ready backend.
+check_PROGRAMS += t/gradcheck-attention
+TESTS += t/gradcheck-attention
+t_gradcheck_attention_SOURCES = t/gradcheck-attention.c t/tap.h t/rng.h
+t_gradcheck_attention_LDADD = libadnn.la -lm
+
+# The CPU plugin's attention backward kernels against each other below the
+# public API: the reference loops and cpu_simd at every instruction set.
+check_PROGRAMS += t/cpu-attention-backward
+TESTS += t/cpu-attention-backward
+t_cpu_attention_backward_SOURCES = t/cpu-attention-backward.c t/tap.h t/rng.h
+t_cpu_attention_backward_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
+t_cpu_attention_backward_LDADD = kernels/cpu/libadnn_cpu_kernels.la kernels/ref/libadnn_ref.la \
+	$(OPENBLAS_LIBS) -lpthread -lm
 t_optimizer_steps_SOURCES = t/optimizer-steps.c t/tap.h t/rng.h
 t_optimizer_steps_LDADD = libadnn.la -lm
 

@@ -42,7 +42,8 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_softmax_cross_entropy.c \
 	backends/cuda/cuda_matmul.c \
 	backends/cuda/cuda_optimizer.c \
-	backends/cuda/cuda_attention_pending.c
+	backends/cuda/cuda_attention_pending.c \
+	backends/cuda/cuda_attention_backward_pending.c
 cuda_plugin_defines = -DADNN_CUDA_MIN_SM=$(CUDA_MIN_SM) \
 	-DADNN_CUDA_ARCH_FLAGS='"$(CUDA_ARCH_FLAGS)"'
 backends_cuda_adnn_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(cuda_plugin_defines)

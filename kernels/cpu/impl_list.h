@@ -157,6 +157,12 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 #define ADNN_CPU_ATTENTION_IMPLS(X) X(attention, flash) X(attention, reference)
 #define ADNN_CPU_ATTENTION_FORCED NULL
 
+/* Attention backward: the flash-style tiled kernel (kernels/cpu/attention_backward.c)
+ * for F32 and F64 at any strides, then the reference loops. */
+#define ADNN_CPU_ATTENTION_BACKWARD_IMPLS(X) \
+  X(attention_backward, simd) X(attention_backward, reference)
+#define ADNN_CPU_ATTENTION_BACKWARD_FORCED NULL
+
 /** Whether the core changes an op's problem between executions (the
  *  optimizer's lr and step, adnn_plan_set_optimizer_step): the plugin then
  *  re-reads the core's problem into its copy before every run. */

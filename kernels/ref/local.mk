@@ -24,6 +24,7 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/softmax_cross_entropy.c \
 	kernels/ref/optimizer.c \
 	kernels/ref/matmul.c \
-	kernels/ref/attention.c
+	kernels/ref/attention.c \
+	kernels/ref/attention_backward.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm

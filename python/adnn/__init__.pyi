@@ -110,6 +110,13 @@ def optimizer(ctx: Context, grads: Sequence[TensorLike], *, params: Sequence[Ten
               lr: float = ..., step: int = ..., weight_decay: float = ...,
               momentum: float = ..., dampening: float = ..., nesterov: bool = ...,
               beta1: float = ..., beta2: float = ..., epsilon: float = ...) -> None: ...
+# Attention backward: o and lse as attention() returned them, do the gradient of o; the
+# keywords are the forward's. q, k and v must be packed; returns (dq, dk, dv).
+def attention_backward(ctx: Context, q: TensorLike, k: TensorLike, v: TensorLike,
+                       o: TensorLike, do: TensorLike, lse: TensorLike, *,
+                       bias: Optional[TensorLike] = None,
+                       key_lengths: Optional[TensorLike] = None, scale: float = ...,
+                       causal: bool = ...) -> Tuple[Tensor, Tensor, Tensor]: ...
 def binary(ctx: Context, a: TensorLike, b: TensorLike, *, op: str = "add", alpha: float = ...,
            beta: float = ..., out: Optional[TensorLike] = None) -> Tensor: ...
 def reduce(ctx: Context, x: TensorLike, *, kind: str = "sum", axes: Axes = ...,

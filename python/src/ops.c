@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#define MAX_INPUTS 6
+#define MAX_INPUTS 8 /* attention backward: q, k, v, o, do, lse, bias, key_lengths */
 #define MAX_PARAMS 12
 #define NO_OFFSET ((size_t)-1)
 
@@ -469,6 +469,8 @@ static const op_binding binding_softmax_cross_entropy, binding_softmax_cross_ent
     binding_optimizer;
 /* Attention's binding (its call is after the training ops'). */
 static const op_binding binding_attention;
+/* Attention backward's binding (after attention's). */
+static const op_binding binding_attention_backward;
 
 /* matmul: y = act(alpha * (a @ b) + bias + residual_scale * residual); y has
  * a's batch dims, M and b's N (the core checks every other rule). Passing
@@ -1498,6 +1500,121 @@ static const op_binding binding_attention = {
            "o = 0 and lse = -inf.",
     .call = call_attention,
     .returns = "(Tensor, Tensor), or Tensor with lse=False",
+};
+
+/* ---- attention backward ----------------------------------------------------------------- */
+
+/* The plan-cache key of attention backward: the descriptor with its forward
+ * pointer cleared, then the forward descriptor (as bnb_key). */
+typedef struct ab_key {
+  adnn_attention_backward_desc d;
+  adnn_attention_desc f;
+} ab_key;
+
+static adnn_status create_ab_key(adnn_context *c, const void *key, adnn_plan **p) {
+  ab_key k = *(const ab_key *)key;
+  k.d.forward = &k.f;
+  return adnn_plan_create_attention_backward(c, &k.d, p);
+}
+
+static int same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
+  if (a->rank != b->rank) return 0;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i] || (a->dims[i] > 1 && a->strides[i] != b->strides[i])) return 0;
+  return 1;
+}
+
+/* attention_backward(ctx, q, k, v, o, do, lse, *, bias=None, key_lengths=None,
+ * scale=0.0, causal=False): the forward's tensors and options, o and lse as
+ * attention() returned them and do (o's layout); returns (dq, dk, dv) as new
+ * packed tensors, so q, k and v must be packed. */
+static PyObject *call_attention_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  const char *op = "attention_backward";
+  PyObject *pos[6] = {0}, *bias_obj = NULL, *kl_obj = NULL, *scale_obj = NULL,
+           *causal_obj = NULL;
+  const kw_spec kws[] = {{"q", &pos[0]},           {"k", &pos[1]},         {"v", &pos[2]},
+                         {"o", &pos[3]},           {"do", &pos[4]},        {"lse", &pos[5]},
+                         {"bias", &bias_obj},      {"key_lengths", &kl_obj},
+                         {"scale", &scale_obj},    {"causal", &causal_obj}, {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 6, 6, pos, kws, &c) < 0) return NULL;
+  ab_key key;
+  memset(&key, 0, sizeof key); /* the plan cache's key: every byte defined */
+  adnn_attention_backward_desc_init(&key.d);
+  adnn_attention_desc_init(&key.f);
+  if (double_arg(scale_obj, &key.f.scale) < 0) return NULL;
+  if (causal_obj) {
+    const int b = PyObject_IsTrue(causal_obj);
+    if (b < 0) return NULL;
+    key.f.causal = b;
+  }
+  PyObject *result = NULL;
+  TensorObject *t[8] = {0}, *g[3] = {0};
+  static const char *const names[6] = {"q", "k", "v", "o", "do", "lse"};
+  for (int i = 0; i < 6; i++)
+    if ((t[i] = tensor_arg(c, pos[i], 0, op, names[i], i ? t[0] : NULL, -1)) == NULL) goto done;
+  for (int i = 0; i < 3; i++)
+    if (t[i]->desc.rank != 4 || !adnn_tensor_desc_is_packed(&t[i]->desc)) {
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: %s must be a packed tensor of rank 4 (d%s is "
+                   "created with its layout)", op, names[i], names[i]);
+      goto done;
+    }
+  if (!same_layout(&t[3]->desc, &t[4]->desc)) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: do must have o's dims and layout", op);
+    goto done;
+  }
+  key.f.q = t[0]->desc;
+  key.f.k = t[1]->desc;
+  key.f.v = t[2]->desc;
+  key.f.o = t[3]->desc;
+  key.f.lse = t[5]->desc;
+  size_t n_in = 6;
+  const void *in[8] = {t[0]->data, t[1]->data, t[2]->data, t[3]->data, t[4]->data, t[5]->data};
+  if (bias_obj && bias_obj != Py_None) {
+    if ((t[6] = tensor_arg(c, bias_obj, 0, op, "bias", t[0], -1)) == NULL) goto done;
+    key.f.has_bias = 1;
+    key.f.bias = t[6]->desc;
+    in[n_in++] = t[6]->data;
+  }
+  if (kl_obj && kl_obj != Py_None) {
+    if ((t[7] = tensor_arg(c, kl_obj, 0, op, "key_lengths", NULL, -1)) == NULL) goto done;
+    key.f.has_key_lengths = 1;
+    key.f.key_lengths = t[7]->desc;
+    in[n_in++] = t[7]->data;
+  }
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  for (int i = 0; i < 3; i++)
+    if ((g[i] = (TensorObject *)adnn_py_tensor_empty(c, t[i]->desc.dtype, 4,
+                                                     t[i]->desc.dims)) == NULL)
+      goto done;
+  void *out[3] = {g[0]->data, g[1]->data, g[2]->data};
+  if (run_multi(c, op_index_of(op), &key, sizeof key, create_ab_key, op, in, n_in, out, 3) < 0)
+    goto done;
+  result = PyTuple_Pack(3, (PyObject *)g[0], (PyObject *)g[1], (PyObject *)g[2]);
+done:
+  for (int i = 0; i < 8; i++) Py_XDECREF(t[i]);
+  for (int i = 0; i < 3; i++) Py_XDECREF(g[i]);
+  return result;
+}
+
+static const op_binding binding_attention_backward = {
+    .inputs = {{"q", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"k", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"v", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"o", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"do", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"lse", 0, NO_OFFSET, NO_OFFSET, 0},
+               {"bias", 1, NO_OFFSET, NO_OFFSET, 0},
+               {"key_lengths", 1, NO_OFFSET, NO_OFFSET, 0}},
+    .params = {{"scale", P_DOUBLE, 0}, {"causal", P_BOOL, 0}},
+    .doc = "The gradients of attention: (dq, dk, dv) from the forward's q, k, v, its o and "
+           "lse (attention() with lse=True) and do, the gradient of o; bias, key_lengths, "
+           "scale and causal as given to the forward. dk and dv sum over the query heads of "
+           "each group; the bias gets no gradient. q, k and v must be packed (the gradients "
+           "are new packed tensors of their dims).",
+    .call = call_attention_backward,
+    .returns = "(Tensor, Tensor, Tensor)",
 };
 
 static int op_index_of(const char *name) {

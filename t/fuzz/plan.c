@@ -162,7 +162,8 @@ static void activation_val(reader *r, adnn_activation *a) {
 
 /* ---- one op: descriptor, plan, execution -------------------------------------- */
 
-#define MAX_INPUTS 5
+/* The most execute inputs of any op (attention backward has 8). */
+#define MAX_INPUTS 8
 /* Execute only plans whose buffers stay small, to keep every input fast. */
 #define MAX_EXEC_BYTES ((size_t)1 << 20)
 
@@ -708,6 +709,56 @@ static adnn_status fuzz_attention(reader *r, adnn_plan **plan, exec_args *e) {
   }
   e->out_bytes = span(&d.o);
   return adnn_plan_create_attention(ctx, &d, plan);
+}
+
+/* Attention backward: a forward descriptor built from the bytes like
+ * fuzz_attention's (mostly with lse, sometimes NULL or without it). The
+ * runner's single-output execution of a successful plan is refused (three
+ * outputs), which exercises the count check; creation is the target. */
+static adnn_status fuzz_attention_backward(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_attention_desc f;
+  adnn_attention_desc_init(&f);
+  const adnn_dtype dt = dtype_val(r);
+  tensor_val(r, &f.q, 4, dt);
+  tensor_val(r, &f.k, 4, byte(r) < 0xf0 ? dt : dtype_val(r));
+  const int ok4 = f.q.rank == 4 && f.k.rank == 4;
+  if (ok4 && byte(r) < 0xe0) f.k.dims[0] = f.q.dims[0], f.k.dims[3] = f.q.dims[3];
+  tensor_val(r, &f.v, 4, dt);
+  if (ok4 && f.v.rank == 4 && byte(r) < 0xe0)
+    f.v.dims[0] = f.k.dims[0], f.v.dims[1] = f.k.dims[1], f.v.dims[2] = f.k.dims[2];
+  if (ok4 && f.v.rank == 4) {
+    const int64_t od[4] = {f.q.dims[0], f.q.dims[1], f.q.dims[2], f.v.dims[3]};
+    packed(&f.o, dt, 4, od);
+    const int64_t ld[3] = {f.q.dims[0], f.q.dims[1], f.q.dims[2]};
+    packed(&f.lse, dt, 3, ld);
+  } else {
+    tensor_val(r, &f.o, 4, dt);
+  }
+  f.causal = byte(r) & 1;
+  f.has_lse = byte(r) < 0xf0;
+  f.scale = byte(r) < 0xe0 ? 0.0 : double_val(r);
+  e->n_inputs = 6;
+  e->in_bytes[0] = span(&f.q);
+  e->in_bytes[1] = span(&f.k);
+  e->in_bytes[2] = span(&f.v);
+  e->in_bytes[3] = e->in_bytes[4] = span(&f.o);
+  e->in_bytes[5] = span(&f.lse);
+  if (byte(r) & 1) {
+    f.has_bias = 1;
+    tensor_val(r, &f.bias, 1 + byte(r) % 4, dt);
+    e->in_bytes[e->n_inputs++] = span(&f.bias);
+  }
+  if (byte(r) & 1) {
+    f.has_key_lengths = 1;
+    tensor_val(r, &f.key_lengths, 1, byte(r) < 0xf0 ? ADNN_DTYPE_I32 : dtype_val(r));
+    if (f.key_lengths.rank == 1 && ok4 && byte(r) < 0xe0) f.key_lengths.dims[0] = f.q.dims[0];
+    e->in_bytes[e->n_inputs++] = span(&f.key_lengths);
+  }
+  e->out_bytes = span(&f.q);
+  adnn_attention_backward_desc d;
+  adnn_attention_backward_desc_init(&d);
+  d.forward = byte(r) < 0x08 ? NULL : &f;
+  return adnn_plan_create_attention_backward(ctx, &d, plan);
 }
 
 /* One entry per row of the manifest: a row without its fuzz_<name> does not
