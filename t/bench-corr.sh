@@ -58,6 +58,7 @@ expect gemm:m7n5k3:tb_nx gemm:m7n5k3:tb_nx
 expect dir=BWD_W:mb1ic4ih5oc4kh3:beta1 dir=BWD_W:mb1ic4ih5oc4oh3kh3:beta1
 expect --dir=BWD_D:pool:max:mb1ic3ih6kh2sh2 dir=BWD_D:pool:max:mb1ic3ih6kh2sh2
 expect lnorm:4x8:dir=BWD_DW dir=BWD_DW:lnorm:4x8
+expect dir=BWD_D:attention:b2h4hkv2sq9skv20d8:causal:bias9x20:kl dir=BWD_D:attention:b2h4hkv2sq9skv20d8dv8:causal:bias9x20:kl  # attention backward (corr: dq, dk, dv)
 expect bnorm:mb2ic4ih3:dir=FWD_D:mom0.5 dir=FWD_D:bnorm:mb2ic4ih3:mom0.5
 expect dir=FWD_I:bnorm:mb2ic4 bnorm:mb2ic4
 expect dir=FWD_I:act:relu:5 act:relu:5

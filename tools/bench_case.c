@@ -191,10 +191,8 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
     case BENCH_OP_ATTENTION: {
       /* q, k, v, o packed BHSD or BSHD, lse [B, H, Sq] packed, the bias of
        * its own dims packed, int32 key lengths [B]. dir=BWD_D: the backward
-       * op, pointing to this forward descriptor; until manifest row 22 (the
-       * backward op) is there, its harness op is missing and the case fails
-       * to build. With the row: adnn_attention_backward_desc_init(
-       * &d->attention_backward) and d->attention_backward.forward = c. */
+       * op (manifest row 22), pointing to this forward descriptor (with lse
+       * whatever nolse says). */
       adnn_attention_desc *c =
           p->dir == BENCH_DIR_BWD_D ? &forward.attention : &d->attention;
       adnn_attention_desc_init(c);
@@ -217,7 +215,10 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
         c->has_key_lengths = 1;
         c->key_lengths = harness_tensor_desc(ADNN_DTYPE_I32, 1, &B, HARNESS_PACKED);
       }
-      return p->dir == BENCH_DIR_BWD_D ? "attention_backward" : "attention";
+      if (p->dir != BENCH_DIR_BWD_D) return "attention";
+      adnn_attention_backward_desc_init(&d->attention_backward);
+      d->attention_backward.forward = c;
+      return "attention_backward";
     }
     case BENCH_OP_OPTIM: {
       /* The sizes live with the forward storage: the descriptor points to

@@ -103,6 +103,9 @@ static const att_fns NAME(adnn_att) = {{NAME(att_layout_f32), NAME(att_layout_f6
 #define ATT_BK 64
 /* Rows per task at most; fewer when that would leave threads idle. */
 #define ATT_BQ 128
+/* The most bytes of packed K and V one thread keeps for one (b, g) pair
+ * (16384 keys at D = Dv = 64 in F32 take 8 MiB). */
+#define ATT_CACHE_BYTES ((size_t)32 << 20)
 
 /* The plan's state: the problem's sizes and strides, the blocking, and the
  * workspace layout of one thread's slice (byte offsets). */
@@ -116,7 +119,13 @@ typedef struct att_state {
   int64_t qs[4], ks[4], vs[4], os[4], ls[3], bs[4], kls;
   double scale;
   int causal, has_bias, has_kl, has_lse, f64;
-  size_t off_q, off_k, off_v, off_s, off_o, off_m, off_l, off_lim, off_h, per_thread;
+  /* 1: each thread's slice holds every packed K and V block of one (b, g)
+   * pair (the Skv keys), reused by the thread's next tasks of that pair;
+   * 0: one block, packed for every task (when the pair's blocks would pass
+   * ATT_CACHE_BYTES). */
+  int kv_cache;
+  int threads; /* workspace slices */
+  size_t off_q, off_k, off_v, off_s, off_o, off_m, off_l, off_lim, off_h, off_tag, per_thread;
   const struct att_fns *fn;
 } att_state;
 
@@ -140,15 +149,20 @@ static size_t att_align(size_t n) { return (n + 63) / 64 * 64; }
 static void att_ws_layout(att_state *s, size_t es) {
   size_t at = 0;
   const size_t bqp = (size_t)s->bqp, D = (size_t)s->D, dvp = (size_t)s->dvp;
+  const size_t blocks = (size_t)((s->Skv + ATT_BK - 1) / ATT_BK);
+  const size_t block_bytes = (D + dvp) * ATT_BK * es;
+  s->kv_cache = s->row_blocks > 1 && blocks <= ATT_CACHE_BYTES / block_bytes;
+  const size_t nb = s->kv_cache ? blocks : 1;
   s->off_q = at, at += att_align(bqp * D * es);
-  s->off_k = at, at += att_align(D * ATT_BK * es);
-  s->off_v = at, at += att_align((size_t)ATT_BK * dvp * es);
+  s->off_k = at, at += att_align(nb * D * ATT_BK * es);
+  s->off_v = at, at += att_align(nb * ATT_BK * dvp * es);
   s->off_s = at, at += att_align(bqp * ATT_BK * es);
   s->off_o = at, at += att_align(bqp * dvp * es);
   s->off_m = at, at += att_align(bqp * sizeof(double));
   s->off_l = at, at += att_align(bqp * sizeof(double));
   s->off_lim = at, at += att_align(bqp * sizeof(int64_t));
   s->off_h = at, at += att_align(bqp * sizeof(int64_t));
+  s->off_tag = at, at += att_align(2 * sizeof(int64_t));
   s->per_thread = at;
 }
 
@@ -192,7 +206,8 @@ static void att_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   s->row_blocks = ceil_div(s->R, bq);
   s->tasks = pairs * s->row_blocks;
   s->fn->layout[s->f64](s);
-  *workspace_bytes = s->per_thread * (size_t)(env->threads > 0 ? env->threads : 1);
+  s->threads = env->threads > 0 ? env->threads : 1;
+  *workspace_bytes = s->per_thread * (size_t)s->threads;
 }
 
 typedef struct att_job {
@@ -217,6 +232,12 @@ static void att_run(const void *problem, const void *state, const void *const *i
   if (s->has_bias) j.a.bias = inputs[at++];
   if (s->has_kl) j.a.key_lengths = inputs[at++];
   if (s->has_lse) j.a.lse = outputs[1];
+  /* The packed K and V of an earlier run are of other inputs: forget them. */
+  char *ws = workspace;
+  for (int t = 0; t < s->threads; t++) {
+    int64_t *tag = (int64_t *)(ws + (size_t)t * s->per_thread + s->off_tag);
+    tag[0] = tag[1] = 0;
+  }
   adnn_cpu_parallel_for(s->tasks, 1, att_tasks, &j);
 }
 

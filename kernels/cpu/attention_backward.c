@@ -154,6 +154,12 @@ static void ab_reshape(const void *problem, const adnn_cpu_env *env, void *state
     nc = (4 * (int64_t)env->threads + pairs - 1) / pairs;
     if (nc > 16) nc = 16;
     if (nc > blocks) nc = blocks;
+    /* The dQ parts take nc times q's size: at most 64 MiB or twice q,
+     * whichever is larger, so that the split never costs more than a
+     * small multiple of the data. */
+    const double part = (double)(s->B * s->H * s->Sq * s->Dp) * (double)es;
+    const double cap = part * 2.0 > 64.0 * 1048576.0 ? part * 2.0 : 64.0 * 1048576.0;
+    while (nc > 1 && (double)nc * part > cap) nc--;
   }
   s->Lc = (blocks + nc - 1) / nc * s->Bc;
   s->NC = (blocks * s->Bc + s->Lc - 1) / s->Lc;

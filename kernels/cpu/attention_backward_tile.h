@@ -292,14 +292,19 @@ static void TN(ab_task)(const ab_state *s, const ab_exec *e, int64_t task, char 
             TN(st)(srow + x, TN(sel)(m, pv, (TV){0}));
           }
         }
-        /* dP = dO V^T, then dS = scale * P * (dP - D_i) (in place of dP). */
+        /* dP = dO V^T, then dS = scale * P * (dP - D_i) (in place of dP),
+         * selected like P so that a NaN of v at a masked key stays out. */
         TN(gemm)(nr_pad, ncv, Dv, dOp, Dvp, 1, Vt + jl, Lc, dSt, Bc, 0);
         for (int64_t r = 0; r < nr_pad; r++) {
           const T *prow = St + r * Bc;
           T *drow = dSt + r * Bc;
           const TV vd = TN(splat)(delta_r[r]);
-          for (int64_t x = 0; x < ncv; x += TW)
-            TN(st)(drow + x, TN(ld)(prow + x) * scale * (TN(ld)(drow + x) - vd));
+          const int64_t lim = lim_r[r] - j0 < 0 ? 0 : lim_r[r] - j0 > Bc ? Bc : lim_r[r] - j0;
+          const TI vlim = (TI){0} + (TIS)lim;
+          for (int64_t x = 0; x < ncv; x += TW) {
+            const TV ds = TN(ld)(prow + x) * scale * (TN(ld)(drow + x) - vd);
+            TN(st)(drow + x, TN(sel)((iota + (TIS)x) < vlim, ds, (TV){0}));
+          }
         }
         /* dV += P^T dO, dK += dS^T Q, dQ += dS K. */
         TN(gemm)(ncv, Dvp, nr, St, 1, Bc, dOp, Dvp, dVa + jl * Dvp, Dvp, 1);

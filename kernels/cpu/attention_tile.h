@@ -41,6 +41,27 @@ SIMD_INLINE AT_V AT_NAME(at_max)(AT_V a, AT_V b) {
   return (AT_V)((gt & (at_mask)a) | (~gt & (at_mask)b));
 }
 
+/* The sum and the maximum of the lanes, as trees (log2(AT_L) dependent
+ * steps rather than AT_L). */
+SIMD_INLINE AT_T AT_NAME(at_hsum)(AT_V v) {
+  AT_T t[AT_L];
+  memcpy(t, &v, sizeof t);
+#pragma GCC unroll 8
+  for (int w = AT_L / 2; w >= 1; w /= 2)
+#pragma GCC unroll 16
+    for (int e = 0; e < w; e++) t[e] += t[e + w];
+  return t[0];
+}
+SIMD_INLINE AT_T AT_NAME(at_hmax)(AT_V v) {
+  AT_T t[AT_L];
+  memcpy(t, &v, sizeof t);
+#pragma GCC unroll 8
+  for (int w = AT_L / 2; w >= 1; w /= 2)
+#pragma GCC unroll 16
+    for (int e = 0; e < w; e++) t[e] = t[e + w] > t[e] ? t[e + w] : t[e];
+  return t[0];
+}
+
 /* exp of every lane: the set's vector exp for float (0.9 ulp, 0 below
  * -87.3 and for -inf), libm's exp per lane for double. */
 SIMD_INLINE AT_V AT_NAME(at_exp)(AT_V x) {
@@ -127,8 +148,9 @@ static void AT_NAME(att_task)(const att_state *s, const att_args *a, int64_t tas
   const int64_t nr = s->R - r0 < s->BQ ? s->R - r0 : s->BQ;
   const int64_t nrp = (nr + AT_MR - 1) / AT_MR * AT_MR;
   const int64_t D = s->D, Dv = s->Dv, dvp = s->dvp;
-  AT_T *Qp = (AT_T *)(ws + s->off_q), *Kt = (AT_T *)(ws + s->off_k);
-  AT_T *Vp = (AT_T *)(ws + s->off_v), *S = (AT_T *)(ws + s->off_s);
+  AT_T *Qp = (AT_T *)(ws + s->off_q), *Kt0 = (AT_T *)(ws + s->off_k);
+  AT_T *Vp0 = (AT_T *)(ws + s->off_v), *S = (AT_T *)(ws + s->off_s);
+  int64_t *tag = (int64_t *)(ws + s->off_tag);
   AT_T *O = (AT_T *)(ws + s->off_o);
   double *m = (double *)(ws + s->off_m), *l = (double *)(ws + s->off_l);
   int64_t *lim = (int64_t *)(ws + s->off_lim), *hrow = (int64_t *)(ws + s->off_h);
@@ -170,29 +192,44 @@ static void AT_NAME(att_task)(const att_state *s, const att_args *a, int64_t tas
     else
       for (int64_t d = 0; d < D; d++) Qp[rr * D + d] = qr[d * s->qs[3]];
   }
-  /* V's padding columns stay 0 for the whole task. */
-  if (dvp > Dv)
-    for (int64_t jj = 0; jj < ATT_BK; jj++)
-      for (int64_t c = Dv; c < dvp; c++) Vp[jj * dvp + c] = 0;
-
+  /* The packed K and V blocks of this (b, g) that the thread's slice holds
+   * from earlier tasks (with the cache: tag[0] names the pair, tag[1] the
+   * number of blocks, always a prefix since every task walks the key blocks
+   * from 0); without it one block is packed at a time. */
+  if (!s->kv_cache || tag[0] != bg + 1) {
+    tag[0] = bg + 1;
+    tag[1] = 0;
+  }
   const AT_T *kb = k + b * s->ks[0] + g * s->ks[1];
   const AT_T *vb = v + b * s->vs[0] + g * s->vs[1];
   for (int64_t j0 = 0; j0 < max_lim; j0 += ATT_BK) {
     const int64_t bk = max_lim - j0 < ATT_BK ? max_lim - j0 : ATT_BK;
-    /* Pack K^T [D][ATT_BK] (zero columns past bk) and V [bk][dvp]. */
-    for (int64_t jj = 0; jj < bk; jj++) {
-      const AT_T *kr = kb + (j0 + jj) * s->ks[2];
-      for (int64_t d = 0; d < D; d++) Kt[d * ATT_BK + jj] = kr[d * s->ks[3]];
-      const AT_T *vr = vb + (j0 + jj) * s->vs[2];
-      if (s->vs[3] == 1)
-        memcpy(Vp + jj * dvp, vr, (size_t)Dv * sizeof(AT_T));
-      else
-        for (int64_t c = 0; c < Dv; c++) Vp[jj * dvp + c] = vr[c * s->vs[3]];
-    }
     const int64_t bkc = (bk + AT_NR * AT_L - 1) / (AT_NR * AT_L) * (AT_NR * AT_L);
-    if (bk < bkc)
-      for (int64_t d = 0; d < D; d++)
-        for (int64_t jj = bk; jj < bkc; jj++) Kt[d * ATT_BK + jj] = 0;
+    const int64_t blk = j0 / ATT_BK;
+    AT_T *Kt = s->kv_cache ? Kt0 + blk * D * ATT_BK : Kt0;
+    AT_T *Vp = s->kv_cache ? Vp0 + blk * ATT_BK * dvp : Vp0;
+    /* Pack K^T [D][ATT_BK] (zero columns past the keys) and V [ATT_BK][dvp]
+     * (zero padding columns). A cached block holds every key of the block
+     * that exists (up to Skv), so that a later task with a larger limit can
+     * use it. */
+    if (!s->kv_cache || blk >= tag[1]) {
+      const int64_t nk = s->kv_cache ? (s->Skv - j0 < ATT_BK ? s->Skv - j0 : ATT_BK) : bk;
+      const int64_t nkc = (nk + AT_NR * AT_L - 1) / (AT_NR * AT_L) * (AT_NR * AT_L);
+      for (int64_t jj = 0; jj < nk; jj++) {
+        const AT_T *kr = kb + (j0 + jj) * s->ks[2];
+        for (int64_t d = 0; d < D; d++) Kt[d * ATT_BK + jj] = kr[d * s->ks[3]];
+        const AT_T *vr = vb + (j0 + jj) * s->vs[2];
+        if (s->vs[3] == 1)
+          memcpy(Vp + jj * dvp, vr, (size_t)Dv * sizeof(AT_T));
+        else
+          for (int64_t c = 0; c < Dv; c++) Vp[jj * dvp + c] = vr[c * s->vs[3]];
+        for (int64_t c = Dv; c < dvp; c++) Vp[jj * dvp + c] = 0;
+      }
+      if (nk < nkc)
+        for (int64_t d = 0; d < D; d++)
+          for (int64_t jj = nk; jj < nkc; jj++) Kt[d * ATT_BK + jj] = 0;
+      if (s->kv_cache) tag[1] = blk + 1;
+    }
     /* S = scale Q K^T over the block's columns. */
     for (int64_t rr = 0; rr < nrp; rr += AT_MR)
       for (int64_t c0 = 0; c0 < bkc; c0 += AT_NR * AT_L)
@@ -217,9 +254,7 @@ static void AT_NAME(att_task)(const att_state *s, const att_args *a, int64_t tas
       for (int64_t jj = nv; jj < bkc; jj++) sr[jj] = -INFINITY;
       AT_V vm = AT_NAME(at_set)(-INFINITY);
       for (int64_t jj = 0; jj < bkc; jj += AT_L) vm = AT_NAME(at_max)(vm, AT_NAME(at_load)(sr + jj));
-      double bm = -INFINITY;
-      for (int e = 0; e < AT_L; e++)
-        if (vm[e] > bm) bm = vm[e];
+      const double bm = (double)AT_NAME(at_hmax)(vm);
       const double m_new = bm > m[rr] ? bm : m[rr];
       /* A row with no finite score yet keeps P = exp(-inf - 0) = 0. */
       const double m_use = m_new == -INFINITY ? 0.0 : m_new;
@@ -230,8 +265,7 @@ static void AT_NAME(att_task)(const att_state *s, const att_args *a, int64_t tas
         AT_NAME(at_store)(sr + jj, p);
         vsum += p;
       }
-      double rs = 0.0;
-      for (int e = 0; e < AT_L; e++) rs += (double)vsum[e];
+      const double rs = (double)AT_NAME(at_hsum)(vsum);
       const double corr = m[rr] == m_use ? 1.0 : exp(m[rr] - m_use);
       l[rr] = l[rr] * corr + rs;
       m[rr] = m_new;

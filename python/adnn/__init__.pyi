@@ -105,6 +105,10 @@ def softmax_cross_entropy(ctx: Context, logits: TensorLike, labels: TensorLike, 
 def softmax_cross_entropy_backward(ctx: Context, logits: TensorLike, labels: TensorLike,
                                    dloss: TensorLike, *, reduction: str = "mean",
                                    ignore_index: int = ...) -> Tensor: ...
+def attention(ctx: Context, q: TensorLike, k: TensorLike, v: TensorLike, *,
+              bias: Optional[TensorLike] = None, key_lengths: Optional[TensorLike] = None,
+              scale: float = ..., causal: bool = ...,
+              lse: bool = ...) -> Union[Tuple[Tensor, Tensor], Tensor]: ...
 def optimizer(ctx: Context, grads: Sequence[TensorLike], *, params: Sequence[TensorLike],
               states: Optional[Sequence[TensorLike]] = None, kind: str = "sgd",
               lr: float = ..., step: int = ..., weight_decay: float = ...,

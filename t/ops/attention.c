@@ -44,14 +44,16 @@ static void att_set_dtype(harness_desc *hd, adnn_dtype dt) {
   d->q.dtype = d->k.dtype = d->v.dtype = d->o.dtype = d->lse.dtype = d->bias.dtype = dt;
 }
 
-/* doc/numerics.md, "Attention": the scores are dot products of D terms and
- * o is a convex combination of up to Skv rows of v, so the F32 bound is the
- * dot-product bound of D + Skv terms; F64 as the other ops. */
+/* doc/numerics.md, "attention": the scores are dot products of D terms and
+ * o is a convex combination of up to Skv rows of v: F32 4e-6 / 2e-5 up to
+ * n = D + Skv = 576 terms, grown like sqrt(n / 576) beyond (as the dot
+ * products of harness_dot_tolerance); F64 1e-12 / 1e-11. */
 static harness_tolerance att_tolerance(const harness_desc *hd, adnn_dtype dt) {
   const adnn_attention_desc *d = &hd->attention;
   if (dt == F64) return (harness_tolerance){1e-12, 1e-11};
   const int64_t n = d->q.rank == 4 && d->k.rank == 4 ? d->q.dims[3] + d->k.dims[2] : 64;
-  return harness_scale_tolerance(harness_dot_tolerance(dt, n), 2.0);
+  const double grow = n > 576 ? sqrt((double)n / 576.0) : 1.0;
+  return (harness_tolerance){4e-6 * grow, 2e-5 * grow};
 }
 
 /* key_lengths: uniform in 0..Skv + 2 (beyond Skv is clamped). */
@@ -528,8 +530,12 @@ static void att_bad_descriptors(const harness_report *rep, adnn_context *ctx, co
 #undef BAD
   /* A plan with lse takes two outputs; one is refused. */
   att_describe(&sh, F32, &d);
-  if (harness_is_status(rep, adnn_plan_create_attention(ctx, &d, &plan), ADNN_STATUS_SUCCESS,
-                        "%s attention: a valid plan", bn)) {
+  const adnn_status st = adnn_plan_create_attention(ctx, &d, &plan);
+  if (st == ADNN_STATUS_NOT_SUPPORTED) {
+    /* A backend without attention yet (the CUDA stub) says so at creation. */
+    harness_skip(rep, "%s attention: the backend does not run attention: %s", bn,
+                 adnn_last_error());
+  } else if (harness_is_status(rep, st, ADNN_STATUS_SUCCESS, "%s attention: a valid plan", bn)) {
     void *buf = NULL;
     if (adnn_malloc(ctx, 8192, &buf) == ADNN_STATUS_SUCCESS) {
       const void *in[3] = {buf, (char *)buf + 2048, (char *)buf + 4096};
