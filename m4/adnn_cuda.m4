@@ -68,7 +68,7 @@ AS_IF([test "x$with_cuda" != xno], [
     AC_MSG_NOTICE([CUDA plugin will not be built: $adnn_cuda_missing])
   ])
 ])
-CUDA_LIBS="-lcublas -lcudnn_cnn -lcudnn_ops -lcudnn_graph -lcudart_static -lrt -lpthread -ldl -lstdc++"
+CUDA_LIBS="-lcublasLt -lcublas -lcudnn_cnn -lcudnn_ops -lcudnn_graph -lcudart_static -lrt -lpthread -ldl -lstdc++"
 AC_SUBST([CUDA_CPPFLAGS])
 AC_SUBST([CUDA_LDFLAGS])
 AC_SUBST([CUDA_LIBS])

@@ -364,6 +364,28 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_backward_launch(
     const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_softmax_backward *p,
     const adnn_cuda_softmax_layout *s, const void *y, const void *dy, void *dx);
 
+/* ---- matmul_epilogue.cu ------------------------------------------------- */
+
+/** matmul's epilogue in place on y after a GEMM wrote alpha * (a @ b) there:
+ *  y = act(y + bias + residual_scale * r) over every element of p->y. bias
+ *  (p->bias's stride) and r (p->residual's strides) may be NULL; r is never
+ *  y (an in-place residual is the GEMM's C operand instead). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_matmul_epilogue_launch(const adnn_cuda_launch_config *l,
+                                                              adnn_dtype dtype,
+                                                              const adnn_plugin_matmul *p,
+                                                              const void *bias, const void *r,
+                                                              void *y);
+
+/** The whole matmul for any strides, one thread per element of y: the dot
+ *  product over K accumulated in the dtype, then the epilogue. bias and r
+ *  may be NULL; r may be y (in place). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_matmul_direct_launch(const adnn_cuda_launch_config *l,
+                                                            adnn_dtype dtype,
+                                                            const adnn_plugin_matmul *p,
+                                                            const void *a, const void *b,
+                                                            const void *bias, const void *r,
+                                                            void *y);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,7 +45,8 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/batchnorm_training.cu \
 	kernels/cuda/norm_backward.cu \
 	kernels/cuda/softmax_cross_entropy.cu \
-	kernels/cuda/optimizer.cu
+	kernels/cuda/optimizer.cu \
+	kernels/cuda/matmul_epilogue.cu
 # The suffix rule has no dependency tracking: every kernel depends on these
 # headers (and, through them, on the public headers).
 cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/cuda_kernels.h \
@@ -59,6 +60,7 @@ cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernel
 	kernels/cuda/softmax_backward.lo
 cuda_kernel_objects += kernels/cuda/batchnorm_training.lo kernels/cuda/norm_backward.lo
 cuda_kernel_objects += kernels/cuda/softmax_cross_entropy.lo kernels/cuda/optimizer.lo
+cuda_kernel_objects += kernels/cuda/matmul_epilogue.lo
 $(cuda_kernel_objects): $(cuda_kernel_headers)
 # conv2d backward (data, weights): the direct kernels of the CUDA plugin.
 kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/conv2d_backward_data-direct.cu \

@@ -15,6 +15,8 @@
 #    barriers, every other kernel runs its threads one after the other;
 #  - cuda_doubles.c: test doubles of the CUDA runtime (host memory, synchronous
 #    streams), of cuBLAS's handles and of the probe;
+#  - cublaslt_doubles.c: cuBLAS's GEMMs and the cuBLASLt matmul calls,
+#    computed on the host as their documentation defines them;
 #  - cudnn_doubles.c: test doubles of the cuDNN calls that need a device
 #    (the forward and backward convolutions, the bias gradient, their
 #    algorithm queries); the descriptor calls go to the real cuDNN libraries.
@@ -80,7 +82,8 @@ for cu in "$src"/kernels/cuda/*.cu; do
   spawn $cxx -std=c++17 -O1 -g -fPIC $kernel_warn $inc -c "$obj/$name.cpp" -o "$obj/$name.o"
   objs="$objs $obj/$name.o"
 done
-for c in "$src"/backends/cuda/*.c "$here/cuda_doubles.c" "$here/cudnn_doubles.c"; do
+for c in "$src"/backends/cuda/*.c "$here/cuda_doubles.c" "$here/cudnn_doubles.c" \
+  "$here/cublaslt_doubles.c"; do
   name=$(basename "$c" .c)
   [ "$name" = cuda_probe ] && continue
   # shellcheck disable=SC2086

@@ -7,7 +7,8 @@
  * cudnn_doubles.c in front of cuDNN. Only what needs a device is replaced:
  *  - the CUDA runtime: one emulated device whose memory is host memory and
  *    whose streams run work synchronously (kernels run at launch);
- *  - cuBLAS: handles only (GEMM is not emulated and says so);
+ *  - cuBLAS: handles here; the GEMMs and cuBLASLt's matmul computed on the
+ *    host in cublaslt_doubles.c;
  *  - the probe (cuda_probe.c, which asks the real driver): one ready device.
  * Every double is named after what it replaces, so a reader (or a tool) can
  * tell it from the real one by its file alone.
@@ -147,49 +148,11 @@ const char *cublasGetStatusName(cublasStatus_t status) {
 }
 
 const char *cublasGetStatusString(cublasStatus_t status) {
-  return status == CUBLAS_STATUS_SUCCESS ? "success" : "GEMM is not emulated";
+  return status == CUBLAS_STATUS_SUCCESS ? "success" : "refused by the emulation";
 }
 
-/* GEMM is outside what the emulator checks (t/cuda-gemm needs a GPU). */
-cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
-                                          cublasOperation_t transb, int m, int n, int k,
-                                          const void *alpha, const void *A, cudaDataType Atype,
-                                          int lda, long long int strideA, const void *B,
-                                          cudaDataType Btype, int ldb, long long int strideB,
-                                          const void *beta, void *C, cudaDataType Ctype, int ldc,
-                                          long long int strideC, int batchCount,
-                                          cublasComputeType_t computeType,
-                                          cublasGemmAlgo_t algo) {
-  (void)handle, (void)transa, (void)transb, (void)m, (void)n, (void)k, (void)alpha, (void)A;
-  (void)Atype, (void)lda, (void)strideA, (void)B, (void)Btype, (void)ldb, (void)strideB;
-  (void)beta, (void)C, (void)Ctype, (void)ldc, (void)strideC, (void)batchCount;
-  (void)computeType, (void)algo;
-  return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
-cublasStatus_t cublasGemmStridedBatchedEx_64(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const void *alpha, const void *A, cudaDataType Atype, int64_t lda,
-    long long int strideA, const void *B, cudaDataType Btype, int64_t ldb, long long int strideB,
-    const void *beta, void *C, cudaDataType Ctype, int64_t ldc, long long int strideC,
-    int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  (void)handle, (void)transa, (void)transb, (void)m, (void)n, (void)k, (void)alpha, (void)A;
-  (void)Atype, (void)lda, (void)strideA, (void)B, (void)Btype, (void)ldb, (void)strideB;
-  (void)beta, (void)C, (void)Ctype, (void)ldc, (void)strideC, (void)batchCount;
-  (void)computeType, (void)algo;
-  return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
-cublasStatus_t cublasSscal(cublasHandle_t handle, int n, const float *alpha, float *x, int incx) {
-  (void)handle, (void)n, (void)alpha, (void)x, (void)incx;
-  return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
-cublasStatus_t cublasDscal(cublasHandle_t handle, int n, const double *alpha, double *x,
-                           int incx) {
-  (void)handle, (void)n, (void)alpha, (void)x, (void)incx;
-  return CUBLAS_STATUS_NOT_SUPPORTED;
-}
+/* GEMM (cublasGemmStridedBatchedEx and its _64 form, ?scal) is emulated in
+ * cublaslt_doubles.c, with cuBLASLt. */
 
 /* ---- the probe (replaces cuda_probe.c) ---------------------------------- */
 
