@@ -59,6 +59,16 @@ noinst_PROGRAMS += bench/attention-cuda
 bench_attention_cuda_SOURCES = bench/attention-cuda.c
 bench_attention_cuda_LDADD = libadnn.la -lm
 
+# Fused attention (adnn_attention, adnn_attention_backward) against the unfused
+# composition through adnn (batched GEMMs, softmax), each problem in a child
+# process for its peak memory; bench/run-attention-perf.sh runs it with the
+# machine's description and the PyTorch peer when torch imports
+# (doc/performance.md, "Attention").
+noinst_PROGRAMS += bench/attention-perf
+bench_attention_perf_SOURCES = bench/attention-perf.c
+bench_attention_perf_LDADD = libadnn.la -lm
+dist_noinst_SCRIPTS += bench/run-attention-perf.sh
+
 # The fused attention forward against the unfused composition of adnn's own
 # GEMM, binary (causal mask) and softmax ops, in one run (run by hand).
 noinst_PROGRAMS += bench/attention-unfused

@@ -11,6 +11,8 @@ dist_doc_DATA += doc/verbose.md
 dist_doc_DATA += doc/datasets.md doc/distributed.md
 # The training API: backward ops, multi-output execution, the optimizer.
 dist_doc_DATA += doc/training.md
+# The BERT encoder layer example (examples/transformer-block.c).
+dist_doc_DATA += doc/transformer.md
 
 
 # The complete programs the section 3 man pages cite (as doc/examples/NAME.c),

@@ -27,3 +27,10 @@ examples_train_cnn_mpi_SOURCES = examples/train-cnn-mpi.c $(digits_cnn_sources)
 examples_train_cnn_mpi_CPPFLAGS = $(digits_cnn_cppflags) $(MPI_CFLAGS)
 examples_train_cnn_mpi_LDADD = libadnn.la $(MPI_LIBS) -lm
 endif
+
+# transformer-block: one BERT-base encoder layer, fused (adnn_matmul +
+# adnn_attention) against the unfused composition of the older ops (make demo
+# runs it at a small size; t/transformer-block.sh checks it; doc/transformer.md).
+noinst_PROGRAMS += examples/transformer-block
+examples_transformer_block_SOURCES = examples/transformer-block.c
+examples_transformer_block_LDADD = libadnn.la -lm

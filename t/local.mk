@@ -302,6 +302,10 @@ EXTRA_DIST += t/examples.sh
 TESTS += t/train-cnn.sh t/train-cnn-mpi.sh t/train-cnn-cuda-emu.sh
 EXTRA_DIST += t/train-cnn.sh t/train-cnn-mpi.sh t/train-cnn-cuda-emu.sh
 AM_TESTS_ENVIRONMENT += ADNN_TEST_MPIRUN='$(MPIRUN)'; export ADNN_TEST_MPIRUN;
+# examples/transformer-block at small sizes: unfused vs double loops, fused vs
+# both once the transformer ops exist (t/transformer-block.sh).
+TESTS += t/transformer-block.sh
+EXTRA_DIST += t/transformer-block.sh
 
 # ---- packaging split -----------------------------------------------------------
 # Every installed file belongs to exactly one package of doc/packaging.md's split
