@@ -226,6 +226,124 @@ static void NAME(dw_row)(const adnn_activation *act, const float *const *rows, i
 #undef DW_ROW_TILES
 #undef DW_QT
 
+/* Two output rows of QT pixels each, for the fixed filter widths: rows0 and
+ * rows1 hold the R buffered input rows (or zero rows) of output rows p and
+ * p + 1. With 2 * QT independent accumulators the FMA latency is hidden
+ * where a row holds too few pixels for one wide tile (7x7 images). */
+SIMD_INLINE void NAME(dw_tile2_fixed)(int act, const int QT, const int S, const int SW,
+                                      const float *const *rows0, const float *const *rows1,
+                                      int64_t R, const float *wb, VF bias, int64_t q,
+                                      float *out0, float *out1, int64_t ops, int nvalid,
+                                      const NAME(act_params) *pa) {
+  enum { NXMAX = 2 * 8 + 8 };
+  VF acc0[8], acc1[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < QT; i++) acc0[i] = acc1[i] = bias;
+  const int NX = (QT - 1) * SW + S;
+  for (int64_t r = 0; r < R; r++) {
+    const float *xa = rows0[r] + q * SW * VL, *xb = rows1[r] + q * SW * VL;
+    const float *wr = wb + r * S * VL;
+    VF va[NXMAX], vb[NXMAX];
+#pragma GCC unroll 24
+    for (int j = 0; j < NX; j++) {
+      va[j] = NAME(vload)(xa + j * VL);
+      vb[j] = NAME(vload)(xb + j * VL);
+    }
+#pragma GCC unroll 8
+    for (int s = 0; s < S; s++) {
+      VF w = NAME(vload)(wr + s * VL);
+#pragma GCC unroll 8
+      for (int i = 0; i < QT; i++) {
+        acc0[i] = NAME(dw_fma)(w, va[i * SW + s], acc0[i]);
+        acc1[i] = NAME(dw_fma)(w, vb[i * SW + s], acc1[i]);
+      }
+    }
+  }
+  NAME(dw_store)(act, QT, acc0, q, out0, ops, nvalid, pa);
+  NAME(dw_store)(act, QT, acc1, q, out1, ops, nvalid, pa);
+}
+
+/* Output rows p and p + 1 of one channel block from buffered rows (full R
+ * rows each, zero rows outside the image), for 3x3 and 5x5 at stride 1 or 2
+ * without dilation and the identity, relu or clamp activation; returns 0
+ * (nothing done) otherwise, and the caller runs the rows one at a time. */
+static int NAME(dw_row2)(const adnn_activation *act, const float *const *rows0,
+                         const float *const *rows1, int64_t R, int64_t S, int64_t sw, int64_t dw,
+                         int64_t Q, const float *wb, const float *biasv, float *out0,
+                         float *out1, int64_t ops, int nvalid) {
+  const int shape = dw != 1 ? 0 : (int)(S * 10 + sw);
+  if (shape != 31 && shape != 32 && shape != 51 && shape != 52) return 0;
+  if (act->kind != ADNN_ACTIVATION_IDENTITY && act->kind != ADNN_ACTIVATION_RELU &&
+      act->kind != ADNN_ACTIVATION_CLAMP)
+    return 0;
+  const NAME(act_params) pa = NAME(act_params_make)(act);
+  const VF bias = biasv ? NAME(vload)(biasv) : (VF){0};
+  const int64_t q0 = 0, q1 = Q;
+#define DW_QT 4
+#define DW_ROW_TILES2(TILE)                              \
+  do {                                                   \
+    const int64_t n_ = q1 - q0;                          \
+    if (n_ >= DW_QT) {                                   \
+      int64_t q = q0;                                    \
+      for (; q + DW_QT <= q1; q += DW_QT) TILE(DW_QT, q); \
+      if (q < q1) TILE(DW_QT, q1 - DW_QT);               \
+    } else if (n_ >= 2) {                                \
+      TILE(2, q0);                                       \
+      if (n_ > 2) TILE(2, q1 - 2);                       \
+    } else {                                             \
+      TILE(1, q0);                                       \
+    }                                                    \
+  } while (0)
+#define DW_T2(T, q, S_, SW_)                                                                \
+  NAME(dw_tile2_fixed)(DW_ACT, T, S_, SW_, rows0, rows1, R, wb, bias, q, out0, out1, ops, \
+                       nvalid, &pa)
+#define DW_T2_3_1(T, q) DW_T2(T, q, 3, 1)
+#define DW_T2_3_2(T, q) DW_T2(T, q, 3, 2)
+#define DW_T2_5_1(T, q) DW_T2(T, q, 5, 1)
+#define DW_T2_5_2(T, q) DW_T2(T, q, 5, 2)
+#define DW_ROW2_ACT()                       \
+  do {                                      \
+    switch (shape) {                        \
+      case 31:                              \
+        DW_ROW_TILES2(DW_T2_3_1);           \
+        break;                              \
+      case 32:                              \
+        DW_ROW_TILES2(DW_T2_3_2);           \
+        break;                              \
+      case 51:                              \
+        DW_ROW_TILES2(DW_T2_5_1);           \
+        break;                              \
+      default:                              \
+        DW_ROW_TILES2(DW_T2_5_2);           \
+    }                                       \
+  } while (0)
+  switch (act->kind) {
+    case ADNN_ACTIVATION_RELU:
+#define DW_ACT ADNN_ACTIVATION_RELU
+      DW_ROW2_ACT();
+#undef DW_ACT
+      break;
+    case ADNN_ACTIVATION_CLAMP:
+#define DW_ACT ADNN_ACTIVATION_CLAMP
+      DW_ROW2_ACT();
+#undef DW_ACT
+      break;
+    default:
+#define DW_ACT ADNN_ACTIVATION_IDENTITY
+      DW_ROW2_ACT();
+#undef DW_ACT
+  }
+#undef DW_ROW2_ACT
+#undef DW_T2
+#undef DW_T2_3_1
+#undef DW_T2_3_2
+#undef DW_T2_5_1
+#undef DW_T2_5_2
+#undef DW_ROW_TILES2
+#undef DW_QT
+  return 1;
+}
+
 /* Transposes a VL x VL tile in registers: v[i] lane j becomes v[j] lane i. */
 SIMD_INLINE void NAME(dw_transpose)(VF *v) {
 #if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
@@ -322,7 +440,8 @@ static void NAME(dw_pack_interleaved)(const float *src, int64_t ps, int m, int64
 
 /* This instruction set's copy. */
 static const dwc_fns NAME(adnn_f32_conv2d_depthwise_cvec) = {
-    NAME(dw_row), NAME(dw_pack_planar), NAME(dw_unpack_planar), NAME(dw_pack_interleaved), VL};
+    NAME(dw_row), NAME(dw_row2), NAME(dw_pack_planar), NAME(dw_unpack_planar),
+    NAME(dw_pack_interleaved), VL};
 
 #else /* the dispatch part */
 
@@ -343,6 +462,9 @@ typedef struct dwc_fns {
   void (*row)(const adnn_activation *act, const float *const *rows, int64_t R, int64_t ps,
               int64_t cofs, int64_t S, int64_t sw, int64_t dw, int64_t q0, int64_t q1,
               const float *wb, const float *biasv, float *out, int64_t ops, int nvalid);
+  int (*row2)(const adnn_activation *act, const float *const *rows0, const float *const *rows1,
+              int64_t R, int64_t S, int64_t sw, int64_t dw, int64_t Q, const float *wb,
+              const float *biasv, float *out0, float *out1, int64_t ops, int nvalid);
   void (*pack_planar)(const float *src, int64_t ld, int m, int64_t W, float *dst);
   void (*unpack_planar)(const float *src, int64_t Q, int m, float *dst, int64_t ld);
   void (*pack_interleaved)(const float *src, int64_t ps, int m, int64_t W, float *dst);
@@ -394,6 +516,8 @@ typedef struct dw_state {
   int64_t span, wp, row_floats, off_rows, off_tags, off_ring, off_obuf, off_wb, off_bias;
   int64_t slice_floats, threads, nb, chunk_rows, chunks;
   int w_taps;         /* each channel's R*S taps are contiguous in w */
+  int plane;          /* a chunk's padded input is buffered whole, not in the ring */
+  int two_rows;       /* plane: output rows go in pairs (row2) */
 } dw_state;
 
 typedef struct dw_job {
@@ -596,19 +720,6 @@ static void dwc_layout(const adnn_plugin_conv2d *g, dw_state *s, int64_t threads
   const int64_t vl = s->fn2->vl;
   const int64_t align = 16; /* floats: 64 bytes */
 #define DW_ROUND(v) (((v) + align - 1) / align * align)
-  s->span = (g->R - 1) * g->dilation_h + 1;
-  s->wp = g->pad_left + g->W + g->pad_right;
-  s->row_floats = DW_ROUND(s->wp * vl);
-  s->off_rows = 0;                                   /* R row pointers */
-  s->off_tags = s->off_rows + DW_ROUND(g->R * 2);    /* span int64 tags */
-  s->off_ring = s->off_tags + DW_ROUND(s->span * 2); /* span padded rows */
-  s->off_obuf = s->off_ring + s->span * s->row_floats; /* NCHW: Q pixel vectors */
-  s->off_wb = s->off_obuf + (s->nhwc ? 0 : DW_ROUND(g->Q * vl)); /* taps [R][S][VL] */
-  s->off_bias = s->off_wb + DW_ROUND((g->R * g->S + vl) * vl);  /* VL biases */
-  s->slice_floats = s->off_bias + DW_ROUND(vl);
-  s->threads = threads;
-#undef DW_ROUND
-  s->w_taps = adnn_cpu_conv2d_stride_is(&g->w, 3, 1) && adnn_cpu_conv2d_stride_is(&g->w, 2, g->S);
   s->nb = (g->C + vl - 1) / vl;
   int64_t items = g->N * s->nb, want = 4 * threads;
   int64_t chunks = items >= want ? 1 : (want + items - 1) / items;
@@ -618,6 +729,31 @@ static void dwc_layout(const adnn_plugin_conv2d *g, dw_state *s, int64_t threads
   s->tasks = items * s->chunks;
   int64_t per_task = s->chunk_rows * g->Q * g->R * g->S;
   s->grain = per_task >= 2048 ? 1 : 2048 / per_task;
+  s->wp = g->pad_left + g->W + g->pad_right;
+  s->row_floats = DW_ROUND(s->wp * vl);
+  /* A chunk's whole padded input (its rows and the padding rows between
+   * them) when that fits in 256 KiB, else the ring. */
+  int64_t plane_rows = (s->chunk_rows - 1) * g->stride_h + (g->R - 1) * g->dilation_h + 1;
+  s->plane = plane_rows * s->row_floats * (int64_t)sizeof(float) <= 256 * 1024;
+  /* Pairs of output rows where a row is too short for the wide tile
+   * (AVX-512, Q < 8), for the shapes and activations row2 has kernels for. */
+  int act_fast = g->activation.kind == ADNN_ACTIVATION_IDENTITY ||
+                 g->activation.kind == ADNN_ACTIVATION_RELU ||
+                 g->activation.kind == ADNN_ACTIVATION_CLAMP;
+  int shape_fast = g->dilation_w == 1 && (g->S == 3 || g->S == 5) &&
+                   (g->stride_w == 1 || g->stride_w == 2);
+  s->two_rows = s->plane && vl == 16 && g->Q < 8 && act_fast && shape_fast;
+  s->span = s->plane ? plane_rows : (g->R - 1) * g->dilation_h + 1;
+  s->off_rows = 0;                                   /* 2R row pointers */
+  s->off_tags = s->off_rows + DW_ROUND(g->R * 4);    /* span int64 tags */
+  s->off_ring = s->off_tags + DW_ROUND(s->span * 2); /* span padded rows */
+  s->off_obuf = s->off_ring + s->span * s->row_floats; /* NCHW: 2Q pixel vectors */
+  s->off_wb = s->off_obuf + (s->nhwc ? 0 : DW_ROUND(2 * g->Q * vl)); /* taps [R][S][VL] */
+  s->off_bias = s->off_wb + DW_ROUND((g->R * g->S + vl) * vl);  /* VL biases */
+  s->slice_floats = s->off_bias + DW_ROUND(vl);
+  s->threads = threads;
+#undef DW_ROUND
+  s->w_taps = adnn_cpu_conv2d_stride_is(&g->w, 3, 1) && adnn_cpu_conv2d_stride_is(&g->w, 2, g->S);
 }
 
 static void dwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
@@ -663,13 +799,67 @@ static void dwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
     if (j->bias)
       for (int64_t l = 0; l < vl; l++) biasb[l] = l < m ? j->bias[c0 + l] : 0.0f;
     const float *biasv = j->bias ? biasb : NULL;
+    int64_t p = p0;
+    if (s->plane) {
+      /* The chunk's padded input rows [hlo, hlo + span) one after the other,
+       * padding rows as zeros: every filter row of every output row is a
+       * pointer into it. */
+      const int64_t hlo = p0 * g->stride_h - g->pad_top, rf = s->row_floats;
+      const int64_t nrows = (p1 - 1 - p0) * g->stride_h + (R - 1) * g->dilation_h + 1;
+      for (int64_t k = 0; k < nrows; k++) {
+        int64_t h = hlo + k;
+        float *dst = ring + k * rf;
+        if (h < 0 || h >= H) {
+          memset(dst, 0, (size_t)(s->wp * vl) * sizeof(float));
+          continue;
+        }
+        memset(dst, 0, (size_t)(pl * vl) * sizeof(float));
+        memset(dst + (pl + W) * vl, 0, (size_t)(g->pad_right * vl) * sizeof(float));
+        if (s->nhwc)
+          fn->pack_interleaved(j->x + ((n * H + h) * W) * C + c0, C, m, W, dst + pl * vl);
+        else
+          fn->pack_planar(j->x + ((n * C + c0) * H + h) * W, H * W, m, W, dst + pl * vl);
+      }
+      const float **rows1 = rows + R;
+      const int64_t step = g->dilation_h * rf;
+      for (; p < p1; p++) {
+        const float *base = ring + (p * g->stride_h - g->pad_top - hlo) * rf;
+        for (int64_t r = 0; r < R; r++) rows[r] = base + r * step;
+        if (s->two_rows && p + 1 < p1) {
+          for (int64_t r = 0; r < R; r++) rows1[r] = rows[r] + g->stride_h * rf;
+          if (s->nhwc) {
+            fn->row2(&g->activation, rows, rows1, R, S, g->stride_w, g->dilation_w, Q, wb,
+                     biasv, j->y + ((n * P + p) * Q) * C + c0,
+                     j->y + ((n * P + p + 1) * Q) * C + c0, C, m);
+          } else {
+            fn->row2(&g->activation, rows, rows1, R, S, g->stride_w, g->dilation_w, Q, wb,
+                     biasv, obuf, obuf + Q * vl, vl, (int)vl);
+            fn->unpack_planar(obuf, Q, m, j->y + ((n * C + c0) * P + p) * Q, P * Q);
+            fn->unpack_planar(obuf + Q * vl, Q, m, j->y + ((n * C + c0) * P + p + 1) * Q,
+                              P * Q);
+          }
+          p++;
+          continue;
+        }
+        if (s->nhwc) {
+          fn->row(&g->activation, rows, R, vl, 0, S, g->stride_w, g->dilation_w, 0, Q, wb, biasv,
+                  j->y + ((n * P + p) * Q) * C + c0, C, m);
+        } else {
+          fn->row(&g->activation, rows, R, vl, 0, S, g->stride_w, g->dilation_w, 0, Q, wb, biasv,
+                  obuf, vl, (int)vl);
+          fn->unpack_planar(obuf, Q, m, j->y + ((n * C + c0) * P + p) * Q, P * Q);
+        }
+      }
+      continue;
+    }
+    /* The ring: input rows enter as the output rows advance. */
     for (int64_t i = 0; i < span; i++) {
       float *slot = ring + i * s->row_floats;
       tags[i] = -1;
       memset(slot, 0, (size_t)(pl * vl) * sizeof(float));
       memset(slot + (pl + W) * vl, 0, (size_t)(g->pad_right * vl) * sizeof(float));
     }
-    for (int64_t p = p0; p < p1; p++) {
+    for (; p < p1; p++) {
       /* The filter rows [r0, r1) whose input rows are in the image. */
       int64_t hb = p * g->stride_h - g->pad_top, dh = g->dilation_h;
       int64_t r0 = hb >= 0 ? 0 : (-hb + dh - 1) / dh;
