@@ -1,29 +1,38 @@
 /*
  * Depthwise conv2d (groups == C == K: one filter per channel) as a direct SIMD
- * kernel: any filter size, stride, dilation and padding, packed NCHW or NHWC.
+ * kernel: any filter size, stride, dilation and padding, packed NCHW or NHWC,
+ * the bias and activation fused into the store.
  *
  * A depthwise convolution does R*S multiply-adds per output and reuses nothing
  * across channels, so a GEMM formulation only adds overhead; the kernel is
- * bound by loads, and the point is to keep every load a full vector:
- *   - NHWC: channels are contiguous, so each vector holds 16 (AVX-512) or 8
- *     (AVX2) channels of one pixel and the filter taps are vectors too (the
- *     filters are reordered from [C][R][S] to [R][S][C] in the workspace at
- *     each run). Padding is decided per pixel and tap, outside the vector loop.
- *     The pool splits the N*P output rows.
- *   - NCHW: each vector holds consecutive outputs of one output row. Columns
- *     whose taps all fall inside the image (the interior) are computed without
- *     bounds checks: stride 1 loads directly, stride 2 (AVX-512) loads two
- *     vectors and keeps the even lanes, other strides gather. The border
- *     columns take a scalar path with checks. The pool splits the N*C planes.
- * The bias initializes the accumulators; the activation runs over each output
- * row right after it is written (adnn_cpu_epilogue_f32), while it is in cache.
+ * bound by loads and memory, and the point is to keep every lane busy
+ * whatever the image size. Two paths, chosen at plan time (dw_reshape):
+ *   - Channel vectors (every NHWC problem, and NCHW unless it has few channels
+ *     and wide rows, dw_nchw_cvec): a vector holds VL consecutive channels of
+ *     one pixel (16 AVX-512, 8 AVX2, 4 baseline). Input rows are buffered
+ *     padded ([pad_left + W + pad_right][VL], zero padding columns) per work
+ *     item (image, channel block, chunk of output rows): NHWC rows by a copy,
+ *     NCHW rows by VL x VL register transposes of the VL channel planes, and
+ *     NCHW output rows go back through the inverse transpose, so no full copy
+ *     of x or y is made. The kernels compute tiles of 8 (AVX-512) or 4 output
+ *     pixels, with fixed-width variants for 3x3 and 5x5 at stride 1 and 2
+ *     that load each input pixel of a filter row once; see "The
+ *     channel-vector path" below and doc/cpu.md.
+ *   - NCHW spatial: each vector holds consecutive outputs of one output row.
+ *     Columns whose taps all fall inside the image (the interior) are
+ *     computed without bounds checks: stride 1 loads directly, stride 2
+ *     (AVX-512) loads two vectors and keeps the even lanes, other strides
+ *     gather. The border columns take a scalar path with checks. The pool
+ *     splits the N*C planes; the activation runs over each output row right
+ *     after it is written (adnn_cpu_epilogue_f32), while it is in cache.
  *
- * Each instruction set's kernels (AVX-512, AVX2 + FMA, portable C: the
- * __avx512, __avx2 and __base functions below) are hand-written with
- * intrinsics and collected in one table per set,
- * adnn_f32_conv2d_depthwise_direct__<isa>; the plan's reshape step picks the
- * table of the plugin's level, and computes the interior columns and the
- * filter layout once.
+ * The channel-vector kernels are written once against simd.h's vector types
+ * (the ADNN_SIMD_VECTOR_PART section, instantiated per instruction set by
+ * simd_instantiate.h into adnn_f32_conv2d_depthwise_cvec__<isa>); the
+ * spatial kernels are hand-written with intrinsics per set
+ * (adnn_f32_conv2d_depthwise_direct__<isa>). The plan's reshape step picks the
+ * tables of the plugin's level, so execution never dispatches on the
+ * instruction set.
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 /* ---- The channel-vector kernels (one copy per instruction set) ----------
@@ -699,21 +708,24 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
  * Work items are (image, chunk of output rows, channel block of VL channels)
  * for NHWC, so that the blocks of a pixel row follow each other on a thread
  * while its cache lines are in cache, and (image, channel block, chunk of
- * rows) for NCHW, whose blocks are separate planes. Filter rows whose input
- * row lies outside the image are skipped, so vertical padding costs nothing.
- * Horizontal padding: a thread buffers input rows in a ring of
- * span = (R - 1) * dilation_h + 1 slots (input row h in slot h mod span, so
- * that the rows of one output row never collide and each input row is
- * buffered once per item), each slot a padded row
- * [pad_left + W + pad_right][VL] whose padding columns are zero.
- *   - NHWC: the interior output columns [qa, qb), whose taps all fall inside
- *     the image, read x itself (a pixel's VL channels are one vector); only
- *     the columns the border outputs read are copied into the slot, and the
- *     border outputs read the slot. The outputs are stored straight into y.
- *   - NCHW: whole rows are transposed into the slot from the VL channel
- *     planes (VL x VL register transposes) and every output reads the slot;
- *     the output row goes to a row buffer, transposed back into the VL planes
- *     of y. */
+ * rows) for NCHW, whose blocks are separate planes; there are chunks only
+ * when images and blocks give fewer than 4 items per thread. A thread
+ * buffers the item's input rows as padded rows [pad_left + W + pad_right][VL]
+ * whose padding columns are zero, so the kernels never test a bound:
+ *   - plane: when the chunk's whole padded input (its input rows and the
+ *     padding rows, zero) fits in 256 KiB, it is buffered once and every
+ *     filter row of every output row is a pointer into it; on AVX-512, rows
+ *     of fewer than 8 outputs go in pairs (row2: two rows of 4-pixel tiles
+ *     give 8 independent accumulators, as one 8-pixel tile would);
+ *   - ring: otherwise a ring of (R - 1) * dilation_h + 1 slots (input row h
+ *     in slot h mod span, so that the rows of one output row never collide
+ *     and each input row is buffered once per item); filter rows outside the
+ *     image are skipped.
+ * NHWC rows are copied one vector per pixel (measured faster than reading x
+ * in place with separate border code, doc/cpu.md) and the outputs are stored
+ * straight into y; NCHW rows are transposed from the VL channel planes and
+ * the output row goes to a row buffer transposed back into the VL planes of
+ * y. The filters are transposed to [R][S][VL] per item. */
 
 /* The workspace (one slice per pool thread) and the work items. */
 static void dwc_layout(const adnn_plugin_conv2d *g, dw_state *s, int64_t threads) {
