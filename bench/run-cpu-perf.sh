@@ -36,7 +36,10 @@
 # resnet50:8 mobilenet_v1:1 mobilenet_v1:8 bert_gemm:0 gemm_overhead:0",
 # SET:MB[:DIR], DIR a benchdnn direction given to both tools as --dir, e.g.
 # resnet50:8:BWD_D resnet50:8:BWD_W for the backward convolutions), THREADS
-# (default 2; for adnn, OpenBLAS and oneDNN's OpenMP alike).
+# (default 2; for adnn, OpenBLAS and oneDNN's OpenMP alike), LAYOUT (adnn's
+# activation layout, nchw (default) or nhwc; oneDNN always gets NCHW and
+# reorders it to its blocked layout outside the timed loop). The set
+# mobilenet_v1_pw is the pointwise (1x1) layers of bench/inputs/mobilenet_v1.
 set -u
 build=$(cd "${1:-.}" && pwd) || exit 2
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,8 +75,16 @@ raw=$tmp/raw.csv
 # Problems of a set, one per line (comments removed); the MobileNet set is
 # reduced to its depthwise layers.
 problems() {
-  sed -e 's/#.*//' -e 's/[ \t]*$//' -e '/^$/d' "$inputs/$1" |
-    if [ "$1" = mobilenet_v1 ]; then grep '^g'; else cat; fi
+  case $1 in
+    mobilenet_v1_pw) file=mobilenet_v1 ;;
+    *) file=$1 ;;
+  esac
+  sed -e 's/#.*//' -e 's/[ \t]*$//' -e '/^$/d' "$inputs/$file" |
+    case $1 in
+      mobilenet_v1) grep '^g' ;;
+      mobilenet_v1_pw) grep ':pw' ;;
+      *) cat ;;
+    esac
 }
 
 # The peer driver of a set: cblas_sgemm for the adnn_gemm overhead, else
@@ -116,9 +127,9 @@ run_env() {
     problems "$set" >"$tmp/list"
     while read -r p; do
       if [ "$label" = default ]; then
-        ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --csv $settiming $mbopt "$p"
+        ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --layout="${LAYOUT:-nchw}" --csv $settiming $mbopt "$p"
       else
-        OPENBLAS_CORETYPE=$label ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --csv $settiming $mbopt "$p"
+        OPENBLAS_CORETYPE=$label ADNN_CACHE_DIR=$cache "$bench" --backend=cpu --mode=perf --tune=default --layout="${LAYOUT:-nchw}" --csv $settiming $mbopt "$p"
       fi </dev/null | sed -n "2s/^/$label,$setid,$mb,adnn,/p" >>"$raw"
       if [ -n "$peer" ]; then
         if [ "$label" = default ]; then
@@ -135,7 +146,7 @@ run_env() {
 host=$(sed -n 's/^model name[ \t]*: //p' /proc/cpuinfo | head -1)
 echo "# adnn CPU performance, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-echo "Machine: $host, $(getconf _NPROCESSORS_ONLN) CPUs; $threads thread(s); F32; NCHW input to both (oneDNN then uses its"
+echo "Machine: $host, $(getconf _NPROCESSORS_ONLN) CPUs; $threads thread(s); F32; ${LAYOUT:-nchw} input to adnn, NCHW to oneDNN (which uses its"
 echo "preferred blocked layouts, weights reordered once outside the timed loop)."
 echo "adnn $("$bench" --version | sed 's/.* //'); $(dpkg-query -W -f '${Package} ${Version}' libopenblas0-pthread 2>/dev/null || echo OpenBLAS);"
 echo "$(dpkg-query -W -f '${Package} ${Version}' libdnnl2 2>/dev/null || echo 'oneDNN: not found'). Timing: $timing per problem,"
@@ -159,6 +170,8 @@ for e in $envs; do
       BWD_WB) what="$what, backward weights and bias (BWD_WB)" ;;
     esac
     [ "$set" = mobilenet_v1 ] && what="MobileNet-v1 depthwise, batch $mb"
+    [ "$set" = mobilenet_v1_pw ] && what="MobileNet-v1 pointwise, batch $mb"
+    [ "${LAYOUT:-nchw}" = nhwc ] && what="$what, adnn NHWC"
     peer=oneDNN
     if [ "$set" = gemm_overhead ]; then
       what="GEMM: adnn_gemm vs cblas_sgemm called directly (bench/gemm-openblas)"

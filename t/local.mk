@@ -235,6 +235,9 @@ EXTRA_DIST += t/cuda-emu/attention-kernels.cpp
 # against the staged plugins).
 TESTS += t/tools-info.sh t/bench-corr.sh t/doc-examples.sh t/man-pages.sh t/abi-exports.sh \
 	t/staged-install.sh
+# The depthwise conv2d conformance cases at the lower SIMD levels.
+TESTS += t/conformance-simd.sh
+EXTRA_DIST += t/conformance-simd.sh
 dist_check_SCRIPTS = t/tools-info.sh
 EXTRA_DIST += t/bench-corr.sh t/doc-examples.sh t/man-pages.sh t/abi-exports.sh \
 	t/staged-install.sh

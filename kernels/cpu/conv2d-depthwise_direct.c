@@ -1,32 +1,462 @@
 /*
  * Depthwise conv2d (groups == C == K: one filter per channel) as a direct SIMD
- * kernel: any filter size, stride, dilation and padding, packed NCHW or NHWC.
+ * kernel: any filter size, stride, dilation and padding, packed NCHW or NHWC,
+ * the bias and activation fused into the store.
  *
  * A depthwise convolution does R*S multiply-adds per output and reuses nothing
  * across channels, so a GEMM formulation only adds overhead; the kernel is
- * bound by loads, and the point is to keep every load a full vector:
- *   - NHWC: channels are contiguous, so each vector holds 16 (AVX-512) or 8
- *     (AVX2) channels of one pixel and the filter taps are vectors too (the
- *     filters are reordered from [C][R][S] to [R][S][C] in the workspace at
- *     each run). Padding is decided per pixel and tap, outside the vector loop.
- *     The pool splits the N*P output rows.
- *   - NCHW: each vector holds consecutive outputs of one output row. Columns
- *     whose taps all fall inside the image (the interior) are computed without
- *     bounds checks: stride 1 loads directly, stride 2 (AVX-512) loads two
- *     vectors and keeps the even lanes, other strides gather. The border
- *     columns take a scalar path with checks. The pool splits the N*C planes.
- * The bias initializes the accumulators; the activation runs over each output
- * row right after it is written (adnn_cpu_epilogue_f32), while it is in cache.
+ * bound by loads and memory, and the point is to keep every lane busy
+ * whatever the image size. Two paths, chosen at plan time (dw_reshape):
+ *   - Channel vectors (every NHWC problem, and NCHW unless it has few channels
+ *     and wide rows, dw_nchw_cvec): a vector holds VL consecutive channels of
+ *     one pixel (16 AVX-512, 8 AVX2, 4 baseline). Input rows are buffered
+ *     padded ([pad_left + W + pad_right][VL], zero padding columns) per work
+ *     item (image, channel block, chunk of output rows): NHWC rows by a copy,
+ *     NCHW rows by VL x VL register transposes of the VL channel planes, and
+ *     NCHW output rows go back through the inverse transpose, so no full copy
+ *     of x or y is made. The kernels compute tiles of 8 (AVX-512) or 4 output
+ *     pixels, with fixed-width variants for 3x3 and 5x5 at stride 1 and 2
+ *     that load each input pixel of a filter row once; see "The
+ *     channel-vector path" below and doc/cpu.md.
+ *   - NCHW spatial: each vector holds consecutive outputs of one output row.
+ *     Columns whose taps all fall inside the image (the interior) are
+ *     computed without bounds checks: stride 1 loads directly, stride 2
+ *     (AVX-512) loads two vectors and keeps the even lanes, other strides
+ *     gather. The border columns take a scalar path with checks. The pool
+ *     splits the N*C planes; the activation runs over each output row right
+ *     after it is written (adnn_cpu_epilogue_f32), while it is in cache.
  *
- * Each instruction set's kernels (AVX-512, AVX2 + FMA, portable C: the
- * __avx512, __avx2 and __base functions below) are hand-written with
- * intrinsics and collected in one table per set,
- * adnn_f32_conv2d_depthwise_direct__<isa>; the plan's reshape step picks the
- * table of the plugin's level, and computes the interior columns and the
- * filter layout once.
+ * The channel-vector kernels are written once against simd.h's vector types
+ * (the ADNN_SIMD_VECTOR_PART section, instantiated per instruction set by
+ * simd_instantiate.h into adnn_f32_conv2d_depthwise_cvec__<isa>); the
+ * spatial kernels are hand-written with intrinsics per set
+ * (adnn_f32_conv2d_depthwise_direct__<isa>). The plan's reshape step picks the
+ * tables of the plugin's level, so execution never dispatches on the
+ * instruction set.
  */
+#ifdef ADNN_SIMD_VECTOR_PART
+/* ---- The channel-vector kernels (one copy per instruction set) ----------
+ *
+ * A channel block is VL consecutive channels of one image, held pixel-major
+ * in the thread's row buffers: pixel w of a buffered row is the vector
+ * row + w * VL. Each buffered input row carries its left and right padding as
+ * zero pixels, so the kernel below never tests a bound. */
+
+/* a * b + c: one FMA in the AVX2 and AVX-512 regions (gnu11 contracts it). */
+SIMD_INLINE VF NAME(dw_fma)(VF a, VF b, VF c) { return a * b + c; }
+
+/* Stores the QT accumulators of a tile through the activation: act >= 0 is
+ * a constant kind (the switch folds away), act < 0 the run-time kind
+ * -1 - act, dispatched once per tile. */
+SIMD_INLINE void NAME(dw_store_k)(const int act, const int QT, const VF *acc, int64_t q,
+                                  float *out, int64_t ops, int nvalid,
+                                  const NAME(act_params) *pa) {
+#pragma GCC unroll 16
+  for (int i = 0; i < QT; i++) {
+    VF v = NAME(vact)(act, acc[i], pa);
+    if (nvalid == VL)
+      NAME(vstore)(out + (q + i) * ops, v);
+    else
+      NAME(vstore_n)(out + (q + i) * ops, v, (size_t)nvalid);
+  }
+}
+SIMD_INLINE void NAME(dw_store)(const int act, const int QT, const VF *acc, int64_t q,
+                                float *out, int64_t ops, int nvalid, const NAME(act_params) *pa) {
+  if (act >= 0) {
+    NAME(dw_store_k)(act, QT, acc, q, out, ops, nvalid, pa);
+    return;
+  }
+  ADNN_ACT_SWITCH(-1 - act, NAME(dw_store_k)(ACT, QT, acc, q, out, ops, nvalid, pa));
+}
+
+/* Output pixels [q, q + QT) of one output row of one channel block, for
+ * filters of S columns with column stride SW and no dilation (dilation 1):
+ * each input pixel of a filter row is loaded once and used by every output
+ * and tap it meets, so a 3x3 stride-1 tile of 8 outputs loads 10 vectors per
+ * filter row for 24 FMAs. QT, S and SW are constants at every call. */
+SIMD_INLINE void NAME(dw_tile_fixed)(int act, const int QT, const int S, const int SW,
+                                     const float *const *rows, int64_t R, int64_t ps,
+                                     int64_t cofs, const float *wb, VF bias, int64_t q,
+                                     float *out, int64_t ops, int nvalid,
+                                     const NAME(act_params) *pa) {
+  enum { NXMAX = 2 * 16 + 8 };
+  VF acc[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < QT; i++) acc[i] = bias;
+  const int NX = (QT - 1) * SW + S;
+  for (int64_t r = 0; r < R; r++) {
+    const float *xr = rows[r] + (q * SW - cofs) * ps;
+    const float *wr = wb + r * S * VL;
+    VF xv[NXMAX];
+#pragma GCC unroll 40
+    for (int j = 0; j < NX; j++) xv[j] = NAME(vload)(xr + j * ps);
+#pragma GCC unroll 8
+    for (int s = 0; s < S; s++) {
+      VF w = NAME(vload)(wr + s * VL);
+#pragma GCC unroll 16
+      for (int i = 0; i < QT; i++) acc[i] = NAME(dw_fma)(w, xv[i * SW + s], acc[i]);
+    }
+  }
+  NAME(dw_store)(act, QT, acc, q, out, ops, nvalid, pa);
+}
+
+/* The same for any filter width, stride and dilation (taps from L1). */
+SIMD_INLINE void NAME(dw_tile_any)(int act, const int QT, const float *const *rows, int64_t R,
+                                   int64_t ps, int64_t cofs, int64_t S, int64_t sw, int64_t dw,
+                                   const float *wb, VF bias, int64_t q, float *out, int64_t ops,
+                                   int nvalid, const NAME(act_params) *pa) {
+  VF acc[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < QT; i++) acc[i] = bias;
+  for (int64_t r = 0; r < R; r++) {
+    const float *xr = rows[r] + (q * sw - cofs) * ps;
+    for (int64_t s = 0; s < S; s++) {
+      VF w = NAME(vload)(wb + (r * S + s) * VL);
+      const float *xs = xr + s * dw * ps;
+#pragma GCC unroll 8
+      for (int i = 0; i < QT; i++)
+        acc[i] = NAME(dw_fma)(w, NAME(vload)(xs + i * sw * ps), acc[i]);
+    }
+  }
+  NAME(dw_store)(act, QT, acc, q, out, ops, nvalid, pa);
+}
+
+/* The register tile: 32 vector registers (AVX-512) hold 8 accumulators, the
+ * input pixels of a filter row and a tap; 16 (AVX2, SSE2) hold 4. */
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
+#define DW_QT 8
+#else
+#define DW_QT 4
+#endif
+
+/* A whole output row in tiles of T outputs (T a constant), TILE(T, q)
+ * computing outputs [q, q + T). A row of Q >= T outputs ends with a tile
+ * that overlaps the one before (its outputs are recomputed and stored
+ * again with the same values) instead of a scalar tail, whose single
+ * accumulator would make one FMA latency chain; a shorter row takes tiles
+ * of T/2, T/4, ... the same way. */
+#define DW_ROW_TILES(TILE)                                   \
+  do {                                                       \
+    const int64_t n_ = q1 - q0;                              \
+    if (n_ >= DW_QT) {                                       \
+      int64_t q = q0;                                        \
+      for (; q + DW_QT <= q1; q += DW_QT) TILE(DW_QT, q);    \
+      if (q < q1) TILE(DW_QT, q1 - DW_QT);                   \
+    } else if (DW_QT > 4 && n_ >= 4) {                       \
+      TILE(4, q0);                                           \
+      TILE(4, q1 - 4);                                       \
+    } else if (n_ >= 2) {                                    \
+      TILE(2, q0);                                           \
+      if (n_ > 2) TILE(2, n_ > 4 ? q0 + 2 : q1 - 2);         \
+      if (n_ > 4) TILE(2, q1 - 2);                           \
+    } else if (n_ == 1) {                                    \
+      TILE(1, q0);                                           \
+    }                                                        \
+  } while (0)
+
+/* One output row with the activation ACT_ (a constant) for every filter
+ * shape: the fixed-width kernels for 3x3 and 5x5 at stride 1 and 2 without
+ * dilation, the generic one otherwise. */
+#define DW_ROW_ACT(ACT_)                                                                      \
+  do {                                                                                        \
+    switch (shape) {                                                                          \
+      case 31:                                                                                \
+        DW_ROW_TILES(DW_FIXED_3_1);                                                           \
+        break;                                                                                \
+      case 32:                                                                                \
+        DW_ROW_TILES(DW_FIXED_3_2);                                                           \
+        break;                                                                                \
+      case 51:                                                                                \
+        DW_ROW_TILES(DW_FIXED_5_1);                                                           \
+        break;                                                                                \
+      case 52:                                                                                \
+        DW_ROW_TILES(DW_FIXED_5_2);                                                           \
+        break;                                                                                \
+      default:                                                                                \
+        DW_ROW_TILES(DW_ANY);                                                                 \
+    }                                                                                         \
+  } while (0)
+#define DW_FIXED(T, q, S_, SW_) \
+  NAME(dw_tile_fixed)(DW_ACT, T, S_, SW_, rows, R, ps, cofs, wb, bias, q, out, ops, nvalid, &pa)
+#define DW_FIXED_3_1(T, q) DW_FIXED(T, q, 3, 1)
+#define DW_FIXED_3_2(T, q) DW_FIXED(T, q, 3, 2)
+#define DW_FIXED_5_1(T, q) DW_FIXED(T, q, 5, 1)
+#define DW_FIXED_5_2(T, q) DW_FIXED(T, q, 5, 2)
+#define DW_ANY(T, q) \
+  NAME(dw_tile_any)(DW_ACT, T, rows, R, ps, cofs, S, sw, dw, wb, bias, q, out, ops, nvalid, &pa)
+
+/* Output pixels [q0, q1) of one output row of one channel block, from the
+ * R filter rows whose input rows lie in the image (the others add nothing):
+ * padded input column col of filter row r is the vector at
+ * rows[r] + (col - cofs) * ps (a buffered row: ps = VL, cofs = 0; an NHWC row
+ * of x itself: ps = C, cofs = pad_left), wb the taps of those filter rows
+ * [R][S][VL], biasv the bias (or NULL); output pixel q goes to out + q * ops,
+ * its first nvalid lanes when nvalid < VL. The activation is applied in registers before the
+ * store: the identity, relu and clamp (relu6) have their own copies of the
+ * row; the other activations share one that selects per tile. */
+static void NAME(dw_row)(const adnn_activation *act, const float *const *rows, int64_t R,
+                         int64_t ps, int64_t cofs, int64_t S, int64_t sw, int64_t dw, int64_t q0,
+                         int64_t q1, const float *wb, const float *biasv, float *out, int64_t ops,
+                         int nvalid) {
+  const NAME(act_params) pa = NAME(act_params_make)(act);
+  const VF bias = biasv ? NAME(vload)(biasv) : (VF){0};
+  const int shape = dw != 1 ? 0 : (int)(S * 10 + sw);
+  switch (act->kind) {
+    case ADNN_ACTIVATION_IDENTITY:
+#define DW_ACT ADNN_ACTIVATION_IDENTITY
+      DW_ROW_ACT();
+#undef DW_ACT
+      break;
+    case ADNN_ACTIVATION_RELU:
+#define DW_ACT ADNN_ACTIVATION_RELU
+      DW_ROW_ACT();
+#undef DW_ACT
+      break;
+    case ADNN_ACTIVATION_CLAMP:
+#define DW_ACT ADNN_ACTIVATION_CLAMP
+      DW_ROW_ACT();
+#undef DW_ACT
+      break;
+    default: {
+      /* Rarer activations: one generic row, the kind chosen per tile. */
+#define DW_ACT (-1 - (int)act->kind)
+      DW_ROW_TILES(DW_ANY);
+#undef DW_ACT
+    }
+  }
+}
+#undef DW_FIXED
+#undef DW_FIXED_3_1
+#undef DW_FIXED_3_2
+#undef DW_FIXED_5_1
+#undef DW_FIXED_5_2
+#undef DW_ANY
+#undef DW_ROW_ACT
+#undef DW_ROW_TILES
+#undef DW_QT
+
+/* Two output rows of QT pixels each, for the fixed filter widths: rows0 and
+ * rows1 hold the R buffered input rows (or zero rows) of output rows p and
+ * p + 1. With 2 * QT independent accumulators the FMA latency is hidden
+ * where a row holds too few pixels for one wide tile (7x7 images). */
+SIMD_INLINE void NAME(dw_tile2_fixed)(int act, const int QT, const int S, const int SW,
+                                      const float *const *rows0, const float *const *rows1,
+                                      int64_t R, const float *wb, VF bias, int64_t q,
+                                      float *out0, float *out1, int64_t ops, int nvalid,
+                                      const NAME(act_params) *pa) {
+  enum { NXMAX = 2 * 8 + 8 };
+  VF acc0[8], acc1[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < QT; i++) acc0[i] = acc1[i] = bias;
+  const int NX = (QT - 1) * SW + S;
+  for (int64_t r = 0; r < R; r++) {
+    const float *xa = rows0[r] + q * SW * VL, *xb = rows1[r] + q * SW * VL;
+    const float *wr = wb + r * S * VL;
+    VF va[NXMAX], vb[NXMAX];
+#pragma GCC unroll 24
+    for (int j = 0; j < NX; j++) {
+      va[j] = NAME(vload)(xa + j * VL);
+      vb[j] = NAME(vload)(xb + j * VL);
+    }
+#pragma GCC unroll 8
+    for (int s = 0; s < S; s++) {
+      VF w = NAME(vload)(wr + s * VL);
+#pragma GCC unroll 8
+      for (int i = 0; i < QT; i++) {
+        acc0[i] = NAME(dw_fma)(w, va[i * SW + s], acc0[i]);
+        acc1[i] = NAME(dw_fma)(w, vb[i * SW + s], acc1[i]);
+      }
+    }
+  }
+  NAME(dw_store)(act, QT, acc0, q, out0, ops, nvalid, pa);
+  NAME(dw_store)(act, QT, acc1, q, out1, ops, nvalid, pa);
+}
+
+/* Output rows p and p + 1 of one channel block from buffered rows (full R
+ * rows each, zero rows outside the image), for 3x3 and 5x5 at stride 1 or 2
+ * without dilation and the identity, relu or clamp activation; returns 0
+ * (nothing done) otherwise, and the caller runs the rows one at a time. */
+static int NAME(dw_row2)(const adnn_activation *act, const float *const *rows0,
+                         const float *const *rows1, int64_t R, int64_t S, int64_t sw, int64_t dw,
+                         int64_t Q, const float *wb, const float *biasv, float *out0,
+                         float *out1, int64_t ops, int nvalid) {
+  const int shape = dw != 1 ? 0 : (int)(S * 10 + sw);
+  if (shape != 31 && shape != 32 && shape != 51 && shape != 52) return 0;
+  if (act->kind != ADNN_ACTIVATION_IDENTITY && act->kind != ADNN_ACTIVATION_RELU &&
+      act->kind != ADNN_ACTIVATION_CLAMP)
+    return 0;
+  const NAME(act_params) pa = NAME(act_params_make)(act);
+  const VF bias = biasv ? NAME(vload)(biasv) : (VF){0};
+  const int64_t q0 = 0, q1 = Q;
+#define DW_QT 4
+#define DW_ROW_TILES2(TILE)                              \
+  do {                                                   \
+    const int64_t n_ = q1 - q0;                          \
+    if (n_ >= DW_QT) {                                   \
+      int64_t q = q0;                                    \
+      for (; q + DW_QT <= q1; q += DW_QT) TILE(DW_QT, q); \
+      if (q < q1) TILE(DW_QT, q1 - DW_QT);               \
+    } else if (n_ >= 2) {                                \
+      TILE(2, q0);                                       \
+      if (n_ > 2) TILE(2, q1 - 2);                       \
+    } else {                                             \
+      TILE(1, q0);                                       \
+    }                                                    \
+  } while (0)
+#define DW_T2(T, q, S_, SW_)                                                                \
+  NAME(dw_tile2_fixed)(DW_ACT, T, S_, SW_, rows0, rows1, R, wb, bias, q, out0, out1, ops, \
+                       nvalid, &pa)
+#define DW_T2_3_1(T, q) DW_T2(T, q, 3, 1)
+#define DW_T2_3_2(T, q) DW_T2(T, q, 3, 2)
+#define DW_T2_5_1(T, q) DW_T2(T, q, 5, 1)
+#define DW_T2_5_2(T, q) DW_T2(T, q, 5, 2)
+#define DW_ROW2_ACT()                       \
+  do {                                      \
+    switch (shape) {                        \
+      case 31:                              \
+        DW_ROW_TILES2(DW_T2_3_1);           \
+        break;                              \
+      case 32:                              \
+        DW_ROW_TILES2(DW_T2_3_2);           \
+        break;                              \
+      case 51:                              \
+        DW_ROW_TILES2(DW_T2_5_1);           \
+        break;                              \
+      default:                              \
+        DW_ROW_TILES2(DW_T2_5_2);           \
+    }                                       \
+  } while (0)
+  switch (act->kind) {
+    case ADNN_ACTIVATION_RELU:
+#define DW_ACT ADNN_ACTIVATION_RELU
+      DW_ROW2_ACT();
+#undef DW_ACT
+      break;
+    case ADNN_ACTIVATION_CLAMP:
+#define DW_ACT ADNN_ACTIVATION_CLAMP
+      DW_ROW2_ACT();
+#undef DW_ACT
+      break;
+    default:
+#define DW_ACT ADNN_ACTIVATION_IDENTITY
+      DW_ROW2_ACT();
+#undef DW_ACT
+  }
+#undef DW_ROW2_ACT
+#undef DW_T2
+#undef DW_T2_3_1
+#undef DW_T2_3_2
+#undef DW_T2_5_1
+#undef DW_T2_5_2
+#undef DW_ROW_TILES2
+#undef DW_QT
+  return 1;
+}
+
+/* Transposes a VL x VL tile in registers: v[i] lane j becomes v[j] lane i. */
+SIMD_INLINE void NAME(dw_transpose)(VF *v) {
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX512
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps((__m512)v[i], (__m512)v[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps((__m512)v[i], (__m512)v[i + 1]);
+  }
+  /* Per 128-bit lane k: u[4g + j] holds column 4k + j of rows 4g..4g+3. */
+  for (int g = 0; g < 16; g += 4) {
+    u[g] = _mm512_shuffle_ps(t[g], t[g + 2], 0x44);
+    u[g + 1] = _mm512_shuffle_ps(t[g], t[g + 2], 0xEE);
+    u[g + 2] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+    u[g + 3] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
+  }
+  for (int j = 0; j < 4; j++) {
+    __m512 a0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
+    __m512 a1 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+    __m512 b0 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+    __m512 b1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+    v[j] = (VF)_mm512_shuffle_f32x4(a0, b0, 0x88);
+    v[8 + j] = (VF)_mm512_shuffle_f32x4(a0, b0, 0xDD);
+    v[4 + j] = (VF)_mm512_shuffle_f32x4(a1, b1, 0x88);
+    v[12 + j] = (VF)_mm512_shuffle_f32x4(a1, b1, 0xDD);
+  }
+#elif ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX2
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps((__m256)v[i], (__m256)v[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps((__m256)v[i], (__m256)v[i + 1]);
+  }
+  for (int g = 0; g < 8; g += 4) {
+    u[g] = _mm256_shuffle_ps(t[g], t[g + 2], 0x44);
+    u[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], 0xEE);
+    u[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+    u[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
+  }
+  for (int j = 0; j < 4; j++) {
+    v[j] = (VF)_mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+    v[4 + j] = (VF)_mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+  }
+#else
+  for (int i = 0; i < VL; i++)
+    for (int j = i + 1; j < VL; j++) {
+      float a = v[i][j];
+      v[i][j] = v[j][i];
+      v[j][i] = a;
+    }
+#endif
+}
+
+/* Buffers n <= VL pixels of m <= VL channel rows (planar, row i at
+ * src + i * ld) as n pixel vectors at dst + w * VL; lanes >= m are zero. */
+static void NAME(dw_pack_planar)(const float *src, int64_t ld, int m, int64_t W, float *dst) {
+  VF v[VL];
+  for (int64_t w0 = 0; w0 < W; w0 += VL) {
+    int n = W - w0 < VL ? (int)(W - w0) : VL;
+    for (int i = 0; i < VL; i++)
+      v[i] = i >= m ? (VF){0}
+             : n == VL ? NAME(vload)(src + i * ld + w0)
+                       : NAME(vload_n)(src + i * ld + w0, (size_t)n, 0.0f);
+    NAME(dw_transpose)(v);
+    for (int j = 0; j < n; j++) NAME(vstore)(dst + (w0 + j) * VL, v[j]);
+  }
+}
+
+/* The inverse: Q pixel vectors at src + q * VL to m planar rows of Q floats
+ * (row i at dst + i * ld). */
+static void NAME(dw_unpack_planar)(const float *src, int64_t Q, int m, float *dst, int64_t ld) {
+  VF v[VL];
+  for (int64_t q0 = 0; q0 < Q; q0 += VL) {
+    int n = Q - q0 < VL ? (int)(Q - q0) : VL;
+    for (int j = 0; j < VL; j++) v[j] = j < n ? NAME(vload)(src + (q0 + j) * VL) : (VF){0};
+    NAME(dw_transpose)(v);
+    for (int i = 0; i < m; i++) {
+      if (n == VL)
+        NAME(vstore)(dst + i * ld + q0, v[i]);
+      else
+        NAME(vstore_n)(dst + i * ld + q0, v[i], (size_t)n);
+    }
+  }
+}
+
+/* Buffers W pixels of m <= VL channels (pixel w at src + w * ps) as W pixel
+ * vectors; lanes >= m are zero. */
+static void NAME(dw_pack_interleaved)(const float *src, int64_t ps, int m, int64_t W,
+                                      float *dst) {
+  if (m == VL)
+    for (int64_t w = 0; w < W; w++) NAME(vstore)(dst + w * VL, NAME(vload)(src + w * ps));
+  else
+    for (int64_t w = 0; w < W; w++)
+      NAME(vstore)(dst + w * VL, NAME(vload_n)(src + w * ps, (size_t)m, 0.0f));
+}
+
+/* This instruction set's copy. */
+static const dwc_fns NAME(adnn_f32_conv2d_depthwise_cvec) = {
+    NAME(dw_row), NAME(dw_row2), NAME(dw_pack_planar), NAME(dw_unpack_planar),
+    NAME(dw_pack_interleaved), VL};
+
+#else /* the dispatch part */
+
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -34,6 +464,27 @@
 #endif
 
 #include "kernels/cpu/conv2d.h"
+#include "kernels/cpu/simd.h"
+
+/* One instruction set's channel-vector kernels (the vector part above). */
+typedef struct dwc_fns {
+  void (*row)(const adnn_activation *act, const float *const *rows, int64_t R, int64_t ps,
+              int64_t cofs, int64_t S, int64_t sw, int64_t dw, int64_t q0, int64_t q1,
+              const float *wb, const float *biasv, float *out, int64_t ops, int nvalid);
+  int (*row2)(const adnn_activation *act, const float *const *rows0, const float *const *rows1,
+              int64_t R, int64_t S, int64_t sw, int64_t dw, int64_t Q, const float *wb,
+              const float *biasv, float *out0, float *out1, int64_t ops, int nvalid);
+  void (*pack_planar)(const float *src, int64_t ld, int m, int64_t W, float *dst);
+  void (*unpack_planar)(const float *src, int64_t Q, int m, float *dst, int64_t ld);
+  void (*pack_interleaved)(const float *src, int64_t ps, int m, int64_t W, float *dst);
+  int vl;
+} dwc_fns;
+
+#define ADNN_SIMD_KERNEL "kernels/cpu/conv2d-depthwise_direct.c"
+#include "kernels/cpu/simd_instantiate.h"
+
+static const dwc_fns *const dwc_by_isa[ADNN_CPU_ISA_COUNT] =
+    ADNN_CPU_ISA_TABLE(adnn_f32_conv2d_depthwise_cvec);
 
 static int dw_supports(const void *problem, const adnn_cpu_env *env, char *why,
                        size_t why_size) {
@@ -56,18 +507,26 @@ typedef struct dw_fns {
   /* NCHW: the interior columns [qa, qb) of output row p. */
   void (*interior)(const struct dw_job *j, const float *xc, const float *wc, int64_t p, float *yr,
                    float bias);
-  /* NHWC: every channel of output pixel (p, q). */
-  void (*pixel)(const struct dw_job *j, const float *xn, int64_t p, int64_t q, float *out);
 } dw_fns;
 
 typedef struct dw_state {
   adnn_cpu_act act;
   const dw_fns *fn;
+  const dwc_fns *fn2;
+  int cvec;       /* the channel-vector path, else the NCHW spatial one */
   int nhwc;       /* layout: NHWC, else NCHW */
   int act_pass;   /* the activation is not the identity: run the epilogue */
   int repack;     /* NCHW: the filters are not packed [C][R][S]; pack them first */
   int64_t qa, qb; /* NCHW: the interior output columns [qa, qb) */
   int64_t tasks, grain;
+  /* The channel-vector path (dwc_layout): the ring span, the padded row
+   * width, the workspace layout in floats, the pool size it was cut for, the
+   * channel blocks and the row chunks. */
+  int64_t span, wp, row_floats, off_rows, off_tags, off_ring, off_obuf, off_wb, off_bias;
+  int64_t slice_floats, threads, nb, chunk_rows, chunks;
+  int w_taps;         /* each channel's R*S taps are contiguous in w */
+  int plane;          /* a chunk's padded input is buffered whole, not in the ring */
+  int two_rows;       /* plane: output rows go in pairs (row2) */
 } dw_state;
 
 typedef struct dw_job {
@@ -76,6 +535,7 @@ typedef struct dw_job {
   const float *x, *w, *bias;
   float *y;
   int64_t qa, qb; /* NCHW: the interior output columns [qa, qb) */
+  float *ws;      /* the channel-vector path's workspace */
 } dw_job;
 
 /* ---- NCHW ---------------------------------------------------------------- */
@@ -243,134 +703,217 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
   }
 }
 
-/* ---- NHWC ---------------------------------------------------------------- */
+/* ---- The channel-vector path ---------------------------------------------
+ *
+ * Work items are (image, chunk of output rows, channel block of VL channels)
+ * for NHWC, so that the blocks of a pixel row follow each other on a thread
+ * while its cache lines are in cache, and (image, channel block, chunk of
+ * rows) for NCHW, whose blocks are separate planes; there are chunks only
+ * when images and blocks give fewer than 4 items per thread. A thread
+ * buffers the item's input rows as padded rows [pad_left + W + pad_right][VL]
+ * whose padding columns are zero, so the kernels never test a bound:
+ *   - plane: when the chunk's whole padded input (its input rows and the
+ *     padding rows, zero) fits in 256 KiB, it is buffered once and every
+ *     filter row of every output row is a pointer into it; on AVX-512, rows
+ *     of fewer than 8 outputs go in pairs (row2: two rows of 4-pixel tiles
+ *     give 8 independent accumulators, as one 8-pixel tile would);
+ *   - ring: otherwise a ring of (R - 1) * dilation_h + 1 slots (input row h
+ *     in slot h mod span, so that the rows of one output row never collide
+ *     and each input row is buffered once per item); filter rows outside the
+ *     image are skipped.
+ * NHWC rows are copied one vector per pixel (measured faster than reading x
+ * in place with separate border code, doc/cpu.md) and the outputs are stored
+ * straight into y; NCHW rows are transposed from the VL channel planes and
+ * the output row goes to a row buffer transposed back into the VL planes of
+ * y. The filters are transposed to [R][S][VL] per item. */
 
-/* One output pixel, channels [c0, C), portable C. */
-static void nhwc_pixel_from(const dw_job *j, const float *xn, int64_t p, int64_t q, int64_t c0,
-                            float *out) {
-  const adnn_plugin_conv2d *g = j->g;
-  int64_t C = g->C;
-  for (int64_t c = c0; c < C; c++) out[c] = j->bias ? j->bias[c] : 0.0f;
-  for (int64_t r = 0; r < g->R; r++) {
-    int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
-    if (h < 0 || h >= g->H) continue;
-    for (int64_t s = 0; s < g->S; s++) {
-      int64_t w = q * g->stride_w - g->pad_left + s * g->dilation_w;
-      if (w < 0 || w >= g->W) continue;
-      const float *xp = xn + (h * g->W + w) * C, *wp = j->w + (r * g->S + s) * C;
-      for (int64_t c = c0; c < C; c++) out[c] += wp[c] * xp[c];
-    }
-  }
+/* The workspace (one slice per pool thread) and the work items. */
+static void dwc_layout(const adnn_plugin_conv2d *g, dw_state *s, int64_t threads) {
+  const int64_t vl = s->fn2->vl;
+  const int64_t align = 16; /* floats: 64 bytes */
+#define DW_ROUND(v) (((v) + align - 1) / align * align)
+  s->nb = (g->C + vl - 1) / vl;
+  int64_t items = g->N * s->nb, want = 4 * threads;
+  int64_t chunks = items >= want ? 1 : (want + items - 1) / items;
+  if (chunks > g->P) chunks = g->P;
+  s->chunk_rows = (g->P + chunks - 1) / chunks;
+  s->chunks = (g->P + s->chunk_rows - 1) / s->chunk_rows;
+  s->tasks = items * s->chunks;
+  int64_t per_task = s->chunk_rows * g->Q * g->R * g->S;
+  s->grain = per_task >= 2048 ? 1 : 2048 / per_task;
+  s->wp = g->pad_left + g->W + g->pad_right;
+  s->row_floats = DW_ROUND(s->wp * vl);
+  /* A chunk's whole padded input (its rows and the padding rows between
+   * them) when that fits in 256 KiB, else the ring. */
+  int64_t plane_rows = (s->chunk_rows - 1) * g->stride_h + (g->R - 1) * g->dilation_h + 1;
+  s->plane = plane_rows * s->row_floats * (int64_t)sizeof(float) <= 256 * 1024;
+  /* Pairs of output rows where a row is too short for the wide tile
+   * (AVX-512, Q < 8), for the shapes and activations row2 has kernels for. */
+  int act_fast = g->activation.kind == ADNN_ACTIVATION_IDENTITY ||
+                 g->activation.kind == ADNN_ACTIVATION_RELU ||
+                 g->activation.kind == ADNN_ACTIVATION_CLAMP;
+  int shape_fast = g->dilation_w == 1 && (g->S == 3 || g->S == 5) &&
+                   (g->stride_w == 1 || g->stride_w == 2);
+  s->two_rows = s->plane && vl == 16 && g->Q < 8 && act_fast && shape_fast;
+  s->span = s->plane ? plane_rows : (g->R - 1) * g->dilation_h + 1;
+  s->off_rows = 0;                                   /* 2R row pointers */
+  s->off_tags = s->off_rows + DW_ROUND(g->R * 4);    /* span int64 tags */
+  s->off_ring = s->off_tags + DW_ROUND(s->span * 2); /* span padded rows */
+  s->off_obuf = s->off_ring + s->span * s->row_floats; /* NCHW: 2Q pixel vectors */
+  s->off_wb = s->off_obuf + (s->nhwc ? 0 : DW_ROUND(2 * g->Q * vl)); /* taps [R][S][VL] */
+  s->off_bias = s->off_wb + DW_ROUND((g->R * g->S + vl) * vl);  /* VL biases */
+  s->slice_floats = s->off_bias + DW_ROUND(vl);
+  s->threads = threads;
+#undef DW_ROUND
+  s->w_taps = adnn_cpu_conv2d_stride_is(&g->w, 3, 1) && adnn_cpu_conv2d_stride_is(&g->w, 2, g->S);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-/* Channels [0, C) of one pixel in vectors of 16, four at a time while they
- * last, then one at a time with a mask for the last partial vector. */
-__attribute__((target("avx512f"))) static void nhwc_pixel__avx512(const dw_job *j,
-                                                                  const float *xn, int64_t p,
-                                                                  int64_t q, float *out) {
-  const adnn_plugin_conv2d *g = j->g;
-  int64_t C = g->C, c = 0;
-  for (; c + 64 <= C; c += 64) {
-    __m512 a0, a1, a2, a3;
-    if (j->bias) {
-      a0 = _mm512_loadu_ps(j->bias + c);
-      a1 = _mm512_loadu_ps(j->bias + c + 16);
-      a2 = _mm512_loadu_ps(j->bias + c + 32);
-      a3 = _mm512_loadu_ps(j->bias + c + 48);
-    } else {
-      a0 = a1 = a2 = a3 = _mm512_setzero_ps();
-    }
-    for (int64_t r = 0; r < g->R; r++) {
-      int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
-      if (h < 0 || h >= g->H) continue;
-      for (int64_t s = 0; s < g->S; s++) {
-        int64_t w = q * g->stride_w - g->pad_left + s * g->dilation_w;
-        if (w < 0 || w >= g->W) continue;
-        const float *xp = xn + (h * g->W + w) * C + c, *wp = j->w + (r * g->S + s) * C + c;
-        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(wp), _mm512_loadu_ps(xp), a0);
-        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(wp + 16), _mm512_loadu_ps(xp + 16), a1);
-        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(wp + 32), _mm512_loadu_ps(xp + 32), a2);
-        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(wp + 48), _mm512_loadu_ps(xp + 48), a3);
-      }
-    }
-    _mm512_storeu_ps(out + c, a0);
-    _mm512_storeu_ps(out + c + 16, a1);
-    _mm512_storeu_ps(out + c + 32, a2);
-    _mm512_storeu_ps(out + c + 48, a3);
-  }
-  for (; c < C; c += 16) {
-    int64_t left = C - c;
-    __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-    __m512 a0 = j->bias ? _mm512_maskz_loadu_ps(m, j->bias + c) : _mm512_setzero_ps();
-    for (int64_t r = 0; r < g->R; r++) {
-      int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
-      if (h < 0 || h >= g->H) continue;
-      for (int64_t s = 0; s < g->S; s++) {
-        int64_t w = q * g->stride_w - g->pad_left + s * g->dilation_w;
-        if (w < 0 || w >= g->W) continue;
-        const float *xp = xn + (h * g->W + w) * C + c, *wp = j->w + (r * g->S + s) * C + c;
-        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, wp), _mm512_maskz_loadu_ps(m, xp), a0);
-      }
-    }
-    _mm512_mask_storeu_ps(out + c, m, a0);
-  }
-}
-
-/* AVX2: vectors of 8, two at a time; returns the first channel left to the
- * portable code (fewer than 8). */
-__attribute__((target("avx2,fma"))) static int64_t nhwc_pixel_steps__avx2(const dw_job *j,
-                                                                          const float *xn,
-                                                                          int64_t p, int64_t q,
-                                                                          float *out) {
-  const adnn_plugin_conv2d *g = j->g;
-  int64_t C = g->C, c = 0;
-  for (; c + 8 <= C;) {
-    int two = c + 16 <= C;
-    __m256 a0 = j->bias ? _mm256_loadu_ps(j->bias + c) : _mm256_setzero_ps();
-    __m256 a1 = two && j->bias ? _mm256_loadu_ps(j->bias + c + 8) : _mm256_setzero_ps();
-    for (int64_t r = 0; r < g->R; r++) {
-      int64_t h = p * g->stride_h - g->pad_top + r * g->dilation_h;
-      if (h < 0 || h >= g->H) continue;
-      for (int64_t s = 0; s < g->S; s++) {
-        int64_t w = q * g->stride_w - g->pad_left + s * g->dilation_w;
-        if (w < 0 || w >= g->W) continue;
-        const float *xp = xn + (h * g->W + w) * C + c, *wp = j->w + (r * g->S + s) * C + c;
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(wp), _mm256_loadu_ps(xp), a0);
-        if (two) a1 = _mm256_fmadd_ps(_mm256_loadu_ps(wp + 8), _mm256_loadu_ps(xp + 8), a1);
-      }
-    }
-    _mm256_storeu_ps(out + c, a0);
-    if (two) _mm256_storeu_ps(out + c + 8, a1);
-    c += two ? 16 : 8;
-  }
-  return c;
-}
-
-/* The AVX2 steps, then the channels they leave with the portable code. */
-static void nhwc_pixel__avx2(const dw_job *j, const float *xn, int64_t p, int64_t q, float *out) {
-  int64_t c0 = nhwc_pixel_steps__avx2(j, xn, p, q, out);
-  if (c0 < j->g->C) nhwc_pixel_from(j, xn, p, q, c0, out);
-}
-#endif
-
-/* Every channel of one pixel, portable C. */
-static void nhwc_pixel__base(const dw_job *j, const float *xn, int64_t p, int64_t q, float *out) {
-  nhwc_pixel_from(j, xn, p, q, 0, out);
-}
-
-static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
-  (void)thread;
+static void dwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const dw_job *j = arg;
   const adnn_plugin_conv2d *g = j->g;
-  const dw_state *st = j->s;
+  const dw_state *s = j->s;
+  const dwc_fns *fn = s->fn2;
+  const int64_t vl = fn->vl, C = g->C, H = g->H, W = g->W, P = g->P, Q = g->Q;
+  const int64_t R = g->R, S = g->S, pl = g->pad_left, span = s->span;
+  float *slice = j->ws + thread * s->slice_floats;
+  const float **rows = (const float **)(void *)(slice + s->off_rows);
+  int64_t *tags = (int64_t *)(void *)(slice + s->off_tags);
+  float *ring = slice + s->off_ring, *obuf = slice + s->off_obuf;
+  float *wb = slice + s->off_wb, *biasb = slice + s->off_bias;
+  const int64_t *ws = g->w.strides;
   for (int64_t t = t0; t < t1; t++) {
-    int64_t n = t / g->P, p = t % g->P;
-    const float *xn = j->x + n * g->H * g->W * g->C;
-    float *yr = j->y + t * g->Q * g->C;
-    for (int64_t q = 0; q < g->Q; q++) st->fn->pixel(j, xn, p, q, yr + q * g->C);
-    if (st->act_pass) adnn_cpu_epilogue_f32(&st->act, yr, (size_t)(g->Q * g->C), 0.0f);
+    int64_t b, n, chunk;
+    if (s->nhwc) {
+      b = t % s->nb;
+      chunk = t / s->nb % s->chunks;
+      n = t / s->nb / s->chunks;
+    } else {
+      chunk = t % s->chunks;
+      b = t / s->chunks % s->nb;
+      n = t / s->chunks / s->nb;
+    }
+    int64_t c0 = b * vl;
+    int m = (int)(C - c0 < vl ? C - c0 : vl);
+    int64_t p0 = chunk * s->chunk_rows, p1 = p0 + s->chunk_rows < P ? p0 + s->chunk_rows : P;
+    /* The block's taps as vectors over its channels, zero past m: one
+     * transpose when each channel's taps are contiguous. */
+    if (s->w_taps) {
+      fn->pack_planar(j->w + c0 * ws[0], ws[0], m, R * S, wb);
+    } else {
+      if (m < vl) memset(wb, 0, (size_t)(R * S * vl) * sizeof(float));
+      for (int64_t l = 0; l < m; l++) {
+        const float *wc = j->w + (c0 + l) * ws[0];
+        float *dst = wb + l;
+        for (int64_t r = 0; r < R; r++)
+          for (int64_t ss = 0; ss < S; ss++, dst += vl) *dst = wc[r * ws[2] + ss * ws[3]];
+      }
+    }
+    if (j->bias)
+      for (int64_t l = 0; l < vl; l++) biasb[l] = l < m ? j->bias[c0 + l] : 0.0f;
+    const float *biasv = j->bias ? biasb : NULL;
+    int64_t p = p0;
+    if (s->plane) {
+      /* The chunk's padded input rows [hlo, hlo + span) one after the other,
+       * padding rows as zeros: every filter row of every output row is a
+       * pointer into it. */
+      const int64_t hlo = p0 * g->stride_h - g->pad_top, rf = s->row_floats;
+      const int64_t nrows = (p1 - 1 - p0) * g->stride_h + (R - 1) * g->dilation_h + 1;
+      for (int64_t k = 0; k < nrows; k++) {
+        int64_t h = hlo + k;
+        float *dst = ring + k * rf;
+        if (h < 0 || h >= H) {
+          memset(dst, 0, (size_t)(s->wp * vl) * sizeof(float));
+          continue;
+        }
+        memset(dst, 0, (size_t)(pl * vl) * sizeof(float));
+        memset(dst + (pl + W) * vl, 0, (size_t)(g->pad_right * vl) * sizeof(float));
+        if (s->nhwc)
+          fn->pack_interleaved(j->x + ((n * H + h) * W) * C + c0, C, m, W, dst + pl * vl);
+        else
+          fn->pack_planar(j->x + ((n * C + c0) * H + h) * W, H * W, m, W, dst + pl * vl);
+      }
+      const float **rows1 = rows + R;
+      const int64_t step = g->dilation_h * rf;
+      for (; p < p1; p++) {
+        const float *base = ring + (p * g->stride_h - g->pad_top - hlo) * rf;
+        for (int64_t r = 0; r < R; r++) rows[r] = base + r * step;
+        if (s->two_rows && p + 1 < p1) {
+          for (int64_t r = 0; r < R; r++) rows1[r] = rows[r] + g->stride_h * rf;
+          if (s->nhwc) {
+            fn->row2(&g->activation, rows, rows1, R, S, g->stride_w, g->dilation_w, Q, wb,
+                     biasv, j->y + ((n * P + p) * Q) * C + c0,
+                     j->y + ((n * P + p + 1) * Q) * C + c0, C, m);
+          } else {
+            fn->row2(&g->activation, rows, rows1, R, S, g->stride_w, g->dilation_w, Q, wb,
+                     biasv, obuf, obuf + Q * vl, vl, (int)vl);
+            fn->unpack_planar(obuf, Q, m, j->y + ((n * C + c0) * P + p) * Q, P * Q);
+            fn->unpack_planar(obuf + Q * vl, Q, m, j->y + ((n * C + c0) * P + p + 1) * Q,
+                              P * Q);
+          }
+          p++;
+          continue;
+        }
+        if (s->nhwc) {
+          fn->row(&g->activation, rows, R, vl, 0, S, g->stride_w, g->dilation_w, 0, Q, wb, biasv,
+                  j->y + ((n * P + p) * Q) * C + c0, C, m);
+        } else {
+          fn->row(&g->activation, rows, R, vl, 0, S, g->stride_w, g->dilation_w, 0, Q, wb, biasv,
+                  obuf, vl, (int)vl);
+          fn->unpack_planar(obuf, Q, m, j->y + ((n * C + c0) * P + p) * Q, P * Q);
+        }
+      }
+      continue;
+    }
+    /* The ring: input rows enter as the output rows advance. */
+    for (int64_t i = 0; i < span; i++) {
+      float *slot = ring + i * s->row_floats;
+      tags[i] = -1;
+      memset(slot, 0, (size_t)(pl * vl) * sizeof(float));
+      memset(slot + (pl + W) * vl, 0, (size_t)(g->pad_right * vl) * sizeof(float));
+    }
+    for (; p < p1; p++) {
+      /* The filter rows [r0, r1) whose input rows are in the image. */
+      int64_t hb = p * g->stride_h - g->pad_top, dh = g->dilation_h;
+      int64_t r0 = hb >= 0 ? 0 : (-hb + dh - 1) / dh;
+      int64_t r1 = hb > H - 1 ? 0 : (H - 1 - hb) / dh + 1;
+      if (r1 > R) r1 = R;
+      if (r0 > r1) r0 = r1;
+      int64_t i = r0 < r1 ? (hb + r0 * dh) % span : 0;
+      for (int64_t r = r0; r < r1; r++) {
+        int64_t h = hb + r * dh;
+        float *slot = ring + i * s->row_floats;
+        if (tags[i] != h) {
+          if (s->nhwc)
+            fn->pack_interleaved(j->x + ((n * H + h) * W) * C + c0, C, m, W, slot + pl * vl);
+          else
+            fn->pack_planar(j->x + ((n * C + c0) * H + h) * W, H * W, m, W, slot + pl * vl);
+        }
+        tags[i] = h;
+        rows[r - r0] = slot;
+        i += dh;
+        if (i >= span) i -= span;
+      }
+      const float *wr = wb + r0 * S * vl;
+      if (s->nhwc) {
+        fn->row(&g->activation, rows, r1 - r0, vl, 0, S, g->stride_w, g->dilation_w, 0, Q, wr,
+                biasv, j->y + ((n * P + p) * Q) * C + c0, C, m);
+      } else {
+        fn->row(&g->activation, rows, r1 - r0, vl, 0, S, g->stride_w, g->dilation_w, 0, Q, wr,
+                biasv, obuf, vl, (int)vl);
+        fn->unpack_planar(obuf, Q, m, j->y + ((n * C + c0) * P + p) * Q, P * Q);
+      }
+    }
   }
+}
+
+static void dwc_run(dw_job *j) {
+  const dw_state *s = j->s;
+  /* The slices were sized for the pool at plan time; a larger pool now
+   * (never expected) runs on the calling thread alone, in slice 0. */
+  if (adnn_cpu_parallel_threads() > s->threads)
+    dwc_task(j, 0, s->tasks, 0);
+  else
+    adnn_cpu_parallel_for(s->tasks, s->grain, dwc_task, j);
 }
 
 /* ---- The implementation ---------------------------------------------------- */
@@ -378,53 +921,57 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
 /* Each instruction set's kernels; without x86 intrinsics, every level runs
  * the portable code. */
 #if defined(__x86_64__) || defined(__i386__)
-static const dw_fns adnn_f32_conv2d_depthwise_direct__avx512 = {nchw_interior__avx512,
-                                                                 nhwc_pixel__avx512};
-static const dw_fns adnn_f32_conv2d_depthwise_direct__avx2 = {nchw_interior__avx2,
-                                                               nhwc_pixel__avx2};
+static const dw_fns adnn_f32_conv2d_depthwise_direct__avx512 = {nchw_interior__avx512};
+static const dw_fns adnn_f32_conv2d_depthwise_direct__avx2 = {nchw_interior__avx2};
 #else
-static const dw_fns adnn_f32_conv2d_depthwise_direct__avx512 = {nchw_interior__base,
-                                                                 nhwc_pixel__base};
-static const dw_fns adnn_f32_conv2d_depthwise_direct__avx2 = {nchw_interior__base,
-                                                               nhwc_pixel__base};
+static const dw_fns adnn_f32_conv2d_depthwise_direct__avx512 = {nchw_interior__base};
+static const dw_fns adnn_f32_conv2d_depthwise_direct__avx2 = {nchw_interior__base};
 #endif
-static const dw_fns adnn_f32_conv2d_depthwise_direct__base = {nchw_interior__base,
-                                                               nhwc_pixel__base};
+static const dw_fns adnn_f32_conv2d_depthwise_direct__base = {nchw_interior__base};
 static const dw_fns *const dw_by_isa[ADNN_CPU_ISA_COUNT] =
     ADNN_CPU_ISA_TABLE(adnn_f32_conv2d_depthwise_direct);
 
-/* NHWC reorders the filters to [R][S][C]; NCHW packs them to [C][R][S] when
- * they are not already. */
+/* Whether the channel-vector path runs an NCHW problem: it pays two
+ * transposes per element to fill every lane, which wins once a row of the
+ * image no longer fills several vectors (see doc/cpu.md for the
+ * measurements). */
+static int dw_nchw_cvec(const adnn_plugin_conv2d *g, int vl) {
+  return 2 * g->C >= vl || g->Q < 2 * vl;
+}
+
+/* The channel-vector path sizes its workspace and work items; the NCHW
+ * spatial path finds its interior columns and packs the filters to
+ * [C][R][S] when they are not already. */
 static void dw_reshape(const void *problem, const adnn_cpu_env *env, void *state,
                        size_t *workspace_bytes) {
   const adnn_plugin_conv2d *g = problem;
   dw_state *s = state;
   adnn_cpu_act_init(&s->act, &g->activation, env->isa);
   s->fn = dw_by_isa[env->isa];
+  s->fn2 = dwc_by_isa[env->isa];
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->act_pass = g->activation.kind != ADNN_ACTIVATION_IDENTITY;
-  s->repack = !s->nhwc && !adnn_cpu_conv2d_w_is_kcrs(g);
-  if (s->nhwc) {
-    int64_t per_row = g->Q * g->C * g->R * g->S;
-    s->tasks = g->N * g->P;
-    s->grain = per_row >= 8192 ? 1 : 8192 / per_row;
-  } else {
-    /* Interior columns: q*sw - pl >= 0 and q*sw - pl + (S-1)*dw <= W - 1. */
-    /* ceil(pad_left / stride_w), without overflow */
-    int64_t qa = g->pad_left == 0 ? 0 : (g->pad_left - 1) / g->stride_w + 1;
-    int64_t last = g->W - 1 + g->pad_left - (g->S - 1) * g->dilation_w;
-    int64_t qb = last < 0 ? 0 : last / g->stride_w + 1;
-    if (qa > g->Q) qa = g->Q;
-    if (qb > g->Q) qb = g->Q;
-    if (qb < qa) qb = qa;
-    s->qa = qa;
-    s->qb = qb;
-    int64_t per_plane = g->P * g->Q * g->R * g->S;
-    s->tasks = g->N * g->C;
-    s->grain = per_plane >= 8192 ? 1 : 8192 / per_plane;
+  s->cvec = s->nhwc || dw_nchw_cvec(g, s->fn2->vl);
+  if (s->cvec) {
+    dwc_layout(g, s, adnn_cpu_parallel_threads());
+    *workspace_bytes = (size_t)(s->threads * s->slice_floats) * sizeof(float);
+    return;
   }
-  *workspace_bytes =
-      s->nhwc || s->repack ? (size_t)(g->R * g->S * g->C * (int64_t)sizeof(float)) : 0;
+  s->repack = !adnn_cpu_conv2d_w_is_kcrs(g);
+  /* Interior columns: q*sw - pl >= 0 and q*sw - pl + (S-1)*dw <= W - 1. */
+  /* ceil(pad_left / stride_w), without overflow */
+  int64_t qa = g->pad_left == 0 ? 0 : (g->pad_left - 1) / g->stride_w + 1;
+  int64_t last = g->W - 1 + g->pad_left - (g->S - 1) * g->dilation_w;
+  int64_t qb = last < 0 ? 0 : last / g->stride_w + 1;
+  if (qa > g->Q) qa = g->Q;
+  if (qb > g->Q) qb = g->Q;
+  if (qb < qa) qb = qa;
+  s->qa = qa;
+  s->qb = qb;
+  int64_t per_plane = g->P * g->Q * g->R * g->S;
+  s->tasks = g->N * g->C;
+  s->grain = per_plane >= 8192 ? 1 : 8192 / per_plane;
+  *workspace_bytes = s->repack ? (size_t)(g->R * g->S * g->C * (int64_t)sizeof(float)) : 0;
 }
 
 /* Inputs {x, w} or {x, w, bias}. */
@@ -432,25 +979,17 @@ static void dw_run(const void *problem, const void *state, const void *const *in
                    void *const *outputs, void *workspace) {
   const adnn_plugin_conv2d *g = problem;
   const dw_state *s = state;
-  dw_job j = {g, s, inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL, outputs[0], s->qa,
-              s->qb};
-  if (s->nhwc) {
-    /* The filters as [R][S][C], so that a tap is a vector over channels. */
-    float *wt = workspace;
-    const float *wsrc = inputs[1];
-    const int64_t *st = g->w.strides;
-    for (int64_t r = 0; r < g->R; r++)
-      for (int64_t ss = 0; ss < g->S; ss++)
-        for (int64_t c = 0; c < g->C; c++) *wt++ = wsrc[c * st[0] + r * st[2] + ss * st[3]];
-    j.w = workspace;
-    adnn_cpu_parallel_for(s->tasks, s->grain, nhwc_task, &j);
-  } else {
-    if (s->repack) {
-      adnn_cpu_conv2d_pack_kcrs(g, inputs[1], workspace);
-      j.w = workspace;
-    }
-    adnn_cpu_parallel_for(s->tasks, s->grain, nchw_task, &j);
+  dw_job j = {g,          s,     inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL,
+              outputs[0], s->qa, s->qb,     workspace};
+  if (s->cvec) {
+    dwc_run(&j);
+    return;
   }
+  if (s->repack) {
+    adnn_cpu_conv2d_pack_kcrs(g, inputs[1], workspace);
+    j.w = workspace;
+  }
+  adnn_cpu_parallel_for(s->tasks, s->grain, nchw_task, &j);
 }
 
 const adnn_cpu_impl adnn_cpu_conv2d_depthwise_direct = {
@@ -462,3 +1001,5 @@ const adnn_cpu_impl adnn_cpu_conv2d_depthwise_direct = {
     .reshape = dw_reshape,
     .run = dw_run,
 };
+
+#endif /* ADNN_SIMD_VECTOR_PART */

@@ -250,6 +250,24 @@ static const conv_spec conv_specs[] = {
     {"dw 3x3 dil2", 1, 4, 9, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 4, 1, 0, 0, 0, NHWC, F32},
     {"dw x2",    1, 4,  6,  6,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 0, 0, 0, NCHW, F32},
     {"dw big",   1, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 64, 1, A_RELU, 0, 0, NHWC, F32},
+    /* Depthwise on the channel-vector path (channels in the vector lanes)
+     * and on the NCHW spatial one (few channels, wide rows): odd channel
+     * counts leave a partial vector, 5x5 and stride 2 take the fixed-width
+     * kernels, dilation the generic one, 7x7x1024 is MobileNet's last layer. */
+    {"dw 5x5 s2", 2, 24, 13, 12, 24, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 24, 1, A_RELU, 0, 0, NHWC, F32},
+    {"dw 5x5 s2 odd", 2, 19, 11, 13, 19, 5, 5, 2, 2, 2, 1, 2, 1, 1, 1, 19, 1, A_CLAMP, 0, 6, NCHW, F32},
+    {"dw 7x7x1024", 1, 1024, 7, 7, 1024, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1024, 1, A_CLAMP, 0, 6, NHWC, F32},
+    {"dw 7x7x1024", 2, 1024, 7, 7, 1024, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1024, 0, 0, 0, 0, NCHW, F32},
+    {"dw odd c", 3, 37, 9, 10, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 37, 1, A_GELU, 0, 0, NHWC, F32},
+    {"dw odd c s2,1 asym", 2, 21, 8, 9, 21, 3, 3, 2, 1, 1, 0, 0, 1, 1, 1, 21, 1, A_HARDSWISH, 0, 0, NCHW, F32},
+    {"dw dil2 asym", 1, 20, 12, 11, 20, 3, 3, 1, 2, 2, 1, 0, 2, 2, 2, 20, 1, A_SILU, 0, 0, NCHW, F32},
+    {"dw 5x5 dil2", 2, 13, 12, 12, 13, 5, 5, 1, 1, 4, 4, 4, 4, 2, 2, 13, 0, 0, 0, 0, NHWC, F32},
+    {"dw 3x5 s2", 1, 33, 10, 17, 33, 3, 5, 2, 2, 1, 1, 2, 2, 1, 1, 33, 1, A_LEAKY, 0.1, 0, NHWC, F32},
+    {"dw 1x1 img", 2, 17, 1, 1, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 17, 1, A_RELU, 0, 0, NHWC, F32},
+    {"dw spatial", 2, 3, 40, 70, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, A_RELU, 0, 0, NCHW, F32},
+    {"dw spatial 5x5 s2", 1, 5, 37, 70, 5, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 5, 0, 0, 0, 0, NCHW, F32},
+    {"dw krsc", 2, 24, 9, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24, 1, A_RELU, 0, 0, NCHW_KRSC, F32},
+    {"dw kcrs", 2, 24, 9, 9, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24, 1, 0, 0, 0, NHWC_KCRS, F32},
     {"5x5",      1, 3, 10, 10,  4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F32},
     {"5x5 s2",   3, 3, 11,  9,  5, 5, 5, 2, 2, 2, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, NHWC, F32},
     {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
