@@ -21,8 +21,8 @@
 /* ------------------------------------------------------------------------ */
 
 /* Validates one tensor and optionally its rank; returns its span in bytes. */
-static adnn_status check_tensor(const char *func, const char *name, const adnn_tensor_desc *t,
-                                int rank_lo, int rank_hi, size_t *bytes) {
+adnn_status adnn__op_tensor_check(const char *func, const char *name, const adnn_tensor_desc *t,
+                                  int rank_lo, int rank_hi, size_t *bytes) {
   char prefix[128];
   snprintf(prefix, sizeof prefix, "%s: %s", func, name);
   int64_t span;
@@ -43,7 +43,7 @@ static adnn_status check_tensor(const char *func, const char *name, const adnn_t
   return ADNN_STATUS_SUCCESS;
 }
 
-static adnn_status check_output(const char *func, const char *name, const adnn_tensor_desc *t) {
+adnn_status adnn__op_output_check(const char *func, const char *name, const adnn_tensor_desc *t) {
   if (!adnn__tensor_strides_disjoint(t))
     return adnn__fail(ADNN_STATUS_BAD_PARAM,
                       "%s: the strides of %s make different elements share memory; an output "
@@ -93,15 +93,15 @@ static void format_dims(const adnn_tensor_desc *t, char *buf, size_t size) {
   if (used < size) snprintf(buf + used, size - used, "]");
 }
 
-static int same_dims(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
+int adnn__same_dims(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
   if (a->rank != b->rank) return 0;
   for (int i = 0; i < a->rank; i++)
     if (a->dims[i] != b->dims[i]) return 0;
   return 1;
 }
 
-static int same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
-  if (!same_dims(a, b) || a->dtype != b->dtype) return 0;
+int adnn__same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
+  if (!adnn__same_dims(a, b) || a->dtype != b->dtype) return 0;
   for (int i = 0; i < a->rank; i++)
     if (a->dims[i] > 1 && a->strides[i] != b->strides[i]) return 0;
   return 1;
@@ -109,7 +109,7 @@ static int same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
 
 static adnn_status check_same_dims(const char *func, const char *name, const adnn_tensor_desc *y,
                                    const adnn_tensor_desc *x) {
-  if (same_dims(y, x)) return ADNN_STATUS_SUCCESS;
+  if (adnn__same_dims(y, x)) return ADNN_STATUS_SUCCESS;
   char a[160], b[160];
   format_dims(y, a, sizeof a);
   format_dims(x, b, sizeof b);
@@ -123,7 +123,7 @@ static adnn_status check_output_dims(const char *func, const adnn_tensor_desc *y
   memset(&w, 0, sizeof w);
   w.rank = 4;
   for (int i = 0; i < 4; i++) w.dims[i] = want[i];
-  if (same_dims(y, &w)) return ADNN_STATUS_SUCCESS;
+  if (adnn__same_dims(y, &w)) return ADNN_STATUS_SUCCESS;
   char a[160], b[160];
   format_dims(y, a, sizeof a);
   format_dims(&w, b, sizeof b);
@@ -156,13 +156,13 @@ static adnn_status check_epsilon(const char *func, double eps) {
 static adnn_status check_elementwise_io(const char *func, const adnn_tensor_desc *x,
                                         const adnn_tensor_desc *y, int rank_lo, adnn__op_io *io) {
   adnn_status st;
-  if ((st = check_tensor(func, "x", x, rank_lo, ADNN_MAX_RANK, &io->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", y, rank_lo, ADNN_MAX_RANK, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "x", x, rank_lo, ADNN_MAX_RANK, &io->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "y", y, rank_lo, ADNN_MAX_RANK, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_same_dims(func, "y", y, x)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_output(func, "y", y)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_output_check(func, "y", y)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "x", x, x->dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "y", y, x->dtype, io)) != ADNN_STATUS_SUCCESS) return st;
-  if (same_layout(x, y)) io->inplace_inputs = 1u << 0;
+  if (adnn__same_layout(x, y)) io->inplace_inputs = 1u << 0;
   io->n_outputs = 1;
   return ADNN_STATUS_SUCCESS;
 }
@@ -182,8 +182,8 @@ static int64_t count_of(const adnn_tensor_desc *t) {
 static adnn_status conv2d_params(const char *func, const adnn_conv2d_desc *d, int64_t out[4],
                                  size_t *x_bytes, size_t *w_bytes) {
   adnn_status st;
-  if ((st = check_tensor(func, "x", &d->x, 4, 4, x_bytes)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "w", &d->w, 4, 4, w_bytes)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "x", &d->x, 4, 4, x_bytes)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "w", &d->w, 4, 4, w_bytes)) != ADNN_STATUS_SUCCESS) return st;
   int64_t n = d->x.dims[0], c = d->x.dims[1], h = d->x.dims[2], w = d->x.dims[3];
   int64_t k = d->w.dims[0], cg = d->w.dims[1], r = d->w.dims[2], s = d->w.dims[3];
   if (d->groups < 1)
@@ -253,16 +253,16 @@ adnn_status adnn__conv2d_validate(const char *func, const adnn_conv2d_desc *d,
   int64_t want[4];
   adnn_status st;
   if ((st = conv2d_params(func, d, want, &io->input_bytes[0], &io->input_bytes[1])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", &d->y, 4, 4, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "y", &d->y, 4, 4, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_output_dims(func, &d->y, want)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_output_check(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "x", &d->x, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "w", &d->w, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "y", &d->y, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   io->n_inputs = 2;
   io->n_outputs = 1;
   if (d->has_bias) {
-    if ((st = check_tensor(func, "bias", &d->bias, 1, 1, &io->input_bytes[2])) != ADNN_STATUS_SUCCESS) return st;
+    if ((st = adnn__op_tensor_check(func, "bias", &d->bias, 1, 1, &io->input_bytes[2])) != ADNN_STATUS_SUCCESS) return st;
     if (d->bias.dims[0] != want[1])
       return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: bias has %lld elements but there are %lld "
                         "output channels", func, (long long)d->bias.dims[0], (long long)want[1]);
@@ -318,7 +318,7 @@ adnn_status adnn__conv2d_validate(const char *func, const adnn_conv2d_desc *d,
 static adnn_status pool2d_params(const char *func, const adnn_pool2d_desc *d, int64_t out[4],
                                  size_t *x_bytes) {
   adnn_status st;
-  if ((st = check_tensor(func, "x", &d->x, 4, 4, x_bytes)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "x", &d->x, 4, 4, x_bytes)) != ADNN_STATUS_SUCCESS) return st;
   if (strcmp(adnn_pool_kind_name(d->kind), "unknown") == 0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: kind %d is not an adnn_pool_kind", func,
                       (int)d->kind);
@@ -380,9 +380,9 @@ adnn_status adnn__pool2d_validate(const char *func, const adnn_pool2d_desc *d,
   int64_t want[4];
   adnn_status st;
   if ((st = pool2d_params(func, d, want, &io->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", &d->y, 4, 4, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "y", &d->y, 4, 4, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_output_dims(func, &d->y, want)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_output_check(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "x", &d->x, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "y", &d->y, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   io->n_inputs = 1;
@@ -496,7 +496,7 @@ adnn_status adnn__norm_validate(const char *func, const adnn_norm_desc *d, adnn_
 adnn_status adnn__reduce_validate(const char *func, const adnn_reduce_desc *d,
                                   adnn_plugin_reduce *p, adnn__op_io *io) {
   adnn_status st;
-  if ((st = check_tensor(func, "x", &d->x, 1, ADNN_MAX_RANK, &io->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "x", &d->x, 1, ADNN_MAX_RANK, &io->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
   if (strcmp(adnn_reduce_kind_name(d->kind), "unknown") == 0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: kind %d is not an adnn_reduce_kind", func,
                       (int)d->kind);
@@ -518,8 +518,8 @@ adnn_status adnn__reduce_validate(const char *func, const adnn_reduce_desc *d,
     else outputs *= d->x.dims[i];
     if (!reduced || d->keep_dims) want.dims[want.rank++] = reduced ? 1 : d->x.dims[i];
   }
-  if ((st = check_tensor(func, "y", &d->y, 0, ADNN_MAX_RANK, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if (!same_dims(&d->y, &want)) {
+  if ((st = adnn__op_tensor_check(func, "y", &d->y, 0, ADNN_MAX_RANK, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if (!adnn__same_dims(&d->y, &want)) {
     char a[160], b[160];
     format_dims(&d->y, a, sizeof a);
     format_dims(&want, b, sizeof b);
@@ -527,7 +527,7 @@ adnn_status adnn__reduce_validate(const char *func, const adnn_reduce_desc *d,
                       "%s gives %s", func, a, (unsigned)d->axes,
                       d->keep_dims ? "with keep_dims" : "without keep_dims", b);
   }
-  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_output_check(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "x", &d->x, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "y", &d->y, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   for (int i = 0, j = 0; i < rank; i++) {
@@ -582,10 +582,10 @@ static adnn_status broadcast_to(const char *func, const char *name, adnn_tensor_
 adnn_status adnn__binary_validate(const char *func, const adnn_binary_desc *d,
                                   adnn_plugin_binary *p, adnn__op_io *io) {
   adnn_status st;
-  if ((st = check_tensor(func, "a", &d->a, 0, ADNN_MAX_RANK, &io->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "b", &d->b, 0, ADNN_MAX_RANK, &io->input_bytes[1])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", &d->y, 0, ADNN_MAX_RANK, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_output(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "a", &d->a, 0, ADNN_MAX_RANK, &io->input_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "b", &d->b, 0, ADNN_MAX_RANK, &io->input_bytes[1])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "y", &d->y, 0, ADNN_MAX_RANK, &io->output_bytes[0])) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_output_check(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "a", &d->a, d->a.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "b", &d->b, d->a.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "y", &d->y, d->a.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
@@ -599,8 +599,8 @@ adnn_status adnn__binary_validate(const char *func, const adnn_binary_desc *d,
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: y has rank %d but broadcasting a (rank %d) and "
                       "b (rank %d) gives rank %d", func, (int)d->y.rank, (int)d->a.rank,
                       (int)d->b.rank, rank);
-  if (same_layout(&d->a, &d->y)) io->inplace_inputs |= 1u << 0;
-  if (same_layout(&d->b, &d->y)) io->inplace_inputs |= 1u << 1;
+  if (adnn__same_layout(&d->a, &d->y)) io->inplace_inputs |= 1u << 0;
+  if (adnn__same_layout(&d->b, &d->y)) io->inplace_inputs |= 1u << 1;
   adnn_tensor_desc a = d->a, b = d->b;
   if ((st = broadcast_to(func, "a", &a, &d->y)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = broadcast_to(func, "b", &b, &d->y)) != ADNN_STATUS_SUCCESS) return st;

@@ -28,38 +28,6 @@ adnn_status adnn__attention_backward_validate(const char *func,
                                               adnn_plugin_attention_backward *p,
                                               adnn__op_io *io);
 
-/* Validates one tensor of rank `rank` (rank_hi > rank: a range) with dims
- * >= 1; returns its byte span. */
-static adnn_status check_tensor(const char *func, const char *name, const adnn_tensor_desc *t,
-                                int rank, int rank_hi, size_t *bytes) {
-  char prefix[192];
-  snprintf(prefix, sizeof prefix, "%s: %s", func, name);
-  int64_t span;
-  adnn_status st = adnn__tensor_check(prefix, t, &span, NULL);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  if (t->rank < rank || t->rank > rank_hi) {
-    if (rank == rank_hi)
-      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has rank %d, expected %d", func, name,
-                        (int)t->rank, rank);
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has rank %d, expected %d..%d", func, name,
-                      (int)t->rank, rank, rank_hi);
-  }
-  for (int i = 0; i < t->rank; i++)
-    if (t->dims[i] < 1)
-      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s dims[%d] is %lld; sizes must be >= 1",
-                        func, name, i, (long long)t->dims[i]);
-  *bytes = (size_t)span * adnn_dtype_size(t->dtype);
-  return ADNN_STATUS_SUCCESS;
-}
-
-static adnn_status check_disjoint(const char *func, const char *name, const adnn_tensor_desc *t) {
-  if (!adnn__tensor_strides_disjoint(t))
-    return adnn__fail(ADNN_STATUS_BAD_PARAM,
-                      "%s: the strides of %s make different elements share memory; an output "
-                      "needs distinct addresses", func, name);
-  return ADNN_STATUS_SUCCESS;
-}
-
 /* Every floating-point tensor of the op has q's dtype. */
 static adnn_status check_same_dtype(const char *func, const char *name,
                                     const adnn_tensor_desc *t, adnn_dtype want) {
@@ -135,15 +103,15 @@ adnn_status adnn__attention_validate(const char *func, const adnn_attention_desc
                                      adnn_plugin_attention *p, adnn__op_io *io) {
   adnn_status st;
   size_t qb, kb, vb, ob, lb = 0, bb = 0, klb = 0;
-  if ((st = check_tensor(func, "q", &d->q, 4, 4, &qb)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "q", &d->q, 4, 4, &qb)) != ADNN_STATUS_SUCCESS) return st;
   const adnn_dtype dt = d->q.dtype;
   if (!(io->dtypes & ADNN_OP_DTYPE(dt)))
     return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: q dtype %s is not supported (f32 and f64 "
                       "are)", func, adnn_dtype_name(dt));
   io->dtype = dt;
-  if ((st = check_tensor(func, "k", &d->k, 4, 4, &kb)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "v", &d->v, 4, 4, &vb)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "o", &d->o, 4, 4, &ob)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "k", &d->k, 4, 4, &kb)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "v", &d->v, 4, 4, &vb)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "o", &d->o, 4, 4, &ob)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_same_dtype(func, "k", &d->k, dt)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_same_dtype(func, "v", &d->v, dt)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_same_dtype(func, "o", &d->o, dt)) != ADNN_STATUS_SUCCESS) return st;
@@ -169,28 +137,28 @@ adnn_status adnn__attention_validate(const char *func, const adnn_attention_desc
                                          "q's query count Sq", "v's head size Dv"};
     if ((st = check_dims(func, "o", &d->o, owant, owhat)) != ADNN_STATUS_SUCCESS) return st;
   }
-  if ((st = check_disjoint(func, "o", &d->o)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_output_check(func, "o", &d->o)) != ADNN_STATUS_SUCCESS) return st;
   const int has_lse = d->has_lse != 0, has_bias = d->has_bias != 0;
   const int has_kl = d->has_key_lengths != 0;
   if (has_lse) {
-    if ((st = check_tensor(func, "lse", &d->lse, 3, 3, &lb)) != ADNN_STATUS_SUCCESS) return st;
+    if ((st = adnn__op_tensor_check(func, "lse", &d->lse, 3, 3, &lb)) != ADNN_STATUS_SUCCESS) return st;
     if ((st = check_same_dtype(func, "lse", &d->lse, dt)) != ADNN_STATUS_SUCCESS) return st;
     const int64_t lwant[3] = {B, H, Sq};
     static const char *const lwhat[3] = {"q's batch size B", "q's head count H",
                                          "q's query count Sq"};
     if ((st = check_dims(func, "lse", &d->lse, lwant, lwhat)) != ADNN_STATUS_SUCCESS) return st;
-    if ((st = check_disjoint(func, "lse", &d->lse)) != ADNN_STATUS_SUCCESS) return st;
+    if ((st = adnn__op_output_check(func, "lse", &d->lse)) != ADNN_STATUS_SUCCESS) return st;
   }
   adnn_tensor_desc bias = absent(dt);
   if (has_bias) {
-    if ((st = check_tensor(func, "bias", &d->bias, 1, 4, &bb)) != ADNN_STATUS_SUCCESS) return st;
+    if ((st = adnn__op_tensor_check(func, "bias", &d->bias, 1, 4, &bb)) != ADNN_STATUS_SUCCESS) return st;
     if ((st = check_same_dtype(func, "bias", &d->bias, dt)) != ADNN_STATUS_SUCCESS) return st;
     const int64_t target[4] = {B, H, Sq, Skv};
     if ((st = broadcast_bias(func, &d->bias, target, &bias)) != ADNN_STATUS_SUCCESS) return st;
   }
   adnn_tensor_desc kl = absent(ADNN_DTYPE_I32);
   if (has_kl) {
-    if ((st = check_tensor(func, "key_lengths", &d->key_lengths, 1, 1, &klb)) !=
+    if ((st = adnn__op_tensor_check(func, "key_lengths", &d->key_lengths, 1, 1, &klb)) !=
         ADNN_STATUS_SUCCESS)
       return st;
     if (d->key_lengths.dtype != ADNN_DTYPE_I32)
@@ -267,11 +235,11 @@ adnn_status adnn__attention_backward_validate(const char *func,
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: desc->forward has has_lse = 0; the backward "
                       "pass needs the forward's row log-sum-exp (lse)", func);
   /* dq, dk and dv take q's, k's and v's layouts and are written. */
-  if ((st = check_disjoint(func, "dq (desc->forward->q's layout)", &fwd.q)) != ADNN_STATUS_SUCCESS)
+  if ((st = adnn__op_output_check(func, "dq (desc->forward->q's layout)", &fwd.q)) != ADNN_STATUS_SUCCESS)
     return st;
-  if ((st = check_disjoint(func, "dk (desc->forward->k's layout)", &fwd.k)) != ADNN_STATUS_SUCCESS)
+  if ((st = adnn__op_output_check(func, "dk (desc->forward->k's layout)", &fwd.k)) != ADNN_STATUS_SUCCESS)
     return st;
-  if ((st = check_disjoint(func, "dv (desc->forward->v's layout)", &fwd.v)) != ADNN_STATUS_SUCCESS)
+  if ((st = adnn__op_output_check(func, "dv (desc->forward->v's layout)", &fwd.v)) != ADNN_STATUS_SUCCESS)
     return st;
   p->fwd.struct_size = (uint32_t)sizeof p->fwd;
   io->dtype = fio.dtype;

@@ -31,13 +31,6 @@ static adnn_status check_dx(const char *func, const adnn_tensor_desc *x) {
   return ADNN_STATUS_SUCCESS;
 }
 
-static int same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
-  if (a->rank != b->rank || a->dtype != b->dtype) return 0;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i] || (a->dims[i] > 1 && a->strides[i] != b->strides[i])) return 0;
-  return 1;
-}
-
 /* The prefix of the forward validator's messages. */
 static void forward_func(char *buf, size_t size, const char *func) {
   snprintf(buf, size, "%s: desc->forward", func);
@@ -102,7 +95,7 @@ adnn_status adnn__activation_backward_validate(const char *func,
   io->output_bytes[0] = fio.input_bytes[0]; /* dx: x's layout */
   /* Elementwise: dx may be dy itself when x and y (so dx and dy) have one
    * layout; each dy is read before the dx at its place is written. */
-  io->inplace_inputs = same_layout(&fwd.x, &fwd.y) ? 1u << 1 : 0u;
+  io->inplace_inputs = adnn__same_layout(&fwd.x, &fwd.y) ? 1u << 1 : 0u;
   return ADNN_STATUS_SUCCESS;
 }
 
@@ -133,6 +126,6 @@ adnn_status adnn__softmax_backward_validate(const char *func,
   io->output_bytes[0] = fio.input_bytes[0]; /* dx: x's layout */
   /* Each slice's dot product sum(y * dy) is formed before its dx is written,
    * and dx at a place is written after dy there is read: dx may be dy. */
-  io->inplace_inputs = same_layout(&fwd.x, &fwd.y) ? 1u << 1 : 0u;
+  io->inplace_inputs = adnn__same_layout(&fwd.x, &fwd.y) ? 1u << 1 : 0u;
   return ADNN_STATUS_SUCCESS;
 }

@@ -15,33 +15,6 @@
 #include "core/internal.h"
 #include "core/op_validate.h"
 
-/* Validates one tensor of rank `rank` with dims >= 1; returns its byte span. */
-static adnn_status check_tensor(const char *func, const char *name, const adnn_tensor_desc *t,
-                                int rank, size_t *bytes) {
-  char prefix[128];
-  snprintf(prefix, sizeof prefix, "%s: %s", func, name);
-  int64_t span;
-  adnn_status st = adnn__tensor_check(prefix, t, &span, NULL);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  if (t->rank != rank)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has rank %d, expected %d", func, name,
-                      (int)t->rank, rank);
-  for (int i = 0; i < t->rank; i++)
-    if (t->dims[i] < 1)
-      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s dims[%d] is %lld; sizes must be >= 1",
-                        func, name, i, (long long)t->dims[i]);
-  *bytes = (size_t)span * adnn_dtype_size(t->dtype);
-  return ADNN_STATUS_SUCCESS;
-}
-
-static adnn_status check_disjoint(const char *func, const char *name, const adnn_tensor_desc *t) {
-  if (!adnn__tensor_strides_disjoint(t))
-    return adnn__fail(ADNN_STATUS_BAD_PARAM,
-                      "%s: the strides of %s make different elements share memory; an output "
-                      "needs distinct addresses", func, name);
-  return ADNN_STATUS_SUCCESS;
-}
-
 /* The op's dtype must be one the op accepts (NOT_SUPPORTED otherwise). */
 static adnn_status check_op_dtype(const char *func, const char *name, adnn_dtype dt,
                                   adnn__op_io *io) {
@@ -62,10 +35,10 @@ adnn_status adnn__softmax_cross_entropy_validate(const char *func,
                                                  adnn__op_io *io) {
   adnn_status st;
   size_t lb, tb, ob;
-  if ((st = check_tensor(func, "logits", &d->logits, 2, &lb)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "logits", &d->logits, 2, 2, &lb)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_op_dtype(func, "logits", d->logits.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   const int64_t N = d->logits.dims[0], C = d->logits.dims[1];
-  if ((st = check_tensor(func, "labels", &d->labels, 1, &tb)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "labels", &d->labels, 1, 1, &tb)) != ADNN_STATUS_SUCCESS) return st;
   if (d->labels.dtype != ADNN_DTYPE_I32)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: labels has dtype %s; class labels must be i32 "
                       "(ADNN_DTYPE_I32)", func, adnn_dtype_name(d->labels.dtype));
@@ -76,7 +49,7 @@ adnn_status adnn__softmax_cross_entropy_validate(const char *func,
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: reduction %d is not an adnn_loss_reduction",
                       func, (int)d->reduction);
   const int none = d->reduction == ADNN_LOSS_REDUCTION_NONE;
-  if ((st = check_tensor(func, "loss", &d->loss, none ? 1 : 0, &ob)) != ADNN_STATUS_SUCCESS) {
+  if ((st = adnn__op_tensor_check(func, "loss", &d->loss, none ? 1 : 0, none ? 1 : 0, &ob)) != ADNN_STATUS_SUCCESS) {
     if (d->loss.rank != (none ? 1 : 0))
       return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: loss has rank %d but reduction %s gives %s",
                         func, (int)d->loss.rank, adnn_loss_reduction_name(d->reduction),
@@ -91,7 +64,7 @@ adnn_status adnn__softmax_cross_entropy_validate(const char *func,
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: loss has dtype %s but logits has %s; the loss "
                       "has the logits' dtype", func, adnn_dtype_name(d->loss.dtype),
                       adnn_dtype_name(d->logits.dtype));
-  if ((st = check_disjoint(func, "loss", &d->loss)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_output_check(func, "loss", &d->loss)) != ADNN_STATUS_SUCCESS) return st;
   io->n_inputs = 2;
   io->n_outputs = 1;
   io->input_bytes[0] = lb;
@@ -123,7 +96,7 @@ adnn_status adnn__softmax_cross_entropy_backward_validate(
     return st;
   /* dlogits has the logits' layout and is written: its strides must not
    * make elements share memory (an input's may). */
-  if ((st = check_disjoint(func, "dlogits (forward->logits's layout)", &fwd.logits)) !=
+  if ((st = adnn__op_output_check(func, "dlogits (forward->logits's layout)", &fwd.logits)) !=
       ADNN_STATUS_SUCCESS)
     return st;
   p->fwd.struct_size = (uint32_t)sizeof p->fwd;

@@ -16,51 +16,12 @@
 #include "core/internal.h"
 #include "core/op_validate.h"
 
-/* Validates one tensor with rank in [lo, hi] and dims >= 1; its byte span. */
-static adnn_status check_tensor(const char *func, const char *name, const adnn_tensor_desc *t,
-                                int lo, int hi, size_t *bytes) {
-  char prefix[128];
-  snprintf(prefix, sizeof prefix, "%s: %s", func, name);
-  int64_t span;
-  adnn_status st = adnn__tensor_check(prefix, t, &span, NULL);
-  if (st != ADNN_STATUS_SUCCESS) return st;
-  if (t->rank < lo || t->rank > hi) {
-    if (lo == hi)
-      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has rank %d, expected %d", func, name,
-                        (int)t->rank, lo);
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has rank %d, expected %d..%d", func, name,
-                      (int)t->rank, lo, hi);
-  }
-  for (int i = 0; i < t->rank; i++)
-    if (t->dims[i] < 1)
-      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s dims[%d] is %lld; sizes must be >= 1",
-                        func, name, i, (long long)t->dims[i]);
-  *bytes = (size_t)span * adnn_dtype_size(t->dtype);
-  return ADNN_STATUS_SUCCESS;
-}
-
 static void format_dims(const adnn_tensor_desc *t, char *buf, size_t size) {
   size_t used = (size_t)snprintf(buf, size, "[");
   for (int i = 0; i < t->rank && used < size; i++)
     used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
                              (long long)t->dims[i]);
   if (used < size) snprintf(buf + used, size - used, "]");
-}
-
-static int same_dims(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
-  if (a->rank != b->rank) return 0;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return 0;
-  return 1;
-}
-
-/* Same dims and the same stride on every dim that has more than one
- * element: the two descriptors address the same elements the same way. */
-static int same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b) {
-  if (!same_dims(a, b)) return 0;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] > 1 && a->strides[i] != b->strides[i]) return 0;
-  return 1;
 }
 
 /* t (rank r, last two dims rows x cols) brought to rank 4 with the batch
@@ -97,9 +58,9 @@ adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
   adnn_status st;
   size_t ab, bb, yb, biasb = 0, rb = 0;
   char s1[160], s2[160];
-  if ((st = check_tensor(func, "a", &d->a, 2, 4, &ab)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "b", &d->b, 2, 4, &bb)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_tensor(func, "y", &d->y, 2, 4, &yb)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "a", &d->a, 2, 4, &ab)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "b", &d->b, 2, 4, &bb)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_tensor_check(func, "y", &d->y, 2, 4, &yb)) != ADNN_STATUS_SUCCESS) return st;
   const adnn_dtype dt = d->a.dtype;
   if ((st = check_same_dtype(func, "b", &d->b, dt)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_same_dtype(func, "y", &d->y, dt)) != ADNN_STATUS_SUCCESS) return st;
@@ -150,7 +111,7 @@ adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the strides of y make different elements "
                       "share memory; an output needs distinct addresses", func);
   if (d->has_bias) {
-    if ((st = check_tensor(func, "bias", &d->bias, 1, 1, &biasb)) != ADNN_STATUS_SUCCESS) return st;
+    if ((st = adnn__op_tensor_check(func, "bias", &d->bias, 1, 1, &biasb)) != ADNN_STATUS_SUCCESS) return st;
     if ((st = check_same_dtype(func, "bias", &d->bias, dt)) != ADNN_STATUS_SUCCESS) return st;
     if (d->bias.dims[0] != N)
       return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: bias has %lld elements but y has N = %lld "
@@ -158,11 +119,11 @@ adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
   }
   int residual_in_place = 0;
   if (d->has_residual) {
-    if ((st = check_tensor(func, "residual", &d->residual, 2, 4, &rb)) != ADNN_STATUS_SUCCESS)
+    if ((st = adnn__op_tensor_check(func, "residual", &d->residual, 2, 4, &rb)) != ADNN_STATUS_SUCCESS)
       return st;
     if ((st = check_same_dtype(func, "residual", &d->residual, dt)) != ADNN_STATUS_SUCCESS)
       return st;
-    if (!same_dims(&d->residual, &d->y)) {
+    if (!adnn__same_dims(&d->residual, &d->y)) {
       format_dims(&d->residual, s1, sizeof s1);
       format_dims(&d->y, s2, sizeof s2);
       return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: residual has dims %s but must have y's %s",
@@ -174,7 +135,7 @@ adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
     /* The residual may be y itself only with y's layout; any other overlap
      * is refused at execution (the in-place bit below names the one allowed
      * sharing). */
-    residual_in_place = same_layout(&d->residual, &d->y);
+    residual_in_place = adnn__same_layout(&d->residual, &d->y);
   }
   if (!isfinite(d->alpha))
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: alpha (%g) must be finite", func, d->alpha);
