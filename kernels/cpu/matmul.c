@@ -324,8 +324,9 @@ const adnn_cpu_impl adnn_cpu_matmul_blas = {
  * the plugin said OpenBLAS runs AVX kernels, the dispatcher may hand the
  * largest shapes to OpenBLAS outside a pool task, so another thread count
  * may change the last bit there).
- * Claimed only where the engine has a microkernel (AVX2+FMA, AVX-512):
- * elsewhere adnn_cpu_sgemm is a plain OpenBLAS call and blas_epilogue runs. */
+ * Claimed only where the engine has a microkernel (AVX2+FMA, AVX-512) and
+ * the dispatcher would run it (adnn_cpu_sgemm_choose): elsewhere
+ * adnn_cpu_sgemm is one OpenBLAS call and blas_epilogue runs instead. */
 
 typedef struct mm_engine_job {
   const adnn_plugin_matmul *p;
@@ -370,7 +371,24 @@ static int mm_engine_supports(const void *problem, const adnn_cpu_env *env, char
     snprintf(why, why_size, "needs the GEMM engine's AVX2+FMA or AVX-512 microkernel");
     return 0;
   }
-  return mm_supports(problem, env, why, why_size);
+  if (!mm_supports(problem, env, why, why_size)) return 0;
+  /* Where the dispatcher would hand the whole GEMM to OpenBLAS (its AVX
+   * kernels on the largest shapes, outside a pool task), the hook would run
+   * after the whole call on one thread, out of cache: blas_epilogue, whose
+   * tiles each run their epilogue on their own core, is faster there
+   * (measured on BERT-base's shapes, doc/performance.md). With the batch
+   * matrices as pool tasks the engine always runs. */
+  const adnn_plugin_matmul *p = problem;
+  mm_state s;
+  layouts(p, &s);
+  const int64_t batches = p->batch0 * p->batch1;
+  if (!(env->threads > 1 && batches >= env->threads) &&
+      adnn_cpu_sgemm_choose(env->isa, s.A.trans, s.B.trans, s.m, s.n, s.k) !=
+          ADNN_CPU_SGEMM_ENGINE) {
+    snprintf(why, why_size, "the GEMM dispatcher runs OpenBLAS for this shape");
+    return 0;
+  }
+  return 1;
 }
 
 static void mm_engine_reshape(const void *problem, const adnn_cpu_env *env, void *state,
