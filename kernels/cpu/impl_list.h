@@ -147,10 +147,12 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 #define ADNN_CPU_OPTIMIZER_IMPLS(X) X(optimizer, simd) X(optimizer, reference)
 #define ADNN_CPU_OPTIMIZER_FORCED NULL
 
-/* matmul: OpenBLAS GEMMs over tiles of y with the fused epilogue
- * (kernels/cpu/matmul.c), F32 and F64, for layouts with a unit stride in one
- * of the last two dims of a, b and y; the reference for every other layout. */
-#define ADNN_CPU_MATMUL_IMPLS(X) X(matmul, blas) X(matmul, reference)
+/* matmul (kernels/cpu/matmul.c): F32 on adnn's GEMM engine with the epilogue
+ * in its per-tile store hook (AVX2+FMA, AVX-512); then OpenBLAS GEMMs over
+ * tiles of y with the fused epilogue, F32 and F64; both for layouts with a
+ * unit stride in one of the last two dims of a, b and y; the reference for
+ * every other layout. */
+#define ADNN_CPU_MATMUL_IMPLS(X) X(matmul, engine) X(matmul, blas) X(matmul, reference)
 #define ADNN_CPU_MATMUL_FORCED NULL
 /* Attention: the flash-style tiled forward (F32 and F64, vectorized), then
  * the reference loops. */

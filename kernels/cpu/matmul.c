@@ -54,6 +54,7 @@
 
 #include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/matmul_epilogue.h"
 
 #define TILE_ELEMS ((int64_t)1 << 22)
@@ -101,6 +102,7 @@ typedef struct mm_state {
   int bias_packed;        /* bias has a stride other than 1: packed into the workspace */
   adnn_cpu_matmul_epilogue epi;
   int threads;
+  int isa;                /* engine_epilogue: the instruction set for adnn_cpu_sgemm */
 } mm_state;
 
 /* The transpose of a BLAS matrix view (rows and columns swapped). */
@@ -293,4 +295,150 @@ const adnn_cpu_impl adnn_cpu_matmul_blas = {
     .state_size = sizeof(mm_state),
     .reshape = mm_reshape,
     .run = mm_run,
+};
+
+/* ---- F32 through adnn's GEMM engine, the epilogue in its store ------------------
+ *
+ * The same layouts (and the same y^T = b^T a^T view of a column-major y) as
+ * blas_epilogue, but each batch matrix is ONE adnn_cpu_sgemm call whose
+ * per-tile hook (gemm.h) runs the matmul epilogue on every finished tile of
+ * C while it is still in the L1 cache: no second pass over y and no per-tile
+ * repacking of the operands (the engine packs each panel once per call).
+ *
+ * The in-place residual (r is exactly y) is the engine's C with beta =
+ * residual_scale: the engine forms alpha a b + beta C before the hook sees
+ * the tile, so the residual is read before y is overwritten, and the hook
+ * adds only the bias and the activation. A separate residual is added by
+ * the hook. alpha = 0 is the engine's k = 0 case (a and b not read, C =
+ * beta C, then the hook), as doc/ops.md asks.
+ *
+ * Threading: the engine tasks over its tiles of C on the pool when called
+ * from the caller, and runs on the calling thread inside a pool task. With
+ * at least as many batch matrices as threads, the batch matrices are the
+ * pool's tasks (each engine call then single-threaded, on the engine, never
+ * OpenBLAS: the dispatcher never picks OpenBLAS inside a pool task);
+ * otherwise the batch matrices run one after the other, each call threaded
+ * over its tiles. Deterministic whatever the thread count: the engine forms
+ * every sum in the same order (gemm.h) and the epilogue is elementwise, so
+ * for a fixed thread count the result does not depend on scheduling (where
+ * the plugin said OpenBLAS runs AVX kernels, the dispatcher may hand the
+ * largest shapes to OpenBLAS outside a pool task, so another thread count
+ * may change the last bit there).
+ * Claimed only where the engine has a microkernel (AVX2+FMA, AVX-512) and
+ * the dispatcher would run it (adnn_cpu_sgemm_choose): elsewhere
+ * adnn_cpu_sgemm is one OpenBLAS call and blas_epilogue runs instead. */
+
+typedef struct mm_engine_job {
+  const adnn_plugin_matmul *p;
+  const mm_state *s;
+  int isa;
+  const float *a, *b, *r; /* a and b: the GEMM's A and B operands */
+  const float *bias;
+  float *y;
+  int r_in_place;
+} mm_engine_job;
+
+static void engine_hook(const void *arg, float *c, int64_t ldc, int64_t row0, int64_t col0,
+                        int64_t rows, int64_t cols) {
+  adnn_cpu_matmul_epilogue_apply(arg, c, ldc, rows, cols, row0, col0);
+}
+
+static void engine_batch(const mm_engine_job *j, int64_t bt) {
+  const mm_state *s = j->s;
+  const adnn_plugin_matmul *p = j->p;
+  const int64_t b0 = bt / p->batch1, b1 = bt % p->batch1;
+  const float *A = j->a + b0 * s->sA[0] + b1 * s->sA[1];
+  const float *B = j->b + b0 * s->sB[0] + b1 * s->sB[1];
+  float *C = j->y + b0 * s->sC[0] + b1 * s->sC[1];
+  adnn_cpu_matmul_epilogue e = s->epi;
+  const float *r = j->r && !j->r_in_place ? j->r + b0 * s->sR[0] + b1 * s->sR[1] : NULL;
+  adnn_cpu_matmul_epilogue_bind(&e, j->bias, r, s->r_rs, s->r_cs, p->residual_scale);
+  const adnn_cpu_gemm_epilogue hook = {engine_hook, &e};
+  const float beta = j->r_in_place ? (float)p->residual_scale : 0.0f;
+  adnn_cpu_sgemm(j->isa, s->A.trans, s->B.trans, s->m, s->n, s->k, (float)p->alpha, A, s->A.ld,
+                 B, s->B.ld, beta, C, s->C.ld,
+                 adnn_cpu_matmul_epilogue_active(&e) ? &hook : NULL);
+}
+
+static void engine_task(void *arg, int64_t t0, int64_t t1, int thread) {
+  (void)thread;
+  for (int64_t t = t0; t < t1; t++) engine_batch(arg, t);
+}
+
+static int mm_engine_supports(const void *problem, const adnn_cpu_env *env, char *why,
+                              size_t why_size) {
+  if (!adnn_cpu_sgemm_engine_isa(env->isa)) {
+    snprintf(why, why_size, "needs the GEMM engine's AVX2+FMA or AVX-512 microkernel");
+    return 0;
+  }
+  if (!mm_supports(problem, env, why, why_size)) return 0;
+  /* Where the dispatcher would hand the whole GEMM to OpenBLAS (its AVX
+   * kernels on the largest shapes, outside a pool task), the hook would run
+   * after the whole call on one thread, out of cache: blas_epilogue, whose
+   * tiles each run their epilogue on their own core, is faster there
+   * (measured on BERT-base's shapes, doc/performance.md). With the batch
+   * matrices as pool tasks the engine always runs. */
+  const adnn_plugin_matmul *p = problem;
+  mm_state s;
+  layouts(p, &s);
+  const int64_t batches = p->batch0 * p->batch1;
+  if (!(env->threads > 1 && batches >= env->threads) &&
+      adnn_cpu_sgemm_choose(env->isa, s.A.trans, s.B.trans, s.m, s.n, s.k) !=
+          ADNN_CPU_SGEMM_ENGINE) {
+    snprintf(why, why_size, "the GEMM dispatcher runs OpenBLAS for this shape");
+    return 0;
+  }
+  return 1;
+}
+
+static void mm_engine_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                              size_t *workspace_bytes) {
+  const adnn_plugin_matmul *p = problem;
+  mm_state *s = state;
+  layouts(p, s);
+  s->threads = env->threads;
+  s->isa = env->isa;
+  adnn_cpu_matmul_epilogue_init(&s->epi, &p->activation, p->y.dtype, s->transposed, env->isa);
+  s->bias_packed = p->has_bias && p->N > 1 && p->bias.strides[0] != 1;
+  *workspace_bytes = s->bias_packed ? (size_t)p->N * sizeof(float) : 0;
+}
+
+static void mm_engine_run(const void *problem, const void *state, const void *const *inputs,
+                          void *const *outputs, void *workspace) {
+  const adnn_plugin_matmul *p = problem;
+  const mm_state *s = state;
+  mm_engine_job j = {p, s, s->isa, inputs[0], inputs[1], NULL, NULL, outputs[0], 0};
+  if (s->transposed) { /* y^T = b^T a^T: A is b, B is a */
+    j.a = inputs[1];
+    j.b = inputs[0];
+  }
+  if (p->has_bias) {
+    j.bias = inputs[2];
+    if (s->bias_packed) {
+      float *packed = workspace;
+      for (int64_t i = 0; i < p->N; i++) packed[i] = j.bias[i * p->bias.strides[0]];
+      j.bias = packed;
+    }
+  }
+  /* A residual scaled by 0 is not read at all (doc/ops.md); the engine's
+   * beta = 0 does not read C either. */
+  if (p->has_residual && p->residual_scale != 0.0) {
+    j.r = inputs[2 + p->has_bias];
+    j.r_in_place = (const void *)j.r == outputs[0];
+  }
+  const int64_t batches = p->batch0 * p->batch1;
+  if (s->threads > 1 && batches >= s->threads)
+    adnn_cpu_parallel_for(batches, 1, engine_task, &j);
+  else
+    engine_task(&j, 0, batches, 0);
+}
+
+const adnn_cpu_impl adnn_cpu_matmul_engine = {
+    .name = "engine_epilogue",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .supports = mm_engine_supports,
+    .state_size = sizeof(mm_state),
+    .reshape = mm_engine_reshape,
+    .run = mm_engine_run,
 };
