@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -173,6 +174,9 @@ adnn_status adnn__attention_validate(const char *func, const adnn_attention_desc
   if (!isfinite(d->scale) || d->scale < 0.0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: scale (%g) must be finite and >= 0 (0 means "
                       "1 / sqrt(D))", func, d->scale);
+  if (d->q.dtype == ADNN_DTYPE_F32 && d->scale > FLT_MAX)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: scale (%g) is beyond the F32 range (the F32 "
+                      "kernels scale in float)", func, d->scale);
 
   int n_in = 3;
   io->input_bytes[0] = qb;

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -132,6 +133,9 @@ adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
     if (!isfinite(d->residual_scale))
       return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: residual_scale (%g) must be finite", func,
                         d->residual_scale);
+    if (d->y.dtype == ADNN_DTYPE_F32 && fabs(d->residual_scale) > FLT_MAX)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: residual_scale (%g) is beyond the F32 range "
+                        "(the F32 kernels scale in float)", func, d->residual_scale);
     /* The residual may be y itself only with y's layout; any other overlap
      * is refused at execution (the in-place bit below names the one allowed
      * sharing). */
@@ -139,6 +143,9 @@ adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
   }
   if (!isfinite(d->alpha))
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: alpha (%g) must be finite", func, d->alpha);
+  if (d->y.dtype == ADNN_DTYPE_F32 && fabs(d->alpha) > FLT_MAX)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: alpha (%g) is beyond the F32 range (the F32 "
+                      "kernels scale in float)", func, d->alpha);
   const adnn_activation *act = &d->activation;
   if (strcmp(adnn_activation_name(act->kind), "unknown") == 0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: activation kind %d is not an "

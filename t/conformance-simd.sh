@@ -1,9 +1,9 @@
 #!/bin/sh
-# The depthwise conv2d conformance cases (t/ops/conv2d.c, names starting
-# "dw") on the cpu backend at every instruction-set level below the one
-# t/conformance runs at (ADNN_CPU_SIMD=avx2, then base): the depthwise kernels
-# have a copy per level, and each copy's tiles, transposes and masked tails
-# differ. A level above what the CPU has is capped to it by the plugin, so
+# The conformance cases of the kernels that have a copy per instruction-set
+# level with level-specific tiles, transposes, reductions and masked tails
+# (depthwise conv2d: t/ops/conv2d.c, names starting "dw"; attention forward
+# and backward; matmul's epilogue) on the cpu backend at every level below
+# the one t/conformance runs at (ADNN_CPU_SIMD=avx2, then base). A level above what the CPU has is capped to it by the plugin, so
 # the runs are harmless there. One TAP line per level; the failing lines of a
 # level are printed as diagnostics.
 set -u
@@ -15,22 +15,24 @@ if [ ! -x "$conf" ]; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/adnn-simd-XXXXXX") || { echo "Bail out! mktemp failed"; exit 1; }
 trap 'rm -rf "$tmp"' EXIT INT TERM
-echo "1..2"
+echo "1..6"
 n=0
 failed=0
+for filter in "dw " attention matmul; do
 for level in avx2 base; do
   n=$((n + 1))
-  ADNN_CPU_SIMD=$level ADNN_CONFORMANCE_BACKEND=cpu ADNN_CONFORMANCE_FILTER="dw " \
+  ADNN_CPU_SIMD=$level ADNN_CONFORMANCE_BACKEND=cpu ADNN_CONFORMANCE_FILTER="$filter" \
     "$conf" >"$tmp/out" 2>&1
   rc=$?
   passed=$(grep '^ok' "$tmp/out" | grep -vc '# SKIP')
   bad=$(grep -c '^not ok' "$tmp/out")
   if [ "$rc" = 0 ] && [ "$bad" = 0 ] && [ "$passed" -gt 0 ]; then
-    echo "ok $n - depthwise conformance at ADNN_CPU_SIMD=$level: $passed passed (skips not counted)"
+    echo "ok $n - '$filter' conformance at ADNN_CPU_SIMD=$level: $passed passed (skips not counted)"
   else
-    echo "not ok $n - depthwise conformance at ADNN_CPU_SIMD=$level: exit $rc, $bad failed"
+    echo "not ok $n - '$filter' conformance at ADNN_CPU_SIMD=$level: exit $rc, $bad failed"
     grep '^not ok' "$tmp/out" | head -20 | sed 's/^/# /'
     failed=1
   fi
+done
 done
 exit $failed

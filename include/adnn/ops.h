@@ -883,11 +883,13 @@ static inline void adnn_matmul_desc_init(adnn_matmul_desc *d) {
 /** Creates a matmul plan. Returns ADNN_STATUS_SUCCESS;
  *  ADNN_STATUS_BAD_PARAM_NULL; ADNN_STATUS_BAD_PARAM (ranks outside 2..4,
  *  inner dims that disagree (a's K != b's K), batch dims that do not
- *  broadcast, y not [..., M, N], bias not [N], r not of y's dims or
- *  overlapping y without being exactly y, overlapping y strides, unknown
- *  activation, alpha or residual_scale not finite, dtypes differ,
- *  struct_size too small); ADNN_STATUS_NOT_SUPPORTED (dtype);
- *  ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. */
+ *  broadcast, y not [..., M, N], bias not [N], r not of y's dims,
+ *  overlapping y strides, unknown activation, alpha or residual_scale not
+ *  finite (or beyond the F32 range for F32), dtypes differ, struct_size
+ *  too small); ADNN_STATUS_NOT_SUPPORTED (dtype);
+ *  ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. A residual
+ *  that overlaps y without being exactly y is refused when the plan is
+ *  executed (ADNN_STATUS_BAD_PARAM): the create step sees no pointers. */
 ADNN_API adnn_status adnn_plan_create_matmul(adnn_context *ctx, const adnn_matmul_desc *desc,
                                              adnn_plan **plan);
 

@@ -521,6 +521,8 @@ static void att_bad_descriptors(const harness_report *rep, adnn_context *ctx, co
   BAD(ADNN_STATUS_BAD_PARAM, "scale", "a negative scale");
   d.scale = NAN;
   BAD(ADNN_STATUS_BAD_PARAM, "scale", "a NaN scale");
+  d.scale = 1e39;
+  BAD(ADNN_STATUS_BAD_PARAM, "beyond the F32 range", "an F32 scale above FLT_MAX");
   d.k.dtype = F64;
   BAD(ADNN_STATUS_BAD_PARAM, "k has dtype f64", "k of another dtype");
   d.o.strides[3] = 0;

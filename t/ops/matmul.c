@@ -492,6 +492,15 @@ static void mm_bad_descriptors(const harness_report *rep, adnn_context *ctx, con
   d.residual_scale = INFINITY;
   expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "residual_scale", "residual_scale inf");
   d = good;
+  d.alpha = 1e39;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "beyond the F32 range",
+             "F32 alpha above FLT_MAX");
+  d = good;
+  d.has_residual = 1;
+  d.residual_scale = -1e300;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "beyond the F32 range",
+             "F32 residual_scale below -FLT_MAX");
+  d = good;
   d.activation.kind = (adnn_activation_kind)99;
   expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "activation kind 99",
              "unknown activation");
