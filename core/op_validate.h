@@ -56,6 +56,21 @@ adnn_status adnn__op_io_reserve(const char *func, adnn__op_io *io, size_t n_inpu
 /* Frees what adnn__op_io_reserve allocated. */
 void adnn__op_io_free(adnn__op_io *io);
 
+/* Checks shared by the validators. adnn__op_tensor_check validates tensor
+ * `name` of op function `func` (adnn__tensor_check), its rank in
+ * rank_lo..rank_hi and every dim >= 1, and stores its span in bytes in
+ * *bytes (when not NULL). adnn__op_output_check refuses an output whose
+ * strides make two elements share an address. Both record the failure with
+ * adnn__fail, naming func and the tensor. */
+adnn_status adnn__op_tensor_check(const char *func, const char *name, const adnn_tensor_desc *t,
+                                  int rank_lo, int rank_hi, size_t *bytes);
+adnn_status adnn__op_output_check(const char *func, const char *name, const adnn_tensor_desc *t);
+/* 1 when a and b have the same rank and dims. */
+int adnn__same_dims(const adnn_tensor_desc *a, const adnn_tensor_desc *b);
+/* 1 when a and b have the same dims and dtype and the same stride on every
+ * dim of more than one element: they address the same elements alike. */
+int adnn__same_layout(const adnn_tensor_desc *a, const adnn_tensor_desc *b);
+
 /* Reads the caller's descriptor of op `kind` (a forward descriptor that a
  * backward descriptor points to) by the struct_size rule into dst, which has
  * room for this library's adnn_<name>_desc of that op; messages name func

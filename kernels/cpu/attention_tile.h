@@ -325,13 +325,22 @@ static void AT_NAME(att_task)(const att_state *s, const att_args *a, int64_t tas
           AT_NAME(at_store)(orow + c, AT_NAME(at_load)(orow + c) * vc);
       }
     }
-    /* O += P V. */
+    /* O += P V over the keys the group's rows see: a key no row of the
+     * group sees is not read, so a NaN or infinity of v there cannot reach
+     * them through its weight 0 (only a row of the same group that sees
+     * fewer keys than another can still get 0 * NaN). */
     for (int64_t rr = 0; rr < nrp; rr += AT_MR) {
+      int64_t kg = 0;
+      for (int64_t qr = rr; qr < rr + AT_MR; qr++) {
+        const int64_t nv = lim[qr] - j0 < bk ? lim[qr] - j0 : bk;
+        if (nv > kg) kg = nv;
+      }
+      if (kg <= 0) continue;
       int64_t c0 = 0;
       for (; c0 + AT_NR * AT_L <= dvp; c0 += AT_NR * AT_L)
-        AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, bk, dvp, dvp, AT_NR);
+        AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, kg, dvp, dvp, AT_NR);
       for (; c0 < dvp; c0 += AT_L)
-        AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, bk, dvp, dvp, 1);
+        AT_NAME(at_pv_tile)(S + rr * ATT_BK, Vp + c0, O + rr * dvp + c0, kg, dvp, dvp, 1);
     }
   }
   /* o = O / l and lse = m + log l; a row without any weight (every key
