@@ -223,7 +223,7 @@ t_cuda_compat_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 # and once under the tuner. sh t/cuda-emu/run.sh BUILD_DIR [TEST...] runs
 # other test programs on it by hand.
 EXTRA_DIST += t/cuda-emu.sh t/cuda-emu/build.sh t/cuda-emu/run.sh t/cuda-emu/emu.h \
-	t/cuda-emu/cuda_doubles.c t/cuda-emu/cudnn_doubles.c
+	t/cuda-emu/cuda_doubles.c t/cuda-emu/cudnn_doubles.c t/cuda-emu/cublaslt_doubles.c
 # The attention kernels through their launchers, compiled and run by t/cuda-emu.sh.
 EXTRA_DIST += t/cuda-emu/attention-kernels.cpp
 
