@@ -29,8 +29,16 @@ SIMD_INLINE void AT_NAME(at_store)(AT_T *p, AT_V v) { memcpy(p, &v, sizeof v); }
  * first, which the compiler may not drop since it turns -0 into +0, and a
  * lane-by-lane fill compiles to one masked insert per lane). */
 SIMD_INLINE AT_V AT_NAME(at_set)(AT_T s) {
+#if defined(__clang__)
+  /* clang has no __builtin_shuffle (the fuzz plugin is built with clang);
+   * it turns this fill into one broadcast. */
+  AT_V v;
+  for (int i = 0; i < AT_L; i++) v[i] = s;
+  return v;
+#else
   const AT_V v = {s};
   return __builtin_shuffle(v, (AT_I){0});
+#endif
 }
 
 /* Lane-wise max (the scores are never NaN-checked here: a NaN score makes
