@@ -333,7 +333,11 @@ static int bnt_supports_backward(const void *problem, const adnn_cpu_env *env, c
 /* Workspace of the pixels path: blocks rows of 2 C doubles (two sums), then
  * per-channel float coefficients (6 C). */
 static size_t pixels_workspace(const bnt_state *s) {
-  return (size_t)s->blocks * 2 * (size_t)s->C * sizeof(double) + 6 * (size_t)s->C * sizeof(float);
+  const size_t per_channel = (size_t)s->blocks * 2 * sizeof(double) + 6 * sizeof(float);
+  /* A C whose workspace does not fit in size_t asks for SIZE_MAX, which no
+   * allocation grants (OUT_OF_MEMORY), rather than a wrapped, too small size. */
+  if ((size_t)s->C > SIZE_MAX / per_channel) return SIZE_MAX;
+  return (size_t)s->C * per_channel;
 }
 
 static void bnt_reshape_common(const void *problem, int backward, const adnn_cpu_env *env,
