@@ -269,6 +269,10 @@ typedef struct adnn_plugin_conv2d {
   /** AUTO, or the algorithm forced by the descriptor or ADNN_CONV2D_ALGO;
    *  plan_select(plan, 0) must run exactly this one or refuse. */
   adnn_conv2d_algorithm algorithm;
+  /** 1: the w input of plan_execute is a buffer the plugin's weight-packing
+   *  slot filled for this plan (its algorithm's packed form); 0: w in the
+   *  layout of the descriptor's w. */
+  int32_t weights_prepacked;
 } adnn_plugin_conv2d;
 
 /** pool2d: x [N, C, H, W], y [N, C, P, Q] (P, Q as doc/ops.md defines them,
@@ -477,6 +481,9 @@ typedef struct adnn_plugin_matmul {
   double alpha, residual_scale;
   int32_t has_bias, has_residual; /**< 0 or 1 */
   adnn_activation activation;
+  /** 1: the b input of plan_execute is a buffer the plugin's weight-packing
+   *  slot filled for this plan; 0: b in the layout of the descriptor's b. */
+  int32_t weights_prepacked;
 } adnn_plugin_matmul;
 
 /** attention: q [B, H, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv],

@@ -87,6 +87,19 @@ typedef struct adnn_cpu_impl {
    *  64-byte aligned and as large as reshape asked (NULL when 0 bytes). */
   void (*run)(const void *problem, const void *state, const void *const *inputs,
               void *const *outputs, void *workspace);
+  /** Optional weight prepacking (conv2d's w, matmul's b), for plans whose
+   *  problem has weights_prepacked = 1: the bytes of this implementation's
+   *  packed weight form for the state reshape filled (0, or NULL slots: it has
+   *  no packed form, and the plugin's packed form is then w copied in its
+   *  descriptor layout). */
+  size_t (*packed_weights_size)(const void *problem, const void *state);
+  /** Writes the packed form of w (laid out as the problem's descriptor says)
+   *  into `packed` (packed_weights_size bytes, 64-byte aligned). When the
+   *  problem has weights_prepacked = 1, run receives that buffer in place of
+   *  w, and must not redo the work pack_weights did: this is how an inference
+   *  user pays a weight reorder once instead of at every execute. Without the
+   *  flag, run reorders w itself (into its workspace) inside the measured time. */
+  void (*pack_weights)(const void *problem, const void *state, const void *w, void *packed);
 } adnn_cpu_impl;
 
 /** The name of the implementation a problem forces, or NULL when the plugin

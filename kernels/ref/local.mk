@@ -5,6 +5,7 @@
 noinst_LTLIBRARIES += kernels/ref/libadnn_ref.la
 kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/ref.h \
+	kernels/common/float16.h \
 	kernels/ref/activation.c \
 	kernels/ref/conv2d.c \
 	kernels/ref/conv2d_backward_data.c \
