@@ -11,6 +11,7 @@ size_t adnn_dtype_size(adnn_dtype dtype) {
     case ADNN_DTYPE_BF16: return 2;
     case ADNN_DTYPE_I8: return 1;
     case ADNN_DTYPE_I32: return 4;
+    case ADNN_DTYPE_U8: return 1;
   }
   return 0;
 }

@@ -123,7 +123,8 @@ typedef enum adnn_dtype {
   ADNN_DTYPE_F16 = 3,
   ADNN_DTYPE_BF16 = 4,
   ADNN_DTYPE_I8 = 5,
-  ADNN_DTYPE_I32 = 6
+  ADNN_DTYPE_I32 = 6,
+  ADNN_DTYPE_U8 = 7 /**< since 0.2.0 */
 } adnn_dtype;
 
 /** The size in bytes of one element of `dtype`, or 0 for a value that is not a

@@ -251,7 +251,7 @@ int main(void) {
   /* Every dtype has a size and a name. */
   struct { adnn_dtype t; size_t size; const char *name; } types[] = {
       {ADNN_DTYPE_F32, 4, "f32"}, {ADNN_DTYPE_F64, 8, "f64"}, {ADNN_DTYPE_F16, 2, "f16"},
-      {ADNN_DTYPE_BF16, 2, "bf16"}, {ADNN_DTYPE_I8, 1, "i8"}, {ADNN_DTYPE_I32, 4, "i32"}};
+      {ADNN_DTYPE_BF16, 2, "bf16"}, {ADNN_DTYPE_I8, 1, "i8"}, {ADNN_DTYPE_I32, 4, "i32"}, {ADNN_DTYPE_U8, 1, "u8"}};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
     is_int(adnn_dtype_size(types[i].t), types[i].size, "adnn_dtype_size(%s)", types[i].name);
     is_str(adnn_dtype_name(types[i].t), types[i].name, "adnn_dtype_name(%d)", (int)types[i].t);

@@ -195,6 +195,7 @@ static inline const char *adnn_plugin_dtype_name(adnn_dtype dtype) {
     case ADNN_DTYPE_BF16: return "bf16";
     case ADNN_DTYPE_I8: return "i8";
     case ADNN_DTYPE_I32: return "i32";
+    case ADNN_DTYPE_U8: return "u8";
   }
   return "unknown";
 }

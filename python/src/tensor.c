@@ -21,6 +21,7 @@ static const struct {
     {ADNN_DTYPE_BF16, "bfloat16", ADNN_DL_BFLOAT, 16, 0},
     {ADNN_DTYPE_I8, "int8", ADNN_DL_INT, 8, 'b'},
     {ADNN_DTYPE_I32, "int32", ADNN_DL_INT, 32, 'i'},
+    {ADNN_DTYPE_U8, "uint8", ADNN_DL_UINT, 8, 'B'},
 };
 #define N_DTYPES (sizeof dtypes / sizeof dtypes[0])
 

@@ -2,6 +2,8 @@
  * the gaps, and the seeded fills the cases use. */
 #include "t/harness/harness.h"
 
+#include "kernels/common/float16.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -30,8 +32,30 @@ void harness_buffer_free(harness_buffer *b) {
   b->span = 0;
 }
 
+/* The value the tensor can hold: one rounding to nearest even into the
+ * floating types; integers round half to even and saturate to the type's
+ * range (the harness's integer tensors are labels, quantized data and
+ * accumulators). NaN stays NaN (the gaps). */
 double harness_round(adnn_dtype dtype, double v) {
-  return dtype == ADNN_DTYPE_F32 ? (double)(float)v : v;
+  switch (dtype) {
+    case ADNN_DTYPE_F32: return (double)(float)v;
+    case ADNN_DTYPE_F16: return adnn_f16_to_f64(adnn_f64_to_f16(v));
+    case ADNN_DTYPE_BF16: return adnn_bf16_to_f64(adnn_f64_to_bf16(v));
+    case ADNN_DTYPE_I8:
+    case ADNN_DTYPE_I32: {
+      if (v != v) return v;
+      const double lo = dtype == ADNN_DTYPE_I8 ? -128.0 : -2147483648.0;
+      const double hi = dtype == ADNN_DTYPE_I8 ? 127.0 : 2147483647.0;
+      const double r = nearbyint(v);
+      return r < lo ? lo : (r > hi ? hi : r);
+    }
+    case ADNN_DTYPE_U8: {
+      if (v != v) return v;
+      const double r = nearbyint(v);
+      return r < 0.0 ? 0.0 : (r > 255.0 ? 255.0 : r);
+    }
+    default: return v;
+  }
 }
 
 /* Both fills visit the offsets in increasing order, so that a layout's data

@@ -2,6 +2,8 @@
  * context, a NaN-poisoned y, execution, and y back on the host. */
 #include "t/harness/harness.h"
 
+#include "kernels/common/float16.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,8 @@
  * memory. */
 static void *to_dtype(const harness_buffer *b) {
   const size_t n = b->span > 0 ? (size_t)b->span : 1;
-  if (b->desc.dtype == ADNN_DTYPE_I32) {
+  const adnn_dtype t = b->desc.dtype;
+  if (t == ADNN_DTYPE_I32) {
     /* Class labels: integer values; a gap (NaN) becomes INT32_MIN. */
     int32_t *p = malloc(n * sizeof *p);
     if (p)
@@ -19,7 +22,27 @@ static void *to_dtype(const harness_buffer *b) {
         p[i] = b->v[i] == b->v[i] ? (int32_t)b->v[i] : INT32_MIN;
     return p;
   }
-  if (b->desc.dtype == ADNN_DTYPE_F64) {
+  if (t == ADNN_DTYPE_I8 || t == ADNN_DTYPE_U8) {
+    /* The values are already integers of the type's range (harness_round);
+     * a gap becomes the type's minimum. */
+    unsigned char *p = malloc(n);
+    if (p)
+      for (int64_t i = 0; i < b->span; i++) {
+        const double v = b->v[i] == b->v[i] ? b->v[i] : (t == ADNN_DTYPE_I8 ? -128.0 : 0.0);
+        p[i] = t == ADNN_DTYPE_I8 ? (unsigned char)(int8_t)v : (unsigned char)v;
+      }
+    return p;
+  }
+  if (t == ADNN_DTYPE_F16 || t == ADNN_DTYPE_BF16) {
+    /* Values were rounded to the type by harness_round, so the narrowing here
+     * is exact; a gap's NaN stays a NaN. */
+    uint16_t *p = malloc(n * sizeof *p);
+    if (p)
+      for (int64_t i = 0; i < b->span; i++)
+        p[i] = t == ADNN_DTYPE_F16 ? adnn_f64_to_f16(b->v[i]) : adnn_f64_to_bf16(b->v[i]);
+    return p;
+  }
+  if (t == ADNN_DTYPE_F64) {
     double *p = malloc(n * sizeof *p);
     if (p) memcpy(p, b->v, (size_t)b->span * sizeof *p);
     return p;
@@ -95,8 +118,19 @@ adnn_status harness_execute(adnn_plan *plan, const harness_case *c, const harnes
 
 /* Host values of `count` elements of dtype t at src into dst. */
 static void from_dtype(adnn_dtype t, const void *src, double *dst, int64_t count) {
-  for (int64_t i = 0; i < count; i++)
-    dst[i] = t == ADNN_DTYPE_F64 ? ((const double *)src)[i] : (double)((const float *)src)[i];
+  for (int64_t i = 0; i < count; i++) {
+    switch (t) {
+      case ADNN_DTYPE_F64: dst[i] = ((const double *)src)[i]; break;
+      case ADNN_DTYPE_F16: dst[i] = adnn_f16_to_f64(((const uint16_t *)src)[i]); break;
+      case ADNN_DTYPE_BF16: dst[i] = adnn_bf16_to_f64(((const uint16_t *)src)[i]); break;
+      case ADNN_DTYPE_I8: dst[i] = ((const int8_t *)src)[i]; break;
+      case ADNN_DTYPE_I32: dst[i] = ((const int32_t *)src)[i]; break;
+      default:
+        if (t == ADNN_DTYPE_U8) dst[i] = ((const uint8_t *)src)[i];
+        else dst[i] = ((const float *)src)[i];
+        break;
+    }
+  }
 }
 
 adnn_status harness_download(adnn_context *ctx, const harness_case *c, const harness_device *dev,

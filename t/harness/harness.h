@@ -233,7 +233,8 @@ struct harness_buffer {
 int harness_buffer_init(harness_buffer *b, const adnn_tensor_desc *desc);
 void harness_buffer_free(harness_buffer *b);
 
-/** v rounded to the dtype (to float for F32). */
+/** v rounded to the dtype: RNE into F32/F16/BF16 (kernels/common/float16.h),
+ *  integers half to even and saturated to I8/U8/I32; NaN stays NaN. */
 double harness_round(adnn_dtype dtype, double v);
 
 /** Uniform values in [lo, hi) at every element. */
