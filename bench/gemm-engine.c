@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
         double t0 = now(), c0 = cpu_now();
         if (impl == 0)
           adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c,
-                              n, NULL);
+                              n, NULL, NULL);
         else
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
                       (int)k, b, (int)n, 0.0f, c, (int)n);

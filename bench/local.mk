@@ -23,7 +23,8 @@ bench_gemm_openblas_LDADD = $(OPENBLAS_LIBS) -lm
 # (bench/gemm-table.sh runs both; doc/performance.md).
 noinst_PROGRAMS += bench/gemm-engine bench/fma-peak
 bench_gemm_engine_SOURCES = bench/gemm-engine.c kernels/cpu/gemm.c kernels/cpu/gemm_kernel-avx512.c \
-	kernels/cpu/gemm_kernel-avx2.c kernels/cpu/cpu_parallel.c kernels/cpu/cpu_features.c
+	kernels/cpu/gemm_kernel-avx2.c kernels/cpu/cpu_parallel.c kernels/cpu/cpu_features.c \
+	kernels/cpu/blas_threads.c
 bench_gemm_engine_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 bench_gemm_engine_LDADD = $(OPENBLAS_LIBS) -lpthread -lm
 bench_fma_peak_SOURCES = bench/fma-peak.c kernels/cpu/cpu_features.c

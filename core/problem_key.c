@@ -123,12 +123,32 @@ static void key_conv2d_backward_weights(out_buf *o, const void *problem) {
                       &((const adnn_plugin_conv2d_backward_weights *)problem)->fwd);
 }
 
+/* matmul: the GEMM shape through its operands' dims and strides (which
+ * also say which are transposed and how batches broadcast), the epilogue's
+ * bias and residual (their presence, layout and, for the residual, whether
+ * it is scaled at all: a scale of 0 is never read), and the activation.
+ * alpha and a nonzero residual_scale change no algorithm's cost and are
+ * left out. */
+static void key_matmul(out_buf *o, const void *problem) {
+  const adnn_plugin_matmul *d = problem;
+  put(o, "matmul %s", adnn_plugin_dtype_name(d->y.dtype));
+  put_tensor(o, "a", &d->a);
+  put_tensor(o, "b", &d->b);
+  put_tensor(o, "y", &d->y);
+  if (d->has_bias) put_tensor(o, "bias", &d->bias);
+  else put(o, " nobias");
+  if (d->has_residual && d->residual_scale != 0.0) put_tensor(o, "residual", &d->residual);
+  else put(o, " noresidual");
+  put_activation(o, &d->activation);
+}
+
 /* The key printer of each op that has one: every ADNN_OP_TUNABLE op of the
  * manifest needs an entry (t/tune-plan checks that tunable plans are stored). */
 static void (*const key_printers[ADNN_PLUGIN_OP_LIMIT_])(out_buf *o, const void *problem) = {
     [ADNN_PLUGIN_OP_CONV2D] = key_conv2d,
     [ADNN_PLUGIN_OP_CONV2D_BACKWARD_DATA] = key_conv2d_backward_data,
     [ADNN_PLUGIN_OP_CONV2D_BACKWARD_WEIGHTS] = key_conv2d_backward_weights,
+    [ADNN_PLUGIN_OP_MATMUL] = key_matmul,
 };
 
 size_t adnn__problem_key(const adnn_plugin_op *op, char *buf, size_t size) {

@@ -10,7 +10,10 @@
  * guard after each buffer) hold NaN in A and B, so reading them fails, and a
  * sentinel in C that must survive bit for bit; with beta = 0 the outputs
  * start as NaN (C must not be read). The epilogue hook must see every element
- * exactly once, after its sum is complete. adnn_cpu_sgemm's dispatch is
+ * exactly once, after its sum is complete. The caller's pack space (adnn_cpu_sgemm_ws and
+ * adnn_cpu_sgemm_with with a pack) is exactly adnn_cpu_sgemm_pack_bytes per
+ * slice, one slice per pool thread or one alone, with a guard after it that
+ * must survive; the query itself is checked. adnn_cpu_sgemm's dispatch is
  * checked too: inside a pool task it never chooses OpenBLAS.
  *
  * Tolerance per element, as t/cpu-gemm.c argues it:
@@ -70,7 +73,14 @@ static void epi_fn(const void *arg, float *c, int64_t ldc, int64_t row0, int64_t
 /* Runs one case on the engine (or through adnn_cpu_sgemm when dispatch is
  * set) and returns 1 when every element is within tolerance; on failure, a
  * diagnostic names the first bad element. */
-/* dispatch: 0 the engine, 1 adnn_cpu_sgemm's choice, 2 the OpenBLAS path. */
+/* dispatch: 0 the engine (pack buffers from its free list), 1
+ * adnn_cpu_sgemm's choice, 2 the OpenBLAS path, 3 the engine with a caller's
+ * pack space of one slice per pool thread, 4 the same with a single slice
+ * (the calling thread alone), 5 adnn_cpu_sgemm_ws with one slice. In modes
+ * 3-5 the slices are exactly adnn_cpu_sgemm_pack_bytes long and a NaN-free
+ * guard pattern after them must survive. */
+#define PACK_GUARD 256
+static const unsigned char pack_pattern = 0xa5;
 static int run_case(int isa, const gcase *g, int with_epilogue, int dispatch, const char *what) {
   tap_rng r = tap_rng_seed(seed_counter++);
   const int64_t arows = g->ta ? g->k : g->m, acols = g->ta ? g->m : g->k;
@@ -101,16 +111,47 @@ static int run_case(int isa, const gcase *g, int with_epilogue, int dispatch, co
   memcpy(c0, c, csz * sizeof(float));
   epi_check e = {bias, visits, ldc, g->m, g->n, 0};
   adnn_cpu_gemm_epilogue epi = {epi_fn, &e};
+  int good = 1;
+  unsigned char *space = NULL;
+  size_t slice = 0, space_bytes = 0;
+  adnn_cpu_gemm_pack pack = {NULL, 0, 0};
+  if (dispatch >= 3) {
+    slice = adnn_cpu_sgemm_pack_bytes(isa, g->m, g->n, g->k);
+    pack.slices = dispatch == 3 ? adnn_cpu_parallel_threads() : 1;
+    space_bytes = slice * (size_t)pack.slices;
+    space = aligned_alloc(64, space_bytes + PACK_GUARD);
+    if (!space || slice % 64 != 0) {
+      diag("%s: no pack space (slice %zu bytes)", what, slice);
+      free(space);
+      free(a), free(b), free(c), free(c0), free(bias), free(visits);
+      return 0;
+    }
+    memset(space, pack_pattern, space_bytes + PACK_GUARD);
+    pack.base = space;
+    pack.slice_bytes = slice;
+  }
   if (dispatch == 2)
     adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_OPENBLAS, isa, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a,
-                        lda, b, ldb, g->beta, c, ldc, with_epilogue ? &epi : NULL);
-  else if (dispatch)
+                        lda, b, ldb, g->beta, c, ldc, with_epilogue ? &epi : NULL, NULL);
+  else if (dispatch == 1)
     adnn_cpu_sgemm(isa, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a, lda, b, ldb, g->beta, c, ldc,
                    with_epilogue ? &epi : NULL);
+  else if (dispatch == 5)
+    adnn_cpu_sgemm_ws(isa, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a, lda, b, ldb, g->beta, c,
+                      ldc, with_epilogue ? &epi : NULL, &pack);
   else
     adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a,
-                        lda, b, ldb, g->beta, c, ldc, with_epilogue ? &epi : NULL);
-  int good = 1;
+                        lda, b, ldb, g->beta, c, ldc, with_epilogue ? &epi : NULL,
+                        dispatch >= 3 ? &pack : NULL);
+  if (space) {
+    for (size_t i = space_bytes; i < space_bytes + PACK_GUARD && good; i++)
+      if (space[i] != pack_pattern) {
+        diag("%s: the engine wrote past its pack space (%d slice(s) of %zu bytes)", what,
+             pack.slices, slice);
+        good = 0;
+      }
+    free(space);
+  }
   if (e.bad_tile) {
     diag("%s: the epilogue got a tile outside C or larger than documented", what);
     good = 0;
@@ -160,6 +201,13 @@ static int run_case(int isa, const gcase *g, int with_epilogue, int dispatch, co
   return good;
 }
 
+static const char *mode_name(int mode) {
+  return mode == 0   ? "cached pack buffers"
+         : mode == 3 ? "caller's pack space, a slice per thread"
+         : mode == 4 ? "caller's pack space, one slice"
+                     : "adnn_cpu_sgemm_ws, one slice";
+}
+
 static const int64_t sizes[] = {1, 7, 17, 33, 129, 257};
 #define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
 
@@ -170,7 +218,7 @@ static const struct {
 
 /* Every transpose pair over the size grid: m and n take every size, k
  * cycles through them, alpha/beta and the ld padding cycle too. */
-static void grid(int isa, const char *isa_name, int threads) {
+static void grid(int isa, const char *isa_name, int threads, int mode) {
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++) {
       int good = 1, cases = 0;
@@ -183,17 +231,17 @@ static void grid(int isa, const char *isa_name, int threads) {
           snprintf(what, sizeof what, "%s %d thread(s) ta=%d tb=%d m=%lld n=%lld k=%lld "
                    "alpha=%g beta=%g pad=%lld", isa_name, threads, ta, tb, (long long)g.m,
                    (long long)g.n, (long long)g.k, g.alpha, g.beta, (long long)g.pad);
-          if (!run_case(isa, &g, 0, 0, what)) good = 0;
+          if (!run_case(isa, &g, 0, mode, what)) good = 0;
           cases++;
         }
-      ok(good, "%s, %d thread(s), ta=%d tb=%d: %d shapes over {1,7,17,33,129,257}, "
-         "alpha/beta and ld > n", isa_name, threads, ta, tb, cases);
+      ok(good, "%s, %d thread(s), ta=%d tb=%d, %s: %d shapes over {1,7,17,33,129,257}, "
+         "alpha/beta and ld > n", isa_name, threads, ta, tb, mode_name(mode), cases);
     }
 }
 
 /* Shapes beyond one cache block in each dimension (several k blocks, m
  * blocks and n tiles), and the epilogue. */
-static void blocks(int isa, const char *isa_name, int threads) {
+static void blocks(int isa, const char *isa_name, int threads, int mode) {
   adnn_cpu_gemm_blocking bl;
   adnn_cpu_sgemm_blocking(isa, &bl);
   const gcase list[] = {
@@ -210,10 +258,10 @@ static void blocks(int isa, const char *isa_name, int threads) {
     snprintf(what, sizeof what, "%s %d thread(s) ta=%d tb=%d m=%lld n=%lld k=%lld", isa_name,
              threads, list[i].ta, list[i].tb, (long long)list[i].m, (long long)list[i].n,
              (long long)list[i].k);
-    if (!run_case(isa, &list[i], 0, 0, what)) good = 0;
+    if (!run_case(isa, &list[i], 0, mode, what)) good = 0;
   }
-  ok(good, "%s, %d thread(s): m > mc (%lld), n > nc (%lld), k > kc (%lld)", isa_name, threads,
-     (long long)bl.mc, (long long)bl.nc, (long long)bl.kc);
+  ok(good, "%s, %d thread(s), %s: m > mc (%lld), n > nc (%lld), k > kc (%lld)", isa_name,
+     threads, mode_name(mode), (long long)bl.mc, (long long)bl.nc, (long long)bl.kc);
   good = 1;
   const gcase epi_list[] = {
       {0, 0, 129, 257, 33, 1.0f, 0.0f, 3},
@@ -225,10 +273,10 @@ static void blocks(int isa, const char *isa_name, int threads) {
     snprintf(what, sizeof what, "%s %d thread(s) epilogue m=%lld n=%lld k=%lld", isa_name,
              threads, (long long)epi_list[i].m, (long long)epi_list[i].n,
              (long long)epi_list[i].k);
-    if (!run_case(isa, &epi_list[i], 1, 0, what)) good = 0;
+    if (!run_case(isa, &epi_list[i], 1, mode, what)) good = 0;
   }
-  ok(good, "%s, %d thread(s): the epilogue sees every element once, after its sum", isa_name,
-     threads);
+  ok(good, "%s, %d thread(s), %s: the epilogue sees every element once, after its sum",
+     isa_name, threads, mode_name(mode));
 }
 
 /* k = 0 and alpha = 0: C = beta * C, A and B never read (they are NaN). */
@@ -236,14 +284,65 @@ static void degenerate(int isa, const char *isa_name) {
   float a[4] = {NAN, NAN, NAN, NAN}, b[4] = {NAN, NAN, NAN, NAN};
   float c[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
   adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, 2, 3, 0, 1.0f, a, 1, b, 3, 0.0f, c, 3,
-                      NULL);
+                      NULL, NULL);
   int good = 1;
   for (int i = 0; i < 6; i++) good &= c[i] == 0.0f;
   float d[6] = {1, 2, 3, 4, 5, 6};
   adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 1, 1, 2, 3, 2, 0.0f, a, 2, b, 2, 2.0f, d, 3,
-                      NULL);
+                      NULL, NULL);
   for (int i = 0; i < 6; i++) good &= d[i] == 2.0f * (float)(i + 1);
   ok(good, "%s: k = 0 and alpha = 0 give beta * C without reading A or B", isa_name);
+}
+
+/* The pack-space query: 0 where the engine never packs, a multiple of 64,
+ * monotone in each size; a pack space too small for the call (a caller's
+ * bug) still gives the right result (through OpenBLAS). */
+static void pack_space_checks(int isa, const char *isa_name) {
+  int good = adnn_cpu_sgemm_pack_bytes(ADNN_CPU_ISA_BASE, 64, 64, 64) == 0 &&
+             adnn_cpu_sgemm_pack_bytes(isa, 0, 64, 64) == 0 &&
+             adnn_cpu_sgemm_pack_bytes(isa, 64, 64, 0) == 0;
+  const int64_t dims[] = {1, 5, 6, 17, 100, 333, 1000, 5000};
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 8; j++)
+      for (int l = 0; l < 8; l++) {
+        size_t here = adnn_cpu_sgemm_pack_bytes(isa, dims[i], dims[j], dims[l]);
+        good &= here % 64 == 0 && here > 0;
+        if (i < 7) good &= adnn_cpu_sgemm_pack_bytes(isa, dims[i + 1], dims[j], dims[l]) >= here;
+        if (j < 7) good &= adnn_cpu_sgemm_pack_bytes(isa, dims[i], dims[j + 1], dims[l]) >= here;
+        if (l < 7) good &= adnn_cpu_sgemm_pack_bytes(isa, dims[i], dims[j], dims[l + 1]) >= here;
+      }
+  ok(good, "%s: adnn_cpu_sgemm_pack_bytes is 0 without packing, else a monotone multiple of 64",
+     isa_name);
+  /* Half the slice it needs: the call runs OpenBLAS, correctly, and does not
+   * write the pack space at all. */
+  tap_rng r = tap_rng_seed(seed_counter++);
+  const int64_t m = 37, n = 41, k = 29;
+  float a[37 * 29], b[29 * 41], c[37 * 41];
+  for (int64_t i = 0; i < m * k; i++) a[i] = (float)tap_rng_uniform(&r, -1, 1);
+  for (int64_t i = 0; i < k * n; i++) b[i] = (float)tap_rng_uniform(&r, -1, 1);
+  for (int64_t i = 0; i < m * n; i++) c[i] = NAN;
+  const size_t need = adnn_cpu_sgemm_pack_bytes(isa, m, n, k);
+  unsigned char *space = aligned_alloc(64, need);
+  good = space != NULL;
+  if (space) {
+    memset(space, pack_pattern, need);
+    adnn_cpu_gemm_pack pack = {space, need / 2, 1};
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n,
+                        NULL, &pack);
+    for (size_t i = 0; i < need; i++) good &= space[i] == pack_pattern;
+    for (int64_t i = 0; i < m && good; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double ref = 0.0, abs_sum = 0.0;
+        for (int64_t p = 0; p < k; p++) {
+          ref += (double)a[i * k + p] * b[p * n + j];
+          abs_sum += fabs((double)a[i * k + p] * b[p * n + j]);
+        }
+        if (!(fabs(c[i * n + j] - ref) <= 2.0 * (k + 4) * FLT_EPSILON * abs_sum)) good = 0;
+      }
+    free(space);
+  }
+  ok(good, "%s: a pack space too small for the call runs OpenBLAS, correctly, untouched",
+     isa_name);
 }
 
 typedef struct in_task_arg {
@@ -258,6 +357,9 @@ static void in_task(void *arg, int64_t b0, int64_t b1, int thread) {
   t->chosen = adnn_cpu_sgemm_choose(t->isa, 0, 0, 2048, 2048, 2048);
   gcase g = {0, 1, 33, 17, 129, 1.0f, 0.0f, 2};
   t->good = run_case(t->isa, &g, 1, 1, "adnn_cpu_sgemm inside a pool task");
+  /* A plan's conv tile: its own single slice, exactly sized. */
+  gcase h = {1, 0, 70, 300, 2 * 600 + 3, 0.5f, 1.0f, 1};
+  t->good &= run_case(t->isa, &h, 1, 5, "adnn_cpu_sgemm_ws inside a pool task, one slice");
 }
 
 int main(void) {
@@ -278,16 +380,22 @@ int main(void) {
   /* One thread: the pool has not started yet. */
   for (int l = 0; l < 2; l++)
     if (levels[l].usable) {
-      grid(levels[l].isa, levels[l].name, 1);
-      blocks(levels[l].isa, levels[l].name, 1);
+      grid(levels[l].isa, levels[l].name, 1, 0);
+      grid(levels[l].isa, levels[l].name, 1, 4);
+      blocks(levels[l].isa, levels[l].name, 1, 0);
+      blocks(levels[l].isa, levels[l].name, 1, 4);
       degenerate(levels[l].isa, levels[l].name);
     }
   int started = adnn_cpu_parallel_init(2);
   if (started < 2) diag("the pool started %d thread(s) only", started);
   for (int l = 0; l < 2; l++)
     if (levels[l].usable) {
-      grid(levels[l].isa, levels[l].name, started);
-      blocks(levels[l].isa, levels[l].name, started);
+      grid(levels[l].isa, levels[l].name, started, 0);
+      grid(levels[l].isa, levels[l].name, started, 3);
+      blocks(levels[l].isa, levels[l].name, started, 0);
+      blocks(levels[l].isa, levels[l].name, started, 3);
+      blocks(levels[l].isa, levels[l].name, started, 4);
+      pack_space_checks(levels[l].isa, levels[l].name);
     }
   for (int l = 0; l < 2; l++)
     if (levels[l].usable) {

@@ -105,7 +105,7 @@ check_PROGRAMS += t/cpu-sgemm-engine
 TESTS += t/cpu-sgemm-engine
 t_cpu_sgemm_engine_SOURCES = t/cpu-sgemm-engine.c t/tap.h t/rng.h kernels/cpu/gemm.c \
 	kernels/cpu/gemm_kernel-avx512.c kernels/cpu/gemm_kernel-avx2.c kernels/cpu/cpu_parallel.c \
-	kernels/cpu/cpu_features.c
+	kernels/cpu/cpu_features.c kernels/cpu/blas_threads.c
 t_cpu_sgemm_engine_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 t_cpu_sgemm_engine_LDADD = $(OPENBLAS_LIBS) -lpthread -lm
 

@@ -117,6 +117,44 @@ int main(void) {
   ok(adnn__problem_key(&op, almost, strlen(k1) + 1) == strlen(k1),
      "a buffer of exactly the key's size gives the key");
 
+  /* matmul (tunable since the engine-vs-OpenBLAS candidates): a BERT-style
+   * linear layer, then what changes the key and what does not. */
+  adnn_plugin_matmul mm;
+  memset(&mm, 0, sizeof mm);
+  mm.struct_size = sizeof mm;
+  {
+    const int64_t ad[4] = {1, 1, 128, 768}, mbd[4] = {1, 1, 768, 3072}, yd[4] = {1, 1, 128, 3072},
+                  cd[1] = {3072};
+    adnn_tensor_desc_init(&mm.a, ADNN_DTYPE_F32, 4, ad);
+    adnn_tensor_desc_init(&mm.b, ADNN_DTYPE_F32, 4, mbd);
+    adnn_tensor_desc_init(&mm.y, ADNN_DTYPE_F32, 4, yd);
+    adnn_tensor_desc_init(&mm.bias, ADNN_DTYPE_F32, 1, cd);
+  }
+  mm.batch0 = mm.batch1 = 1, mm.M = 128, mm.N = 3072, mm.K = 768;
+  mm.alpha = 1.0, mm.residual_scale = 1.0, mm.has_bias = 1;
+  mm.activation.kind = ADNN_ACTIVATION_GELU_TANH;
+  adnn_plugin_op opm = op_of(ADNN_PLUGIN_OP_MATMUL, &mm, sizeof mm);
+  adnn__problem_key(&opm, k2, sizeof k2);
+  is_str(k2,
+         "matmul f32 a=1x1x128x768:98304,98304,768,1 b=1x1x768x3072:2359296,2359296,3072,1 "
+         "y=1x1x128x3072:393216,393216,3072,1 bias=3072:1 noresidual act=gelu_tanh "
+         "ws=268435456 det=0",
+         "the matmul key");
+  mm.alpha = 0.5;
+  adnn__problem_key(&opm, k3, sizeof k3);
+  mm.has_residual = 1;
+  mm.residual = mm.y;
+  mm.residual_scale = 0.0;
+  adnn__problem_key(&opm, k4, sizeof k4);
+  ok(strcmp(k2, k3) == 0 && strcmp(k2, k4) == 0,
+     "alpha and a residual scaled by 0 (never read) leave the matmul key as it was");
+  mm.residual_scale = 1.0;
+  adnn__problem_key(&opm, k3, sizeof k3);
+  mm.b.strides[2] = 1, mm.b.strides[3] = 768; /* b transposed */
+  adnn__problem_key(&opm, k4, sizeof k4);
+  ok(strstr(k3, " residual=1x1x128x3072:") != NULL && strcmp(k2, k3) != 0 && strcmp(k3, k4) != 0,
+     "a residual, and a transposed b, are other matmul keys");
+
   /* Ops without a key format. */
   adnn_plugin_op act = op_of(ADNN_PLUGIN_OP_ACTIVATION, &fwd, sizeof fwd);
   ok(adnn__problem_key(&act, k2, sizeof k2) == 0 && k2[0] == '\0',

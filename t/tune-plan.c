@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +405,99 @@ int main(void) {
     ok(bc != NULL && strcmp(adnn_plan_get_algorithm(p), bc->algorithm) == 0,
        "1x1: the fastest measured candidate runs");
     adnn_plan_destroy(p);
+  }
+
+  /* ---- matmul (tunable): engine_epilogue and blas_epilogue compete ---- */
+  {
+    enum { M = 70, N = 90, K = 110 };
+    adnn_matmul_desc md;
+    adnn_matmul_desc_init(&md);
+    int64_t ad[2] = {M, K}, bd[2] = {K, N}, yd[2] = {M, N}, cd[1] = {N};
+    adnn_tensor_desc_init(&md.a, ADNN_DTYPE_F32, 2, ad);
+    adnn_tensor_desc_init(&md.b, ADNN_DTYPE_F32, 2, bd);
+    adnn_tensor_desc_init(&md.y, ADNN_DTYPE_F32, 2, yd);
+    adnn_tensor_desc_init(&md.bias, ADNN_DTYPE_F32, 1, cd);
+    md.has_bias = 1;
+    md.activation.kind = ADNN_ACTIVATION_RELU;
+    float *ha = malloc(sizeof(float) * M * K), *hb = malloc(sizeof(float) * K * N);
+    float *hc = malloc(sizeof(float) * N), *hm = malloc(sizeof(float) * M * N);
+    void *da = NULL, *db = NULL, *dc = NULL, *dm = NULL;
+    uint64_t seed = 12345;
+    for (int i = 0; i < M * K; i++) ha[i] = (float)((seed = seed * 6364136223846793005u + 1442695040888963407u) >> 40) / (float)(1 << 24) - 0.5f;
+    for (int i = 0; i < K * N; i++) hb[i] = (float)((seed = seed * 6364136223846793005u + 1442695040888963407u) >> 40) / (float)(1 << 24) - 0.5f;
+    for (int i = 0; i < N; i++) hc[i] = (float)((seed = seed * 6364136223846793005u + 1442695040888963407u) >> 40) / (float)(1 << 24) - 0.5f;
+    adnn_malloc(ctx, sizeof(float) * M * K, &da);
+    adnn_malloc(ctx, sizeof(float) * K * N, &db);
+    adnn_malloc(ctx, sizeof(float) * N, &dc);
+    adnn_malloc(ctx, sizeof(float) * M * N, &dm);
+    adnn_memcpy(ctx, da, ha, sizeof(float) * M * K, ADNN_MEMCPY_HOST_TO_DEVICE);
+    adnn_memcpy(ctx, db, hb, sizeof(float) * K * N, ADNN_MEMCPY_HOST_TO_DEVICE);
+    adnn_memcpy(ctx, dc, hc, sizeof(float) * N, ADNN_MEMCPY_HOST_TO_DEVICE);
+    set_mode(ctx, ADNN_TUNE_DEFAULT, 300, def.workspace_limit, 0);
+    st = adnn_plan_create_matmul(ctx, &md, &p);
+    if (ok(st == ADNN_STATUS_SUCCESS, "matmul: created")) {
+      show(p);
+      adnn_plan_get_candidate_count(p, &n);
+      int blas = 0, engine = 0;
+      for (size_t i = 0; i < n; i++) {
+        const adnn_plan_candidate *c;
+        adnn_plan_get_candidate(p, i, &c);
+        blas |= strcmp(c->algorithm, "blas_epilogue") == 0;
+        engine |= strcmp(c->algorithm, "engine_epilogue") == 0;
+      }
+      ok(blas && n >= 2, "matmul: %zu candidates, blas_epilogue among them (engine_epilogue %s)",
+         n, engine ? "too" : "not at this instruction set");
+      best = fastest(p);
+      bc = NULL;
+      if (best >= 0) adnn_plan_get_candidate(p, (size_t)best, &bc);
+      ok(bc != NULL && strcmp(adnn_plan_get_algorithm(p), bc->algorithm) == 0 &&
+             has_text(adnn_plan_get_choice_reason(p), "measured"),
+         "matmul: the fastest measured candidate runs (%s: %s)", adnn_plan_get_algorithm(p),
+         adnn_plan_get_choice_reason(p));
+      /* The tuned plan computes relu(a b + bias): checked in double, y poisoned. */
+      for (int i = 0; i < M * N; i++) hm[i] = NAN;
+      adnn_memcpy(ctx, dm, hm, sizeof(float) * M * N, ADNN_MEMCPY_HOST_TO_DEVICE);
+      const void *min[3] = {da, db, dc};
+      st = adnn_plan_execute(p, min, 3, dm);
+      adnn_memcpy(ctx, hm, dm, sizeof(float) * M * N, ADNN_MEMCPY_DEVICE_TO_HOST);
+      double err = 0.0;
+      for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+          double acc = hc[j], mag = fabs(hc[j]);
+          for (int q = 0; q < K; q++) {
+            acc += (double)ha[i * K + q] * hb[q * N + j];
+            mag += fabs((double)ha[i * K + q] * hb[q * N + j]);
+          }
+          const double ref = acc > 0.0 ? acc : 0.0;
+          const double e = fabs(hm[i * N + j] - ref) / (mag * (K + 4) * 1.2e-7);
+          if (!(e <= err)) err = isnan(e) ? INFINITY : e;
+        }
+      ok(st == ADNN_STATUS_SUCCESS && err <= 2.0,
+         "matmul: the tuned plan matches the double reference (worst error %.3g in units of "
+         "(K + 4) FLT_EPSILON sum |a b|; bound 2)", err);
+      adnn_plan_destroy(p);
+      st = adnn_plan_create_matmul(ctx, &md, &p);
+      if (ok(st == ADNN_STATUS_SUCCESS, "matmul: created again")) {
+        ok(has_text(adnn_plan_get_choice_reason(p), "performance database"),
+           "matmul: the same problem again comes from the performance database (%s)",
+           adnn_plan_get_choice_reason(p));
+        adnn_plan_destroy(p);
+      }
+    }
+    set_mode(ctx, ADNN_TUNE_OFF, 300, def.workspace_limit, 0);
+    st = adnn_plan_create_matmul(ctx, &md, &p);
+    if (ok(st == ADNN_STATUS_SUCCESS, "matmul, tuning off: created")) {
+      adnn_plan_get_candidate_count(p, &n);
+      ok(has_text(adnn_plan_get_choice_reason(p), "heuristic") && n == 0,
+         "matmul, tuning off: the heuristic (%s), nothing measured", adnn_plan_get_algorithm(p));
+      adnn_plan_destroy(p);
+    }
+    set_mode(ctx, ADNN_TUNE_DEFAULT, 300, def.workspace_limit, 0);
+    adnn_free(ctx, da);
+    adnn_free(ctx, db);
+    adnn_free(ctx, dc);
+    adnn_free(ctx, dm);
+    free(ha), free(hb), free(hc), free(hm);
   }
 
   /* ---- other ops are not tuned ---- */

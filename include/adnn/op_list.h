@@ -88,7 +88,8 @@
     "logits, labels, dloss", "dlogits", ADNN_OP_DTYPES_FLOAT, 0)                           \
   X(OPTIMIZER, optimizer, 19, epsilon, "grad_0..grad_{T-1}",                               \
     "p_0..p_{T-1}[, buf_0..buf_{T-1} | m_0..m_{T-1}, v_0..v_{T-1}]", ADNN_OP_DTYPES_FLOAT, 0) \
-  X(MATMUL, matmul, 20, activation, "a, b[, bias][, residual]", "y", ADNN_OP_DTYPES_FLOAT, 0) \
+  X(MATMUL, matmul, 20, activation, "a, b[, bias][, residual]", "y", ADNN_OP_DTYPES_FLOAT,  \
+    ADNN_OP_TUNABLE)                                                                      \
   X(ATTENTION, attention, 21, has_lse, "q, k, v[, bias][, key_lengths]", "o[, lse]",     \
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(ATTENTION_BACKWARD, attention_backward, 22, forward,                                  \

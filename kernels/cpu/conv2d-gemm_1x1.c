@@ -10,7 +10,7 @@
  * The pixels are cut into tiles so that each GEMM's output is still in cache
  * when the epilogue (bias + activation) runs over it, and so that the tiles
  * can be spread over the thread pool. Each task runs the GEMM of its own tile
- * through adnn_cpu_sgemm (gemm.h: adnn's engine on the task's thread); the
+ * through adnn_cpu_sgemm_ws (gemm.h: adnn's engine on the task's thread); the
  * tiles are wide enough (at least 256 pixels) for the packing to pay off. Tasks over our pool rather than a sequential loop of OpenBLAS-threaded
  * GEMMs, for the reasons measured in conv2d-im2col_gemm.c: each tile's
  * epilogue stays on the core that wrote the tile, and GEMMs this thin split
@@ -64,12 +64,14 @@ static int64_t w_ld(const adnn_plugin_conv2d *d) {
 
 typedef struct state_1x1 {
   adnn_cpu_act act;
-  int isa;       /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
+  int isa;       /* adnn_cpu_env.isa, for adnn_cpu_sgemm_ws */
   int nhwc;      /* layout: NHWC, else NCHW */
   int epilogue;  /* adnn_cpu_conv2d_has_epilogue */
   int64_t ldw;   /* row stride of the [K, Cg] filter matrix; 0: packed into the workspace */
   int64_t tile;  /* pixels per tile */
   int64_t tiles; /* tiles per image (NCHW) or over all images (NHWC) */
+  size_t pack_off;   /* where the GEMM pack slices start in the workspace */
+  size_t pack_bytes; /* one thread's GEMM pack space */
 } state_1x1;
 
 static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -84,7 +86,12 @@ static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void 
   const int64_t pixels = s->nhwc ? g->N * g->H * g->W : g->H * g->W;
   s->tile = pixels_per_tile(g, pixels);
   s->tiles = (pixels + s->tile - 1) / s->tile;
-  *workspace_bytes = s->ldw ? 0 : (size_t)(g->K * g->Cg * (int64_t)sizeof(float));
+  /* The packed filters (when needed), then one GEMM pack slice per thread. */
+  s->pack_bytes = s->nhwc ? adnn_cpu_sgemm_pack_bytes(env->isa, s->tile, g->Kg, g->Cg)
+                          : adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, s->tile, g->Cg);
+  size_t wbytes = s->ldw ? 0 : (size_t)(g->K * g->Cg * (int64_t)sizeof(float));
+  s->pack_off = (wbytes + 63) / 64 * 64;
+  *workspace_bytes = s->pack_off + s->pack_bytes * (size_t)env->threads;
 }
 
 typedef struct job_1x1 {
@@ -94,11 +101,12 @@ typedef struct job_1x1 {
   float *y;
   int64_t tile, tiles;
   int64_t ldw; /* row stride of the [K, Cg] filter matrix */
+  char *packs; /* the threads' GEMM pack slices */
 } job_1x1;
 
 static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
-  (void)thread;
   const job_1x1 *j = arg;
+  const adnn_cpu_gemm_pack pack = adnn_cpu_gemm_pack_slice(j->packs, j->s->pack_bytes, thread);
   const adnn_plugin_conv2d *g = j->g;
   int64_t hw = g->H * g->W;
   int epi = j->s->epilogue;
@@ -108,8 +116,8 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
     int64_t nt = hw - c0 < j->tile ? hw - c0 : j->tile;
     const float *xt = j->x + (n * g->C + gr * g->Cg) * hw + c0;
     float *yt = j->y + (n * g->K + gr * g->Kg) * hw + c0;
-    adnn_cpu_sgemm(j->s->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
-                   j->w + gr * g->Kg * j->ldw, j->ldw, xt, hw, 0.0f, yt, hw, NULL);
+    adnn_cpu_sgemm_ws(j->s->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
+                      j->w + gr * g->Kg * j->ldw, j->ldw, xt, hw, 0.0f, yt, hw, NULL, &pack);
     if (epi)
       for (int64_t k = 0; k < g->Kg; k++)
         adnn_cpu_epilogue_f32(&j->s->act, yt + k * hw, (size_t)nt,
@@ -118,8 +126,8 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
 }
 
 static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
-  (void)thread;
   const job_1x1 *j = arg;
+  const adnn_cpu_gemm_pack pack = adnn_cpu_gemm_pack_slice(j->packs, j->s->pack_bytes, thread);
   const adnn_plugin_conv2d *g = j->g;
   int64_t total = g->N * g->H * g->W;
   int epi = j->s->epilogue;
@@ -127,9 +135,9 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
     int64_t gr = t % g->groups, p0 = t / g->groups * j->tile;
     int64_t m = total - p0 < j->tile ? total - p0 : j->tile;
     float *yt = j->y + p0 * g->K + gr * g->Kg;
-    adnn_cpu_sgemm(j->s->isa, 0, 1, m, g->Kg, g->Cg, 1.0f,
-                   j->x + p0 * g->C + gr * g->Cg, g->C, j->w + gr * g->Kg * j->ldw, j->ldw,
-                   0.0f, yt, g->K, NULL);
+    adnn_cpu_sgemm_ws(j->s->isa, 0, 1, m, g->Kg, g->Cg, 1.0f,
+                      j->x + p0 * g->C + gr * g->Cg, g->C, j->w + gr * g->Kg * j->ldw, j->ldw,
+                      0.0f, yt, g->K, NULL, &pack);
     if (epi)
       for (int64_t i = 0; i < m; i++) {
         if (j->bias)
@@ -147,7 +155,8 @@ static void gemm_1x1_run(const void *problem, const void *state, const void *con
   const adnn_plugin_conv2d *g = problem;
   const state_1x1 *s = state;
   job_1x1 j = {g,          s,       inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL,
-               outputs[0], s->tile, s->tiles,  s->ldw};
+               outputs[0], s->tile, s->tiles,  s->ldw,
+               (char *)workspace + s->pack_off};
   if (!j.ldw) {
     adnn_cpu_conv2d_pack_kcrs(g, j.w, workspace);
     j.w = workspace;

@@ -26,11 +26,12 @@
  * this project's 2-core machine (ResNet-50 3x3 64->64 56x56): OpenBLAS's
  * threads spin between calls and compete with the pool's column building, the
  * columns travel between cores, and a 64-row GEMM splits poorly. The tile's
- * GEMM is adnn_cpu_sgemm (gemm.h), which inside a pool task runs adnn's own
+ * GEMM is adnn_cpu_sgemm_ws (gemm.h), which inside a pool task runs adnn's own
  * engine on the calling thread, so no OpenBLAS thread competes with the pool.
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "kernels/cpu/conv2d.h"
@@ -75,7 +76,7 @@ static int im2col_supports(const void *problem, const adnn_cpu_env *env, char *w
 
 typedef struct im2col_state {
   adnn_cpu_act act;
-  int isa;      /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
+  int isa;      /* adnn_cpu_env.isa, for adnn_cpu_sgemm_ws */
   int nhwc;     /* layout: NHWC, else NCHW */
   int epilogue; /* adnn_cpu_conv2d_has_epilogue */
   /* NCHW: filters that are not packed KCRS are packed in front of the
@@ -85,6 +86,8 @@ typedef struct im2col_state {
   int64_t packed;
   int64_t rows_per_tile, tile, tiles;
   int64_t ws_floats; /* one thread's column buffer */
+  size_t pack_bytes; /* one thread's GEMM pack space, after the column buffers */
+  int threads;       /* adnn_cpu_env.threads: the number of slices of each */
 } im2col_state;
 
 /* One column tile per thread, plus the packed or reordered filters. */
@@ -94,6 +97,7 @@ static void im2col_reshape(const void *problem, const adnn_cpu_env *env, void *s
   im2col_state *s = state;
   adnn_cpu_act_init(&s->act, &g->activation, env->isa);
   s->isa = env->isa;
+  s->threads = env->threads;
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->epilogue = adnn_cpu_conv2d_has_epilogue(g);
   const int64_t crs = g->Cg * g->R * g->S;
@@ -103,14 +107,25 @@ static void im2col_reshape(const void *problem, const adnn_cpu_env *env, void *s
     s->tile = nhwc_pixels_per_tile(g);
     s->tiles = (total + s->tile - 1) / s->tile;
     s->ws_floats = s->tile * crs;
+    s->pack_bytes = adnn_cpu_sgemm_pack_bytes(env->isa, s->tile, g->Kg, crs);
   } else {
     s->packed = adnn_cpu_conv2d_w_is_kcrs(g) ? 0 : g->K * crs;
     s->rows_per_tile = nchw_rows_per_tile(g);
     s->tiles = (g->P + s->rows_per_tile - 1) / s->rows_per_tile;
     s->ws_floats = crs * s->rows_per_tile * g->Q;
+    s->pack_bytes = adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, s->rows_per_tile * g->Q, crs);
   }
-  *workspace_bytes =
-      (size_t)((s->packed + s->ws_floats * env->threads) * (int64_t)sizeof(float));
+  /* Floats up to the pack slices, rounded up to keep them 64-byte aligned. */
+  size_t floats = (size_t)(s->packed + s->ws_floats * env->threads);
+  *workspace_bytes = (floats * sizeof(float) + 63) / 64 * 64 + s->pack_bytes * (size_t)env->threads;
+}
+
+/* Thread `thread`'s GEMM pack space: the slices follow the column buffers
+ * (of `threads` threads) that start at cols. */
+static adnn_cpu_gemm_pack pack_of(const im2col_state *s, float *cols, int thread) {
+  uintptr_t end = (uintptr_t)(cols + s->ws_floats * s->threads);
+  end = (end + 63) / 64 * 64;
+  return adnn_cpu_gemm_pack_slice((void *)end, s->pack_bytes, thread);
 }
 
 /* ---- NCHW ---------------------------------------------------------------- */
@@ -171,6 +186,7 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const im2col_state *s = a->s;
   int64_t crs = g->Cg * g->R * g->S, pq = g->P * g->Q;
   float *col = a->ws + thread * s->ws_floats;
+  const adnn_cpu_gemm_pack pack = pack_of(s, a->ws, thread);
   for (int64_t t = t0; t < t1; t++) {
     int64_t tile = t % s->tiles, ng = t / s->tiles, gr = ng % g->groups, n = ng / g->groups;
     int64_t p0 = tile * s->rows_per_tile;
@@ -182,13 +198,13 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
     /* A 1x1 stride-1 unpadded filter needs no columns: the image is one. */
     if (g->R == 1 && g->S == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
         g->pad_left == 0 && g->P == g->H && g->Q == g->W) {
-      adnn_cpu_sgemm(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
-                     wg, crs, xg + p0 * g->Q, pq, 0.0f, yt, pq, NULL);
+      adnn_cpu_sgemm_ws(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
+                        wg, crs, xg + p0 * g->Q, pq, 0.0f, yt, pq, NULL, &pack);
     } else {
       nchw_job job = {g, xg, col, p0, rows};
       nchw_im2col(&job);
-      adnn_cpu_sgemm(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
-                     wg, crs, col, nt, 0.0f, yt, pq, NULL);
+      adnn_cpu_sgemm_ws(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
+                        wg, crs, col, nt, 0.0f, yt, pq, NULL, &pack);
     }
     if (s->epilogue)
       for (int64_t k = 0; k < g->Kg; k++)
@@ -275,14 +291,15 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const im2col_state *s = a->s;
   int64_t len = g->R * g->S * g->Cg, total = g->N * g->P * g->Q;
   float *col = a->cols + thread * s->ws_floats;
+  const adnn_cpu_gemm_pack pack = pack_of(s, a->cols, thread);
   for (int64_t t = t0; t < t1; t++) {
     int64_t gr = t % g->groups, p0 = t / g->groups * s->tile;
     int64_t m = total - p0 < s->tile ? total - p0 : s->tile;
     float *yt = a->y + p0 * g->K + gr * g->Kg;
     nhwc_job job = {g, a->x, NULL, col, NULL, p0, gr * g->Cg};
     nhwc_im2col(&job, m);
-    adnn_cpu_sgemm(s->isa, 0, 1, m, g->Kg, len, 1.0f, col,
-                   len, a->wt + gr * g->Kg * len, len, 0.0f, yt, g->K, NULL);
+    adnn_cpu_sgemm_ws(s->isa, 0, 1, m, g->Kg, len, 1.0f, col,
+                      len, a->wt + gr * g->Kg * len, len, 0.0f, yt, g->K, NULL, &pack);
     if (s->epilogue)
       for (int64_t i = 0; i < m; i++) {
         if (a->bias)

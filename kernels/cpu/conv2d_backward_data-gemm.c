@@ -54,6 +54,7 @@
 #include "config.h"
 
 #include <cblas.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "kernels/cpu/conv2d_backward.h"
@@ -74,7 +75,7 @@
 
 typedef struct bwd_data_state {
   int nhwc, is_1x1, f64;
-  int isa; /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
+  int isa; /* adnn_cpu_env.isa, for adnn_cpu_sgemm_ws */
   size_t esize;
   /* Filters packed KCRS (NCHW, when not already) or reordered KRSC (NHWC,
    * always) in front of the column buffers: `packed` elements, or 0. */
@@ -86,6 +87,8 @@ typedef struct bwd_data_state {
   int64_t dy_elems;                 /* NCHW batches of several images: gathered dY */
   int64_t tile;                     /* NHWC: pixels per tile */
   int64_t col_elems;                /* one thread's column buffer */
+  size_t pack_bytes;                /* F32: one thread's GEMM pack space, after the columns */
+  int threads;                      /* adnn_cpu_env.threads: slices of each */
   /* Stride 1, F32, beta 0 (see the top): the transposed forward problem,
    * the forward kernel that runs it, its state and its workspace bytes
    * (in front of the reordered filters, K*Cg*R*S floats). */
@@ -213,7 +216,37 @@ static void data_reshape(const void *problem, const adnn_cpu_env *env, void *sta
     s->tiles = (g->P + rows - 1) / rows;
     s->col_elems = is_1x1 ? 0 : s->cb * rs * rows * g->Q;
   }
-  *workspace_bytes = (size_t)((s->packed + s->col_elems * env->threads) * (int64_t)s->esize);
+  /* F32: the engine's pack space for the largest GEMM of the path taken
+   * (adnn_cpu_sgemm_pack_bytes is monotone, so edge tiles fit too). */
+  s->threads = env->threads;
+  s->pack_bytes = 0;
+  if (!s->f64) {
+    int64_t m, n;
+    if (s->nhwc) {
+      m = s->tile;
+      n = is_1x1 ? g->Cg : crs;
+    } else if (s->dy_elems) {
+      m = s->cb * rs;
+      n = s->batch_max * PQ;
+    } else if (is_1x1) {
+      m = s->cb;
+      n = g->H * g->W;
+    } else {
+      m = s->cb * rs;
+      n = s->rows_per_tile * g->Q;
+    }
+    s->pack_bytes = adnn_cpu_sgemm_pack_bytes(env->isa, m, n, g->Kg);
+  }
+  size_t bytes = (size_t)((s->packed + s->col_elems * env->threads) * (int64_t)s->esize);
+  *workspace_bytes = (bytes + 63) / 64 * 64 + s->pack_bytes * (size_t)env->threads;
+}
+
+/* Thread `thread`'s pack space (one slice): the slices follow the column
+ * buffers of every thread, which start at cols. */
+static adnn_cpu_gemm_pack bwd_pack_slice(const bwd_data_state *s, const void *cols, int thread) {
+  uintptr_t end = (uintptr_t)cols + (uintptr_t)(s->col_elems * s->threads) * s->esize;
+  end = (end + 63) / 64 * 64;
+  return adnn_cpu_gemm_pack_slice((void *)end, s->pack_bytes, thread);
 }
 
 static void data_gemm_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -243,12 +276,16 @@ static void data_1x1_reshape(const void *problem, const adnn_cpu_env *env, void 
   data_reshape(problem, env, state, workspace_bytes, 1);
 }
 
-/* F32 runs through adnn_cpu_sgemm (gemm.h: the engine inside the pool's
- * tasks), with the CBLAS argument list of the F64 calls; `s` is the state
- * at every call site. F64 stays on OpenBLAS. */
-#define CONV_BWD_SGEMM_(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)          \
-  adnn_cpu_sgemm(s->isa, (ta) == CblasTrans, (tb) == CblasTrans, m, n, k, alpha, a, lda, b, ldb, \
-                 beta, c, ldc, NULL)
+/* F32 runs through adnn_cpu_sgemm_ws (gemm.h: the engine inside the pool's
+ * tasks), with the CBLAS argument list of the F64 calls; the state `s`, the
+ * task's arguments `a` and its `thread` are in scope at every call site
+ * (the pack space is the thread's slice). F64 stays on OpenBLAS. */
+#define CONV_BWD_SGEMM_(order, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, c, ldc)             \
+  do {                                                                                           \
+    const adnn_cpu_gemm_pack pack_ = bwd_pack_slice(s, a->cols, thread);                         \
+    adnn_cpu_sgemm_ws(s->isa, (ta) == CblasTrans, (tb) == CblasTrans, m, n, k, alpha, A, lda, B, \
+                      ldb, beta, c, ldc, NULL, &pack_);                                          \
+  } while (0)
 #define CONV_BWD_T float
 #define CONV_BWD_GEMM CONV_BWD_SGEMM_
 #define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)

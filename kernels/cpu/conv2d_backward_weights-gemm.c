@@ -36,6 +36,7 @@
 #include "config.h"
 
 #include <cblas.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "kernels/cpu/conv2d_backward.h"
@@ -49,7 +50,7 @@
 
 typedef struct bwd_weights_state {
   int nhwc, is_1x1, f64;
-  int isa; /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
+  int isa; /* adnn_cpu_env.isa, for adnn_cpu_sgemm_ws */
   size_t esize;
   int64_t rows_per_tile; /* NCHW: output rows per tile */
   int64_t tile;          /* NHWC: pixels per tile */
@@ -61,6 +62,8 @@ typedef struct bwd_weights_state {
   int64_t partial_elems; /* K * Cg * R * S: one partial */
   int64_t col_elems;     /* one thread's column buffer */
   int dw_packed;         /* dw packed in the partials' order (KCRS / KRSC) */
+  size_t pack_bytes;     /* F32: one thread's GEMM pack space, after the columns */
+  int threads;           /* adnn_cpu_env.threads: slices of each */
 } bwd_weights_state;
 
 static int weights_gemm_supports(const void *problem, const adnn_cpu_env *env, char *why,
@@ -138,8 +141,27 @@ static void weights_reshape(const void *problem, const adnn_cpu_env *env, void *
   if (chunks > fit) chunks = fit;
   if (chunks < 1) chunks = 1;
   s->chunks = chunks;
-  *workspace_bytes =
+  /* F32: the engine's pack space for the largest GEMM (Kg x crs over the
+   * most pixels one item has; adnn_cpu_sgemm_pack_bytes is monotone). */
+  s->threads = env->threads;
+  s->pack_bytes = 0;
+  if (!s->f64) {
+    const int64_t inner =
+        s->nhwc ? s->tile : s->dy_elems ? s->batch_max * PQ : s->rows_per_tile * g->Q;
+    s->pack_bytes = adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, crs, inner);
+  }
+  size_t bytes =
       (size_t)((s->chunks * s->partial_elems + s->col_elems * env->threads) * (int64_t)s->esize);
+  *workspace_bytes = (bytes + 63) / 64 * 64 + s->pack_bytes * (size_t)env->threads;
+}
+
+/* Thread `thread`'s pack space (one slice): the slices follow the column
+ * buffers of every thread, which start at cols. */
+static adnn_cpu_gemm_pack bwd_pack_slice(const bwd_weights_state *s, const void *cols,
+                                         int thread) {
+  uintptr_t end = (uintptr_t)cols + (uintptr_t)(s->col_elems * s->threads) * s->esize;
+  end = (end + 63) / 64 * 64;
+  return adnn_cpu_gemm_pack_slice((void *)end, s->pack_bytes, thread);
 }
 
 static void weights_gemm_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -152,12 +174,16 @@ static void weights_1x1_reshape(const void *problem, const adnn_cpu_env *env, vo
   weights_reshape(problem, env, state, workspace_bytes, 1);
 }
 
-/* F32 runs through adnn_cpu_sgemm (gemm.h: the engine inside the pool's
- * tasks), with the CBLAS argument list of the F64 calls; `s` is the state
- * at every call site. F64 stays on OpenBLAS. */
-#define CONV_BWD_SGEMM_(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)          \
-  adnn_cpu_sgemm(s->isa, (ta) == CblasTrans, (tb) == CblasTrans, m, n, k, alpha, a, lda, b, ldb, \
-                 beta, c, ldc, NULL)
+/* F32 runs through adnn_cpu_sgemm_ws (gemm.h: the engine inside the pool's
+ * tasks), with the CBLAS argument list of the F64 calls; the state `s`, the
+ * task's arguments `a` and its `thread` are in scope at every call site
+ * (the pack space is the thread's slice). F64 stays on OpenBLAS. */
+#define CONV_BWD_SGEMM_(order, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, c, ldc)             \
+  do {                                                                                           \
+    const adnn_cpu_gemm_pack pack_ = bwd_pack_slice(s, a->cols, thread);                         \
+    adnn_cpu_sgemm_ws(s->isa, (ta) == CblasTrans, (tb) == CblasTrans, m, n, k, alpha, A, lda, B, \
+                      ldb, beta, c, ldc, NULL, &pack_);                                          \
+  } while (0)
 #define CONV_BWD_T float
 #define CONV_BWD_GEMM CONV_BWD_SGEMM_
 #define CONV_BWD_FN(name) CONV_BWD_CAT_(name, f32)

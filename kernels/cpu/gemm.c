@@ -21,9 +21,12 @@
  * multiply-adds, with mb and nb of a few hundred (an estimate; the packing
  * was not timed apart from the whole).
  *
- * Pack buffers come from a small free list (a mutex, a push and a pop per
- * task): the first calls allocate, later calls of the same or smaller size
- * reuse, and the list is freed when the plugin is unloaded.
+ * Pack space: a plan's caller (adnn_cpu_sgemm_ws) hands in one slice per
+ * thread, sized at reshape by adnn_cpu_sgemm_pack_bytes, so that run
+ * allocates nothing. Only the plan-less public GEMM (adnn_cpu_sgemm) takes
+ * its buffers from a small free list (a mutex, a push and a pop per task):
+ * the first calls allocate, later calls of the same or smaller size reuse,
+ * and the list is freed when the plugin is unloaded.
  */
 #include "config.h"
 
@@ -33,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/cpu_parallel.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_kernel.h"
@@ -148,6 +152,28 @@ int adnn_cpu_sgemm_blocking(int isa, adnn_cpu_gemm_blocking *out) {
 
 int adnn_cpu_sgemm_engine_isa(int isa) { return ukr_for(isa) != NULL; }
 
+/* The rows of the packed A block: mc rounded up to panels, but no more
+ * panels than op(A) has rows. */
+static size_t a_block_floats(int64_t mc, int64_t m, int mr) {
+  int64_t rows = mc < m ? mc : m;
+  return (size_t)((rows + mr - 1) / mr * mr);
+}
+
+/* One thread's pack space for an m x n x k call: the B panel (kc x nb, nb
+ * at most nc and at most n rounded up to NR: plan_tiles never makes it
+ * wider) and the A block (kc x mc, at most m rows), rounded up to 64 bytes. */
+size_t adnn_cpu_sgemm_pack_bytes(int isa, int64_t m, int64_t n, int64_t k) {
+  const adnn_cpu_gemm_ukr *u = ukr_for(isa);
+  if (!u || m <= 0 || n <= 0 || k <= 0) return 0;
+  adnn_cpu_gemm_blocking bl;
+  blocking_for(u, &bl);
+  const int64_t kmax = k < bl.kc ? k : bl.kc;
+  const int64_t npad = (n + u->nr - 1) / u->nr * u->nr;
+  const int64_t nb = npad < bl.nc ? npad : bl.nc;
+  size_t floats = (size_t)(kmax * nb) + a_block_floats(bl.mc, m, u->mr) * (size_t)kmax;
+  return (floats * sizeof(float) + 63) / 64 * 64;
+}
+
 /* ---- Pack buffers ---------------------------------------------------------- */
 
 typedef struct pack_buf {
@@ -213,6 +239,7 @@ typedef struct gemm_job {
   int64_t lda, ldb, ldc;
   float *c;
   const adnn_cpu_gemm_epilogue *epi;
+  const adnn_cpu_gemm_pack *pack; /* NULL: pack buffers from the free list */
   int64_t mb, nb;         /* task tile */
   int64_t mtiles, ntiles; /* tasks = mtiles * ntiles */
 } gemm_job;
@@ -220,15 +247,21 @@ typedef struct gemm_job {
 static void openblas_block(const gemm_job *j, int64_t i0, int64_t j0, int64_t mm, int64_t nn);
 
 static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
-  (void)thread;
   const gemm_job *j = arg;
   const adnn_cpu_gemm_ukr *u = j->u;
   const int MR = u->mr, NR = u->nr;
   const int64_t kc = j->bl.kc, mc = j->bl.mc;
   const int64_t nb_pad = (j->nb + NR - 1) / NR * NR;
-  const int64_t mc_pad = (mc + MR - 1) / MR * MR;
   const int64_t kmax = j->k < kc ? j->k : kc;
-  pack_buf *buf = buf_acquire((size_t)(kmax * (nb_pad + mc_pad)));
+  /* The caller's pack space (one slice per thread), or else a buffer from
+   * the free list (the plan-less public GEMM). */
+  pack_buf *buf = NULL, slice;
+  if (j->pack) {
+    slice.data = (float *)((char *)j->pack->base + (size_t)thread * j->pack->slice_bytes);
+    buf = &slice;
+  } else {
+    buf = buf_acquire((size_t)(kmax * nb_pad) + a_block_floats(j->bl.mc, j->m, MR) * (size_t)kmax);
+  }
   for (int64_t t = t0; t < t1; t++) {
     /* Row tiles fastest: consecutive tasks read the same columns of B. */
     const int64_t it = t % j->mtiles, jt = t / j->mtiles;
@@ -270,35 +303,59 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
       }
     }
   }
-  if (buf) buf_release(buf);
+  if (buf && !j->pack) buf_release(buf);
 }
 
-/* The task tiles: the cache blocks, split further until there are about
- * four tasks per thread (the pool balances uneven tasks), but never below
- * 4 panels a side, where packing would start to cost. */
-static void plan_tiles(gemm_job *j) {
-  const int threads = adnn_cpu_parallel_in_task() ? 1 : adnn_cpu_parallel_threads();
+/* The task tiles. Each task packs its own panels, so a split of C into
+ * mtiles x ntiles tiles copies op(A) ntiles times and op(B) mtiles times:
+ * m * k * ntiles + k * n * mtiles elements. Among the splits with at least
+ * four tasks per thread (the pool balances uneven tasks; one task on the
+ * calling thread alone), tiles at least 4 panels a side where the matrix
+ * allows, and column tiles no wider than nc (the packed B panel kc x nb must
+ * stay in the core's share of L3), the one that copies least wins; the row
+ * tiles may exceed mc (the task loops over mc blocks inside). For BERT's
+ * m = 128 shapes on 2 threads that is 1 x 8 tiles, B packed once, where the
+ * former rule (mc x nc blocks halved until there were enough) made 3 x 4 and
+ * packed B three times. */
+static void plan_tiles(gemm_job *j, int threads) {
   const int64_t MR = j->u->mr, NR = j->u->nr;
-  int64_t mb = j->bl.mc, nb = j->bl.nc;
-  if (mb > j->m) mb = (j->m + MR - 1) / MR * MR;
-  if (nb > j->n) nb = (j->n + NR - 1) / NR * NR;
+  const int64_t mpanels = (j->m + MR - 1) / MR, npanels = (j->n + NR - 1) / NR;
+  const int64_t ncp = j->bl.nc / NR; /* most panels of one column tile */
   const int64_t target = threads > 1 ? 4 * (int64_t)threads : 1;
-  for (;;) {
-    int64_t tasks = ((j->m + mb - 1) / mb) * ((j->n + nb - 1) / nb);
-    if (tasks >= target) break;
-    if (nb >= mb && nb > 4 * NR)
-      nb = (nb / 2 + NR - 1) / NR * NR;
-    else if (mb > 4 * MR)
-      mb = (mb / 2 + MR - 1) / MR * MR;
-    else if (nb > 4 * NR)
-      nb = (nb / 2 + NR - 1) / NR * NR;
-    else
-      break;
+  int64_t best_mt = 1, best_nt = (npanels + ncp - 1) / ncp;
+  double best_cost = -1.0;
+  int64_t best_reach = 0;
+  /* mtiles x ntiles over the divisors' range: at most a few hundred pairs. */
+  for (int64_t mt = 1; mt <= mpanels && mt <= 4 * target; mt++) {
+    const int64_t mbp = (mpanels + mt - 1) / mt; /* panels per row tile */
+    if (mt > 1 && mbp < 4) break;
+    int64_t nt = (target + mt - 1) / mt;
+    const int64_t nt_cache = (npanels + ncp - 1) / ncp;
+    if (nt < nt_cache) nt = nt_cache;
+    if (nt > npanels) nt = npanels;
+    int64_t nbp = (npanels + nt - 1) / nt;
+    if (nbp < 4 && nt > nt_cache) {
+      /* Columns too thin: fewer, wider tiles (fewer tasks than the target). */
+      nbp = npanels < 4 ? npanels : 4;
+      if (nbp > ncp) nbp = ncp;
+    }
+    const int64_t real_mt = (mpanels + mbp - 1) / mbp, real_nt = (npanels + nbp - 1) / nbp;
+    const int64_t tasks = real_mt * real_nt, reach = tasks < target ? tasks : target;
+    const double cost = (double)j->m * (double)real_nt + (double)j->n * (double)real_mt;
+    /* Reaching the target first (an idle thread costs more than any copy),
+     * then the fewest copies. */
+    if (reach > best_reach || (reach == best_reach && cost < best_cost)) {
+      best_reach = reach;
+      best_cost = cost;
+      best_mt = real_mt;
+      best_nt = real_nt;
+    }
   }
-  j->mb = mb;
-  j->nb = nb;
-  j->mtiles = (j->m + mb - 1) / mb;
-  j->ntiles = (j->n + nb - 1) / nb;
+  const int64_t mbp = (mpanels + best_mt - 1) / best_mt, nbp = (npanels + best_nt - 1) / best_nt;
+  j->mb = mbp * MR;
+  j->nb = nbp * NR;
+  j->mtiles = (j->m + j->mb - 1) / j->mb;
+  j->ntiles = (j->n + j->nb - 1) / j->nb;
 }
 
 /* C = beta * C (beta = 0: zeros, C not read), then the epilogue: k = 0. */
@@ -325,9 +382,15 @@ static void openblas_block(const gemm_job *j, int64_t i0, int64_t j0, int64_t mm
   const float *a = j->ta ? j->a + i0 : j->a + i0 * j->lda;
   const float *b = j->tb ? j->b + j0 * j->ldb : j->b + j0;
   float *c = j->c + i0 * j->ldc + j0;
+  /* Inside one of our pool's tasks (the fallbacks: no pack buffer, or a pack
+   * space too small), OpenBLAS runs single-threaded: its own threads would
+   * oversubscribe the cores our pool already uses (blas_threads.h). */
+  const int serial = adnn_cpu_parallel_in_task();
+  if (serial) adnn_cpu_blas_serial_begin();
   cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans,
               (int)mm, (int)nn, (int)j->k, j->alpha, a, (int)j->lda, b, (int)j->ldb, j->beta, c,
               (int)j->ldc);
+  if (serial) adnn_cpu_blas_serial_end();
   if (j->epi)
     for (int64_t i = 0; i < mm; i += ADNN_CPU_GEMM_TILE_MAX)
       for (int64_t x = 0; x < nn; x += ADNN_CPU_GEMM_TILE_MAX) {
@@ -359,10 +422,12 @@ adnn_cpu_sgemm_impl adnn_cpu_sgemm_choose(int isa, int ta, int tb, int64_t m, in
   return ADNN_CPU_SGEMM_ENGINE;
 }
 
-void adnn_cpu_sgemm_with(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int64_t m, int64_t n,
-                         int64_t k, float alpha, const float *a, int64_t lda, const float *b,
-                         int64_t ldb, float beta, float *c, int64_t ldc,
-                         const adnn_cpu_gemm_epilogue *epilogue) {
+/* Runs the call with impl; pack NULL takes the engine's pack buffers from
+ * the free list. */
+static void sgemm_run(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int64_t m, int64_t n,
+                      int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+                      int64_t ldb, float beta, float *c, int64_t ldc,
+                      const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack) {
   if (m <= 0 || n <= 0) return;
   if (epilogue && !epilogue->fn) epilogue = NULL;
   if (k <= 0 || alpha == 0.0f) {
@@ -372,8 +437,11 @@ void adnn_cpu_sgemm_with(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int6
   }
   gemm_job j = {.ta = ta != 0, .tb = tb != 0, .m = m, .n = n, .k = k, .alpha = alpha,
                 .beta = beta, .a = a, .b = b, .lda = lda, .ldb = ldb, .ldc = ldc, .c = c,
-                .epi = epilogue};
+                .epi = epilogue, .pack = pack};
   j.u = impl == ADNN_CPU_SGEMM_ENGINE ? ukr_for(isa) : NULL;
+  if (j.u && pack &&
+      (!pack->base || pack->slices < 1 || pack->slice_bytes < adnn_cpu_sgemm_pack_bytes(isa, m, n, k)))
+    j.u = NULL; /* too small a pack space (a caller's bug): OpenBLAS, which needs none */
   if (!j.u) {
     j.mb = m;
     j.nb = n;
@@ -381,13 +449,35 @@ void adnn_cpu_sgemm_with(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int6
     return;
   }
   blocking_for(j.u, &j.bl);
-  plan_tiles(&j);
-  adnn_cpu_parallel_for(j.mtiles * j.ntiles, 1, gemm_task, &j);
+  /* Inside a pool task, or with fewer slices than pool threads, the tiles
+   * run on the calling thread with slice 0. */
+  int threads = adnn_cpu_parallel_in_task() ? 1 : adnn_cpu_parallel_threads();
+  if (pack && pack->slices < threads) threads = 1;
+  plan_tiles(&j, threads);
+  if (threads == 1)
+    gemm_task(&j, 0, j.mtiles * j.ntiles, 0);
+  else
+    adnn_cpu_parallel_for(j.mtiles * j.ntiles, 1, gemm_task, &j);
+}
+
+void adnn_cpu_sgemm_with(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int64_t m, int64_t n,
+                         int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+                         int64_t ldb, float beta, float *c, int64_t ldc,
+                         const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack) {
+  sgemm_run(impl, isa, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue, pack);
 }
 
 void adnn_cpu_sgemm(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue) {
-  adnn_cpu_sgemm_with(adnn_cpu_sgemm_choose(isa, ta, tb, m, n, k), isa, ta, tb, m, n, k, alpha, a,
-                      lda, b, ldb, beta, c, ldc, epilogue);
+  sgemm_run(adnn_cpu_sgemm_choose(isa, ta, tb, m, n, k), isa, ta, tb, m, n, k, alpha, a, lda, b,
+            ldb, beta, c, ldc, epilogue, NULL);
+}
+
+void adnn_cpu_sgemm_ws(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                       float *c, int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue,
+                       const adnn_cpu_gemm_pack *pack) {
+  sgemm_run(adnn_cpu_sgemm_choose(isa, ta, tb, m, n, k), isa, ta, tb, m, n, k, alpha, a, lda, b,
+            ldb, beta, c, ldc, epilogue, pack);
 }

@@ -63,17 +63,61 @@ typedef enum adnn_cpu_sgemm_impl {
   ADNN_CPU_SGEMM_OPENBLAS = 1, /**< cblas_sgemm */
 } adnn_cpu_sgemm_impl;
 
+/** Pack space: the scratch memory the engine packs its A and B panels
+ *  into, handed in by the caller so that a plan's run allocates nothing
+ *  (the plan sizes it at reshape with adnn_cpu_sgemm_pack_bytes and takes it
+ *  from its workspace). `base` (64-byte aligned) holds `slices` slices of
+ *  `slice_bytes` bytes each, one per thread the engine may run on:
+ *   - called inside a pool task (a conv kernel's tile), the engine runs on
+ *     the calling thread and uses slice 0 only: pass the task thread's own
+ *     slice with slices = 1 (adnn_cpu_gemm_pack_slice);
+ *   - called outside a task (matmul), it spreads over the pool and uses
+ *     slice `thread` on each pool thread: pass adnn_cpu_env.threads slices
+ *     (with fewer, the whole call runs on the calling thread with slice 0). */
+typedef struct adnn_cpu_gemm_pack {
+  void *base;
+  size_t slice_bytes;
+  int slices;
+} adnn_cpu_gemm_pack;
+
+/** The bytes of one pack-space slice for any call of at most m x n x k on
+ *  isa (a multiple of 64; 0 when isa has no microkernel or a size is 0,
+ *  when the engine never packs). Monotone in m, n and k, so one slice sized
+ *  for the largest call of a plan serves its smaller edge calls too. */
+size_t adnn_cpu_sgemm_pack_bytes(int isa, int64_t m, int64_t n, int64_t k);
+
+/** The one-slice pack space of pool thread `thread` in a workspace region
+ *  `ws` of per-thread slices of slice_bytes each. */
+static inline adnn_cpu_gemm_pack adnn_cpu_gemm_pack_slice(void *ws, size_t slice_bytes,
+                                                         int thread) {
+  adnn_cpu_gemm_pack p = {(char *)ws + (size_t)thread * slice_bytes, slice_bytes, 1};
+  return p;
+}
+
 /** C = alpha * op(A) op(B) + beta * C, then the epilogue (NULL: none) on
- *  every tile; ta, tb: 0 for op(X) = X, 1 for its transpose. isa is the
- *  ADNN_CPU_ISA_* level the plugin chose (adnn_cpu_env.isa). m, n, k >= 0;
- *  lda >= (ta ? m : k), ldb >= (tb ? k : n), ldc >= n, each at least 1;
- *  sizes and leading dimensions below 2^31 (OpenBLAS's integers). k = 0
- *  scales C by beta (beta = 0: zeros). Threads: over the pool when called
- *  outside a pool task, on the calling thread inside one. Never allocates
- *  after the first calls of a given size (pack buffers are kept for reuse);
- *  when the buffers cannot be allocated it falls back to OpenBLAS, so it
- *  cannot fail. Deterministic: every element's sum is formed in the same
- *  order whatever the thread count. */
+ *  every tile, with the caller's pack space (see adnn_cpu_gemm_pack; at
+ *  least adnn_cpu_sgemm_pack_bytes(isa, m, n, k) per slice); ta, tb: 0 for
+ *  op(X) = X, 1 for its transpose. isa is the ADNN_CPU_ISA_* level the
+ *  plugin chose (adnn_cpu_env.isa). m, n, k >= 0; lda >= (ta ? m : k), ldb
+ *  >= (tb ? k : n), ldc >= n, each at least 1; sizes and leading dimensions
+ *  below 2^31 (OpenBLAS's integers). k = 0 scales C by beta (beta = 0:
+ *  zeros). Threads: over the pool when called outside a pool task, on the
+ *  calling thread inside one. Allocates nothing and cannot fail (a pack
+ *  space too small for the call, a caller's bug, runs OpenBLAS, which needs
+ *  none). Deterministic: every element's sum is formed in the same order
+ *  whatever the thread count. */
+void adnn_cpu_sgemm_ws(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                       float *c, int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue,
+                       const adnn_cpu_gemm_pack *pack);
+
+/** adnn_cpu_sgemm_ws without a pack space, for callers that have no plan
+ *  (the public adnn_gemm): the engine takes its pack buffers from a free
+ *  list kept by gemm.c, so the first calls of a size allocate (under a
+ *  mutex), later calls of the same or smaller size reuse, and the buffers
+ *  live until the plugin is unloaded. When a buffer cannot be allocated the
+ *  block runs through OpenBLAS, so it cannot fail. Plans must not call it
+ *  (their run would allocate): they use adnn_cpu_sgemm_ws. */
 void adnn_cpu_sgemm(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue);
@@ -83,13 +127,15 @@ void adnn_cpu_sgemm(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, fl
 adnn_cpu_sgemm_impl adnn_cpu_sgemm_choose(int isa, int ta, int tb, int64_t m, int64_t n,
                                           int64_t k);
 
-/** Forces one implementation (tests and benchmarks): the engine exactly as
- *  adnn_cpu_sgemm runs it, with the same threading. isa must have a
- *  microkernel (adnn_cpu_sgemm_engine_isa) for ADNN_CPU_SGEMM_ENGINE. */
+/** Forces one implementation (the matmul candidates, tests, benchmarks):
+ *  exactly as adnn_cpu_sgemm_ws (pack given) or adnn_cpu_sgemm (pack NULL)
+ *  runs it, with the same threading. isa must have a microkernel
+ *  (adnn_cpu_sgemm_engine_isa) for ADNN_CPU_SGEMM_ENGINE, else OpenBLAS
+ *  runs. */
 void adnn_cpu_sgemm_with(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int64_t m, int64_t n,
                          int64_t k, float alpha, const float *a, int64_t lda, const float *b,
                          int64_t ldb, float beta, float *c, int64_t ldc,
-                         const adnn_cpu_gemm_epilogue *epilogue);
+                         const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack);
 
 /** 1 when the engine has a microkernel for isa (AVX2 and AVX-512). */
 int adnn_cpu_sgemm_engine_isa(int isa);

@@ -102,7 +102,8 @@ typedef struct mm_state {
   int bias_packed;        /* bias has a stride other than 1: packed into the workspace */
   adnn_cpu_matmul_epilogue epi;
   int threads;
-  int isa;                /* engine_epilogue: the instruction set for adnn_cpu_sgemm */
+  int isa;                /* engine_epilogue: the instruction set for adnn_cpu_sgemm_with */
+  size_t pack_off, pack_bytes; /* engine_epilogue: its pack slices in the workspace */
 } mm_state;
 
 /* The transpose of a BLAS matrix view (rows and columns swapped). */
@@ -320,13 +321,13 @@ const adnn_cpu_impl adnn_cpu_matmul_blas = {
  * otherwise the batch matrices run one after the other, each call threaded
  * over its tiles. Deterministic whatever the thread count: the engine forms
  * every sum in the same order (gemm.h) and the epilogue is elementwise, so
- * for a fixed thread count the result does not depend on scheduling (where
- * the plugin said OpenBLAS runs AVX kernels, the dispatcher may hand the
- * largest shapes to OpenBLAS outside a pool task, so another thread count
- * may change the last bit there).
- * Claimed only where the engine has a microkernel (AVX2+FMA, AVX-512) and
- * the dispatcher would run it (adnn_cpu_sgemm_choose): elsewhere
- * adnn_cpu_sgemm is one OpenBLAS call and blas_epilogue runs instead. */
+ * the result does not depend on scheduling or on the thread count.
+ * Claimed wherever the engine has a microkernel (AVX2+FMA, AVX-512); it
+ * always runs the engine (adnn_cpu_sgemm_with), with its pack space taken
+ * from the plan's workspace, so run allocates nothing. Which of it and
+ * blas_epilogue runs a shape is the tuner's measurement (the matmul op is
+ * tunable, doc/tuning.md), or without the tuner the dispatcher's heuristic
+ * (mm_engine_preferred). */
 
 typedef struct mm_engine_job {
   const adnn_plugin_matmul *p;
@@ -336,6 +337,7 @@ typedef struct mm_engine_job {
   const float *bias;
   float *y;
   int r_in_place;
+  char *packs; /* the engine's pack space: s->threads slices of s->pack_bytes */
 } mm_engine_job;
 
 static void engine_hook(const void *arg, float *c, int64_t ldc, int64_t row0, int64_t col0,
@@ -343,7 +345,9 @@ static void engine_hook(const void *arg, float *c, int64_t ldc, int64_t row0, in
   adnn_cpu_matmul_epilogue_apply(arg, c, ldc, rows, cols, row0, col0);
 }
 
-static void engine_batch(const mm_engine_job *j, int64_t bt) {
+/* One batch matrix: inside a pool task (batches as tasks) on the thread's
+ * own pack slice, else over the pool with every slice. */
+static void engine_batch(const mm_engine_job *j, int64_t bt, int thread, int in_task) {
   const mm_state *s = j->s;
   const adnn_plugin_matmul *p = j->p;
   const int64_t b0 = bt / p->batch1, b1 = bt % p->batch1;
@@ -355,14 +359,18 @@ static void engine_batch(const mm_engine_job *j, int64_t bt) {
   adnn_cpu_matmul_epilogue_bind(&e, j->bias, r, s->r_rs, s->r_cs, p->residual_scale);
   const adnn_cpu_gemm_epilogue hook = {engine_hook, &e};
   const float beta = j->r_in_place ? (float)p->residual_scale : 0.0f;
-  adnn_cpu_sgemm(j->isa, s->A.trans, s->B.trans, s->m, s->n, s->k, (float)p->alpha, A, s->A.ld,
-                 B, s->B.ld, beta, C, s->C.ld,
-                 adnn_cpu_matmul_epilogue_active(&e) ? &hook : NULL);
+  const adnn_cpu_gemm_pack pack =
+      in_task ? adnn_cpu_gemm_pack_slice(j->packs, s->pack_bytes, thread)
+              : (adnn_cpu_gemm_pack){j->packs, s->pack_bytes, s->threads};
+  /* Always the engine: where OpenBLAS is faster the tuner (or the plugin's
+   * heuristic, mm_engine_preferred) takes blas_epilogue instead. */
+  adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, j->isa, s->A.trans, s->B.trans, s->m, s->n, s->k,
+                      (float)p->alpha, A, s->A.ld, B, s->B.ld, beta, C, s->C.ld,
+                      adnn_cpu_matmul_epilogue_active(&e) ? &hook : NULL, &pack);
 }
 
 static void engine_task(void *arg, int64_t t0, int64_t t1, int thread) {
-  (void)thread;
-  for (int64_t t = t0; t < t1; t++) engine_batch(arg, t);
+  for (int64_t t = t0; t < t1; t++) engine_batch(arg, t, thread, 1);
 }
 
 static int mm_engine_supports(const void *problem, const adnn_cpu_env *env, char *why,
@@ -371,24 +379,24 @@ static int mm_engine_supports(const void *problem, const adnn_cpu_env *env, char
     snprintf(why, why_size, "needs the GEMM engine's AVX2+FMA or AVX-512 microkernel");
     return 0;
   }
-  if (!mm_supports(problem, env, why, why_size)) return 0;
-  /* Where the dispatcher would hand the whole GEMM to OpenBLAS (its AVX
-   * kernels on the largest shapes, outside a pool task), the hook would run
-   * after the whole call on one thread, out of cache: blas_epilogue, whose
-   * tiles each run their epilogue on their own core, is faster there
-   * (measured on BERT-base's shapes, doc/performance.md). With the batch
-   * matrices as pool tasks the engine always runs. */
+  return mm_supports(problem, env, why, why_size);
+}
+
+/* The plugin's own choice without the tuner (ADNN_TUNE=off): the engine
+ * wherever the GEMM dispatcher's heuristic would run it. Where it would hand
+ * the whole GEMM to OpenBLAS (its AVX kernels on the largest shapes, outside
+ * a pool task), blas_epilogue, whose tiles each run their epilogue on their
+ * own core, is taken instead (measured on BERT-base's shapes,
+ * doc/performance.md). With the batch matrices as pool tasks the engine is
+ * always preferred. With the tuner on, both are measured (doc/tuning.md). */
+static int mm_engine_preferred(const void *problem, const adnn_cpu_env *env) {
   const adnn_plugin_matmul *p = problem;
   mm_state s;
   layouts(p, &s);
   const int64_t batches = p->batch0 * p->batch1;
-  if (!(env->threads > 1 && batches >= env->threads) &&
-      adnn_cpu_sgemm_choose(env->isa, s.A.trans, s.B.trans, s.m, s.n, s.k) !=
-          ADNN_CPU_SGEMM_ENGINE) {
-    snprintf(why, why_size, "the GEMM dispatcher runs OpenBLAS for this shape");
-    return 0;
-  }
-  return 1;
+  if (env->threads > 1 && batches >= env->threads) return 1;
+  return adnn_cpu_sgemm_choose(env->isa, s.A.trans, s.B.trans, s.m, s.n, s.k) ==
+         ADNN_CPU_SGEMM_ENGINE;
 }
 
 static void mm_engine_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -400,14 +408,20 @@ static void mm_engine_reshape(const void *problem, const adnn_cpu_env *env, void
   s->isa = env->isa;
   adnn_cpu_matmul_epilogue_init(&s->epi, &p->activation, p->y.dtype, s->transposed, env->isa);
   s->bias_packed = p->has_bias && p->N > 1 && p->bias.strides[0] != 1;
-  *workspace_bytes = s->bias_packed ? (size_t)p->N * sizeof(float) : 0;
+  /* The packed bias, then one engine pack slice per thread (a batch matrix
+   * per task, or one call over the pool: either way at most threads). */
+  const size_t bias_bytes = s->bias_packed ? (size_t)p->N * sizeof(float) : 0;
+  s->pack_off = (bias_bytes + 63) / 64 * 64;
+  s->pack_bytes = adnn_cpu_sgemm_pack_bytes(env->isa, s->m, s->n, s->k);
+  *workspace_bytes = s->pack_off + s->pack_bytes * (size_t)env->threads;
 }
 
 static void mm_engine_run(const void *problem, const void *state, const void *const *inputs,
                           void *const *outputs, void *workspace) {
   const adnn_plugin_matmul *p = problem;
   const mm_state *s = state;
-  mm_engine_job j = {p, s, s->isa, inputs[0], inputs[1], NULL, NULL, outputs[0], 0};
+  mm_engine_job j = {p, s, s->isa, inputs[0], inputs[1], NULL, NULL, outputs[0], 0,
+                     (char *)workspace + s->pack_off};
   if (s->transposed) { /* y^T = b^T a^T: A is b, B is a */
     j.a = inputs[1];
     j.b = inputs[0];
@@ -430,7 +444,7 @@ static void mm_engine_run(const void *problem, const void *state, const void *co
   if (s->threads > 1 && batches >= s->threads)
     adnn_cpu_parallel_for(batches, 1, engine_task, &j);
   else
-    engine_task(&j, 0, batches, 0);
+    for (int64_t t = 0; t < batches; t++) engine_batch(&j, t, 0, 0);
 }
 
 const adnn_cpu_impl adnn_cpu_matmul_engine = {
@@ -438,6 +452,7 @@ const adnn_cpu_impl adnn_cpu_matmul_engine = {
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
     .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
     .supports = mm_engine_supports,
+    .preferred = mm_engine_preferred,
     .state_size = sizeof(mm_state),
     .reshape = mm_engine_reshape,
     .run = mm_engine_run,
