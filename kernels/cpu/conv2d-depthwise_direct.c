@@ -435,8 +435,57 @@ static void NAME(dw_pack_planar)(const float *src, int64_t ld, int m, int64_t W,
   }
 }
 
+/* Buffers the nh whole rows of W pixels that follow each other in m <= VL
+ * channel planes (row i at src + i * ld, nh * W contiguous floats) as padded
+ * rows: pixel w of row k goes to dst + k * rf + w * VL. The transposes run
+ * over the plane's contiguous floats, not row by row, so a narrow image
+ * (W = 7, 14, 28) fills every one of them and loads partially only at the
+ * end of the span. */
+static void NAME(dw_pack_planar_rows)(const float *src, int64_t ld, int m, int64_t W, int64_t nh,
+                                      float *dst, int64_t rf) {
+  VF v[VL];
+  const int64_t total = W * nh;
+  int64_t k = 0, w = 0; /* the row and column of pixel k0 */
+  for (int64_t k0 = 0; k0 < total; k0 += VL) {
+    int n = total - k0 < VL ? (int)(total - k0) : VL;
+    for (int i = 0; i < VL; i++)
+      v[i] = i >= m ? (VF){0}
+             : n == VL ? NAME(vload)(src + i * ld + k0)
+                       : NAME(vload_n)(src + i * ld + k0, (size_t)n, 0.0f);
+    NAME(dw_transpose)(v);
+    for (int j = 0; j < n; j++) {
+      NAME(vstore)(dst + k * rf + w * VL, v[j]);
+      if (++w == W) w = 0, k++;
+    }
+  }
+}
+
+/* Stores the first n < VL lanes of v at p. AVX2 uses 128-, 64- and 32-bit
+ * stores rather than vmaskmovps, which AMD Zen cores run as a slow
+ * microcoded sequence (a narrow image's rows end in such a store). */
+SIMD_INLINE void NAME(dw_store_part)(float *p, VF v, int n) {
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX2
+  __m128 h = _mm256_castps256_ps128((__m256)v);
+  if (n & 4) {
+    _mm_storeu_ps(p, h);
+    p += 4;
+    h = _mm256_extractf128_ps((__m256)v, 1);
+  }
+  if (n & 2) {
+    _mm_storel_pi((__m64 *)(void *)p, h);
+    p += 2;
+    h = _mm_movehl_ps(h, h);
+  }
+  if (n & 1) _mm_store_ss(p, h);
+#else
+  NAME(vstore_n)(p, v, (size_t)n);
+#endif
+}
+
 /* The inverse: Q pixel vectors at src + q * VL to m planar rows of Q floats
- * (row i at dst + i * ld). */
+ * (row i at dst + i * ld). Q may span several output rows of y (they are
+ * contiguous in each channel plane), so that narrow rows do not each end in
+ * a partial transpose and partial stores. */
 static void NAME(dw_unpack_planar)(const float *src, int64_t Q, int m, float *dst, int64_t ld) {
   VF v[VL];
   for (int64_t q0 = 0; q0 < Q; q0 += VL) {
@@ -447,7 +496,7 @@ static void NAME(dw_unpack_planar)(const float *src, int64_t Q, int m, float *ds
       if (n == VL)
         NAME(vstore)(dst + i * ld + q0, v[i]);
       else
-        NAME(vstore_n)(dst + i * ld + q0, v[i], (size_t)n);
+        NAME(dw_store_part)(dst + i * ld + q0, v[i], n);
     }
   }
 }
@@ -465,8 +514,9 @@ static void NAME(dw_pack_interleaved)(const float *src, int64_t ps, int m, int64
 
 /* This instruction set's copy. */
 static const dwc_fns NAME(adnn_f32_conv2d_depthwise_cvec) = {
-    NAME(dw_row), NAME(dw_row2), NAME(dw_pack_planar), NAME(dw_unpack_planar),
-    NAME(dw_pack_interleaved), VL};
+    NAME(dw_row),           NAME(dw_row2),          NAME(dw_pack_planar),
+    NAME(dw_pack_planar_rows), NAME(dw_unpack_planar), NAME(dw_pack_interleaved),
+    VL};
 
 #else /* the dispatch part */
 
@@ -491,6 +541,8 @@ typedef struct dwc_fns {
               int64_t R, int64_t S, int64_t sw, int64_t dw, int64_t Q, const float *wb,
               const float *biasv, float *out0, float *out1, int64_t ops, int nvalid);
   void (*pack_planar)(const float *src, int64_t ld, int m, int64_t W, float *dst);
+  void (*pack_planar_rows)(const float *src, int64_t ld, int m, int64_t W, int64_t nh,
+                           float *dst, int64_t rf);
   void (*unpack_planar)(const float *src, int64_t Q, int m, float *dst, int64_t ld);
   void (*pack_interleaved)(const float *src, int64_t ps, int m, int64_t W, float *dst);
   int vl;
@@ -543,6 +595,7 @@ typedef struct dw_state {
   int w_taps;         /* each channel's R*S taps are contiguous in w */
   int plane;          /* a chunk's padded input is buffered whole, not in the ring */
   int two_rows;       /* plane: output rows go in pairs (row2) */
+  int64_t orows;      /* NCHW: output rows buffered before their store to y */
 } dw_state;
 
 typedef struct dw_job {
@@ -730,8 +783,8 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
  * whose padding columns are zero, so the kernels never test a bound:
  *   - plane: when the chunk's whole padded input (its input rows and the
  *     padding rows, zero) fits in 256 KiB, it is buffered once and every
- *     filter row of every output row is a pointer into it; on AVX-512, rows
- *     of fewer than 8 outputs go in pairs (row2: two rows of 4-pixel tiles
+ *     filter row of every output row is a pointer into it; on AVX-512 rows
+ *     of fewer than 8 outputs (AVX2: 16) go in pairs (row2: two rows of 4-pixel tiles
  *     give 8 independent accumulators, as one 8-pixel tile would);
  *   - ring: otherwise a ring of (R - 1) * dilation_h + 1 slots (input row h
  *     in slot h mod span, so that the rows of one output row never collide
@@ -739,9 +792,12 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
  *     image are skipped.
  * NHWC rows are copied one vector per pixel (measured faster than reading x
  * in place with separate border code, doc/cpu.md) and the outputs are stored
- * straight into y; NCHW rows are transposed from the VL channel planes and
- * the output row goes to a row buffer transposed back into the VL planes of
- * y. The filters are transposed to [R][S][VL] per item. */
+ * straight into y; NCHW rows are transposed from the VL channel planes (in
+ * the plane case all the chunk's rows in one pass over the contiguous plane
+ * floats, so rows of 7, 14 or 28 pixels do not each end in a partial
+ * transpose) and the output rows go to a row buffer (orows of them, about
+ * 1024 pixels) transposed back into the VL planes of y together, for the
+ * same reason. The filters are transposed to [R][S][VL] per item. */
 
 /* The workspace (one slice per pool thread) and the work items. */
 static void dwc_layout(const adnn_plugin_conv2d *g, dw_state *s, int64_t threads) {
@@ -764,19 +820,29 @@ static void dwc_layout(const adnn_plugin_conv2d *g, dw_state *s, int64_t threads
   int64_t plane_rows = (s->chunk_rows - 1) * g->stride_h + (g->R - 1) * g->dilation_h + 1;
   s->plane = plane_rows * s->row_floats * (int64_t)sizeof(float) <= 256 * 1024;
   /* Pairs of output rows where a row is too short for the wide tile
-   * (AVX-512, Q < 8), for the shapes and activations row2 has kernels for. */
+   * (AVX-512, Q < 8) and, on AVX2, where rows are narrow (Q < 16): a single
+   * row's 4-pixel tile keeps only 4 FMA chains in flight, half what Zen 3's
+   * two FMA pipes need, and the pair of tiles measured ~20 % faster on the
+   * 14x14 MobileNet layer (AMD EPYC, loaded machine); only for the shapes
+   * and activations row2 has kernels for. */
   int act_fast = g->activation.kind == ADNN_ACTIVATION_IDENTITY ||
                  g->activation.kind == ADNN_ACTIVATION_RELU ||
                  g->activation.kind == ADNN_ACTIVATION_CLAMP;
   int shape_fast = g->dilation_w == 1 && (g->S == 3 || g->S == 5) &&
                    (g->stride_w == 1 || g->stride_w == 2);
-  s->two_rows = s->plane && vl == 16 && g->Q < 8 && act_fast && shape_fast;
+  s->two_rows = s->plane && vl > 4 && g->Q < (vl == 16 ? 8 : 16) && act_fast && shape_fast;
   s->span = s->plane ? plane_rows : (g->R - 1) * g->dilation_h + 1;
   s->off_rows = 0;                                   /* 2R row pointers */
   s->off_tags = s->off_rows + DW_ROUND(g->R * 4);    /* span int64 tags */
   s->off_ring = s->off_tags + DW_ROUND(s->span * 2); /* span padded rows */
   s->off_obuf = s->off_ring + s->span * s->row_floats; /* NCHW: 2Q pixel vectors */
-  s->off_wb = s->off_obuf + (s->nhwc ? 0 : DW_ROUND(2 * g->Q * vl)); /* taps [R][S][VL] */
+  /* NCHW output rows wait in obuf until they make up about 1024 pixels (at
+   * least 2, for row2's pairs), so a narrow image's rows are transposed back
+   * to y together (dw_unpack_planar). */
+  s->orows = g->Q % vl == 0 ? 2 : 1024 / g->Q;
+  if (s->orows > s->chunk_rows) s->orows = s->chunk_rows;
+  if (s->orows < 2) s->orows = 2;
+  s->off_wb = s->off_obuf + (s->nhwc ? 0 : DW_ROUND(s->orows * g->Q * vl)); /* taps [R][S][VL] */
   s->off_bias = s->off_wb + DW_ROUND((g->R * g->S + vl) * vl);  /* VL biases */
   s->slice_floats = s->off_bias + DW_ROUND(vl);
   s->threads = threads;
@@ -828,6 +894,17 @@ static void dwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
       for (int64_t l = 0; l < vl; l++) biasb[l] = l < m ? j->bias[c0 + l] : 0.0f;
     const float *biasv = j->bias ? biasb : NULL;
     int64_t p = p0;
+    /* NCHW: output rows [ob_p, pe) wait in obuf (s->orows of them at most)
+     * and go to y's planes together, the chunk's last ones at its end. */
+    int64_t ob_p = p0;
+#define DW_FLUSH(pe)                                                                  \
+  do {                                                                              \
+    if ((pe) - ob_p + 2 > s->orows || (pe) >= p1) {                                 \
+      fn->unpack_planar(obuf, ((pe) - ob_p) * Q, m, j->y + ((n * C + c0) * P + ob_p) * Q, \
+                        P * Q);                                                     \
+      ob_p = (pe);                                                                  \
+    }                                                                               \
+  } while (0)
     if (s->plane) {
       /* The chunk's padded input rows [hlo, hlo + span) one after the other,
        * padding rows as zeros: every filter row of every output row is a
@@ -845,8 +922,14 @@ static void dwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
         memset(dst + (pl + W) * vl, 0, (size_t)(g->pad_right * vl) * sizeof(float));
         if (s->nhwc)
           fn->pack_interleaved(j->x + ((n * H + h) * W) * C + c0, C, m, W, dst + pl * vl);
-        else
-          fn->pack_planar(j->x + ((n * C + c0) * H + h) * W, H * W, m, W, dst + pl * vl);
+      }
+      if (!s->nhwc) {
+        /* The rows in the image are contiguous in each plane: one pass of
+         * full transposes over them. */
+        int64_t hs = hlo < 0 ? 0 : hlo, he = hlo + nrows < H ? hlo + nrows : H;
+        if (he > hs)
+          fn->pack_planar_rows(j->x + ((n * C + c0) * H + hs) * W, H * W, m, W, he - hs,
+                               ring + (hs - hlo) * rf + pl * vl, rf);
       }
       const float **rows1 = rows + R;
       const int64_t step = g->dilation_h * rf;
@@ -860,11 +943,10 @@ static void dwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
                      biasv, j->y + ((n * P + p) * Q) * C + c0,
                      j->y + ((n * P + p + 1) * Q) * C + c0, C, m);
           } else {
+            float *o = obuf + (p - ob_p) * Q * vl;
             fn->row2(&g->activation, rows, rows1, R, S, g->stride_w, g->dilation_w, Q, wb,
-                     biasv, obuf, obuf + Q * vl, vl, (int)vl);
-            fn->unpack_planar(obuf, Q, m, j->y + ((n * C + c0) * P + p) * Q, P * Q);
-            fn->unpack_planar(obuf + Q * vl, Q, m, j->y + ((n * C + c0) * P + p + 1) * Q,
-                              P * Q);
+                     biasv, o, o + Q * vl, vl, (int)vl);
+            DW_FLUSH(p + 2);
           }
           p++;
           continue;
@@ -874,8 +956,8 @@ static void dwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
                   j->y + ((n * P + p) * Q) * C + c0, C, m);
         } else {
           fn->row(&g->activation, rows, R, vl, 0, S, g->stride_w, g->dilation_w, 0, Q, wb, biasv,
-                  obuf, vl, (int)vl);
-          fn->unpack_planar(obuf, Q, m, j->y + ((n * C + c0) * P + p) * Q, P * Q);
+                  obuf + (p - ob_p) * Q * vl, vl, (int)vl);
+          DW_FLUSH(p + 1);
         }
       }
       continue;
@@ -915,11 +997,12 @@ static void dwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
                 biasv, j->y + ((n * P + p) * Q) * C + c0, C, m);
       } else {
         fn->row(&g->activation, rows, r1 - r0, vl, 0, S, g->stride_w, g->dilation_w, 0, Q, wr,
-                biasv, obuf, vl, (int)vl);
-        fn->unpack_planar(obuf, Q, m, j->y + ((n * C + c0) * P + p) * Q, P * Q);
+                biasv, obuf + (p - ob_p) * Q * vl, vl, (int)vl);
+        DW_FLUSH(p + 1);
       }
     }
   }
+#undef DW_FLUSH
 }
 
 static void dwc_run(dw_job *j) {

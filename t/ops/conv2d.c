@@ -267,6 +267,9 @@ static const conv_spec conv_specs[] = {
     {"dw spatial", 2, 3, 40, 70, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, A_RELU, 0, 0, NCHW, F32},
     {"dw spatial 5x5 s2", 1, 5, 37, 70, 5, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 5, 0, 0, 0, 0, NCHW, F32},
     {"dw krsc", 2, 24, 9, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24, 1, A_RELU, 0, 0, NCHW_KRSC, F32},
+    /* NCHW rows too wide for the whole-chunk buffer (the row ring), 1001
+     * outputs wide: every output row ends in a partial vector of pixels. */
+    {"dw ring 5x5", 1, 12, 20, 1001, 12, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 12, 1, A_RELU, 0, 0, NCHW, F32},
     {"dw kcrs", 2, 24, 9, 9, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24, 1, 0, 0, 0, NHWC_KCRS, F32},
     {"5x5",      1, 3, 10, 10,  4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F32},
     {"5x5 s2",   3, 3, 11,  9,  5, 5, 5, 2, 2, 2, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, NHWC, F32},
