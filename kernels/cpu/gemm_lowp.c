@@ -108,6 +108,54 @@ static void pack_float_panel(widen_fn widen, adnn_dtype t, const uint16_t *src, 
     for (int q = nq; q < W; q++) dst[p * W + q] = 0.0f;
 }
 
+#if LOWP_X86
+/* 8 F16 or BF16 values at src widened to F32 (as widen_run_avx2). */
+__attribute__((target("avx2,f16c"))) static inline __m256 widen8(adnn_dtype t,
+                                                                  const uint16_t *src) {
+  const __m128i h = _mm_loadu_si128((const __m128i *)src);
+  if (t == ADNN_DTYPE_F16) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* pack_float_panel with the two contiguous cases inlined in vector code:
+ * full panels whose lanes are contiguous (B row-major, A column-major) are
+ * two or one loads per step; lanes contiguous along k (A row-major, B
+ * transposed) are widened 8 steps at a time and scattered into the panel. */
+__attribute__((target("avx2,f16c"))) static void pack_float_panel_avx2(
+    widen_fn widen, adnn_dtype t, const uint16_t *src, int64_t qs, int64_t ps, int nq,
+    int64_t kc, int W, float *dst, float *tmp) {
+  if (qs == 1 && nq == W && W % 8 == 0) {
+    for (int64_t p = 0; p < kc; p++)
+      for (int q = 0; q < W; q += 8) _mm256_storeu_ps(dst + p * W + q, widen8(t, src + p * ps + q));
+    return;
+  }
+  if (ps == 1 && qs != 1 && nq > 1) {
+    for (int q = 0; q < nq; q++) {
+      const uint16_t *row = src + q * qs;
+      int64_t p = 0;
+      for (; p + 8 <= kc; p += 8) {
+        float v[8];
+        _mm256_storeu_ps(v, widen8(t, row + p));
+        for (int e = 0; e < 8; e++) dst[(p + e) * W + q] = v[e];
+      }
+      for (; p < kc; p++)
+        dst[p * W + q] = t == ADNN_DTYPE_F16 ? adnn_f16_to_f32(row[p]) : adnn_bf16_to_f32(row[p]);
+    }
+    for (int64_t p = 0; p < kc; p++)
+      for (int q = nq; q < W; q++) dst[p * W + q] = 0.0f;
+    return;
+  }
+  pack_float_panel(widen, t, src, qs, ps, nq, kc, W, dst, tmp);
+}
+#endif
+
+/* The float paths exist on x86 only (the F32 microkernels do). */
+#if LOWP_X86
+#define PACK_FLOAT_PANEL pack_float_panel_avx2
+#else
+#define PACK_FLOAT_PANEL pack_float_panel
+#endif
+
 static void float_block(const adnn_cpu_lowp_path *path, widen_fn widen, adnn_dtype at,
                         adnn_dtype bt, const void *a, int64_t a_rs, int64_t a_cs, const void *b,
                         int64_t b_rs, int64_t b_cs, int64_t rows, int64_t cols, int64_t k,
@@ -127,13 +175,13 @@ static void float_block(const adnn_cpu_lowp_path *path, widen_fn widen, adnn_dty
     const int64_t kc = k - p0 < KC ? k - p0 : KC;
     for (int64_t j = 0; j < cols; j += nr) {
       const int nq = (int)(cols - j < nr ? cols - j : nr);
-      pack_float_panel(widen, bt, B + p0 * b_rs + j * b_cs, b_cs, b_rs, nq, kc, nr,
+      PACK_FLOAT_PANEL(widen, bt, B + p0 * b_rs + j * b_cs, b_cs, b_rs, nq, kc, nr,
                        bp + j * kc, tmp);
     }
     const float beta = p0 == 0 ? 0.0f : 1.0f;
     for (int64_t i = 0; i < rows; i += mr) {
       const int mi = (int)(rows - i < mr ? rows - i : mr);
-      pack_float_panel(widen, at, A + i * a_rs + p0 * a_cs, a_rs, a_cs, mi, kc, mr, ap, tmp);
+      PACK_FLOAT_PANEL(widen, at, A + i * a_rs + p0 * a_cs, a_rs, a_cs, mi, kc, mr, ap, tmp);
       for (int64_t j = 0; j < cols; j += nr) {
         const int nq = (int)(cols - j < nr ? cols - j : nr);
         u->kernel(kc, ap, bp + j * kc, c + i * ldc + j, ldc, mi, nq, 1.0f, beta);

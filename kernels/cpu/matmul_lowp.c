@@ -158,6 +158,27 @@ static void run_tile(const lowp_job *j, int64_t t, int thread) {
     return;
   }
   const float *acc = c;
+  if (read_ab && p->alpha == 1.0 && !j->bias && !j->r &&
+      p->activation.kind == ADNN_ACTIVATION_IDENTITY) {
+    /* The plain product: y is the F32 accumulator rounded once (the
+     * double the general path forms would be that float exactly, so the
+     * result is the same), row by row without the double arithmetic. */
+    for (int64_t i = 0; i < rows; i++) {
+      const float *ai = acc + i * NC;
+      const int64_t o = oy + i * sy[2];
+      if (yt == ADNN_DTYPE_F32) {
+        float *yi = (float *)j->y + o;
+        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = ai[q];
+      } else if (yt == ADNN_DTYPE_BF16) {
+        uint16_t *yi = (uint16_t *)j->y + o;
+        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_bf16(ai[q]);
+      } else {
+        uint16_t *yi = (uint16_t *)j->y + o;
+        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_f16(ai[q]);
+      }
+    }
+    return;
+  }
   const int64_t *sr = p->residual.strides;
   const int64_t orr = j->r ? b0 * sr[0] + b1 * sr[1] + i0 * sr[2] + j0 * sr[3] : 0;
   const int identity = p->activation.kind == ADNN_ACTIVATION_IDENTITY;
