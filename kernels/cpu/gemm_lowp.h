@@ -31,8 +31,8 @@
 #include "kernels/cpu/cpu_features.h"
 
 /** Tile sides of one block (rows of C, columns of C) and the k block. */
-#define ADNN_CPU_LOWP_RM 192
-#define ADNN_CPU_LOWP_NC 128
+#define ADNN_CPU_LOWP_RM 384
+#define ADNN_CPU_LOWP_NC 256
 #define ADNN_CPU_LOWP_KC 256
 
 /** Which kernel family computes a block (adnn_cpu_lowp_path.kind). */
@@ -66,5 +66,10 @@ const adnn_cpu_lowp_path *adnn_cpu_lowp_choose(adnn_dtype at, int isa,
 
 /** Bytes of packing scratch one thread needs for `path`. */
 size_t adnn_cpu_lowp_thread_bytes(const adnn_cpu_lowp_path *path);
+
+/** n F32 values at src rounded to F16 into dst, bit for bit as
+ *  adnn_f32_to_f16 (F16C where `path` is a float path, which needs it). */
+void adnn_cpu_lowp_narrow_f16(const adnn_cpu_lowp_path *path, const float *src, int64_t n,
+                              uint16_t *dst);
 
 #endif

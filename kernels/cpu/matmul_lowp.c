@@ -172,6 +172,8 @@ static void run_tile(const lowp_job *j, int64_t t, int thread) {
       } else if (yt == ADNN_DTYPE_BF16) {
         uint16_t *yi = (uint16_t *)j->y + o;
         for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_bf16(ai[q]);
+      } else if (sy[3] == 1) {
+        adnn_cpu_lowp_narrow_f16(s->path, ai, cols, (uint16_t *)j->y + o);
       } else {
         uint16_t *yi = (uint16_t *)j->y + o;
         for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_f16(ai[q]);

@@ -509,12 +509,12 @@ static void mm_cases(harness_suite *s) {
 /* F16/BF16 inputs (F32 accumulation, y in F32, F16 or BF16) and INT8
  * inputs (s8 x s8, u8 x s8; y I32 or requantized I8/U8): odd sizes, K not a
  * multiple of the vector width or of the k pairs, K beyond one k block (256)
- * and tiles beyond one 192 x 128 block, transposes by strides, gathered
+ * and tiles beyond one 384 x 256 block, transposes by strides, gathered
  * layouts, batches, and for INT8 per-tensor and per-channel scales, ties,
  * saturation and the largest K whose I32 sums stay exact. */
 static void mm_lowp_cases(harness_suite *s) {
   static const int64_t sizes[][3] = {{1, 1, 1}, {7, 1, 33}, {33, 7, 129}, {129, 33, 7},
-                                     {200, 517, 150}};
+                                     {200, 517, 150}, {400, 37, 270}};
   const adnn_dtype lowp[2] = {F16, BF16};
   for (int t = 0; t < 2; t++) {
     const adnn_dtype dt = lowp[t];
