@@ -131,7 +131,12 @@ static void key_conv2d_backward_weights(out_buf *o, const void *problem) {
  * left out. */
 static void key_matmul(out_buf *o, const void *problem) {
   const adnn_plugin_matmul *d = problem;
-  put(o, "matmul %s", adnn_plugin_dtype_name(d->y.dtype));
+  /* The inputs' dtype, and y's when it differs (low-precision matmuls:
+   * F16/BF16 into F32, INT8 into I32 or requantized), since each pair runs
+   * different code; a per-channel requantization reads one more vector. */
+  put(o, "matmul %s", adnn_plugin_dtype_name(d->a.dtype));
+  if (d->y.dtype != d->a.dtype) put(o, "->%s", adnn_plugin_dtype_name(d->y.dtype));
+  if (d->has_requant_scales) put(o, " requant=channel");
   put_tensor(o, "a", &d->a);
   put_tensor(o, "b", &d->b);
   put_tensor(o, "y", &d->y);

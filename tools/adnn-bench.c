@@ -454,7 +454,8 @@ static void usage(FILE *f) {
           "  --backend=cpu|cuda[:N]|auto|all   backend (default auto; all = every ready one)\n"
           "  --mode=corr|perf                  compare with the reference / time it (default perf)\n"
           "  --tune=off|default|exhaustive     tuning mode of the context (default: ADNN_TUNE)\n"
-          "  --dtype=f32|f64                   element type (default f32)\n"
+          "  --dtype=f32|f64|f16|bf16|s8|u8    element type (default f32); the low-precision\n"
+          "                                    ones are matmul's input dtype (doc/ops.md)\n"
           "  --layout=nchw|nhwc                layout of 4-D tensors (default nchw)\n"
           "  --alg=NAME                        force a conv algorithm (im2col_gemm, gemm_1x1, ...)\n"
           "  --mb=N                            override the minibatch of every problem\n"
@@ -650,8 +651,16 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
         o.dtype = ADNN_DTYPE_F32;
       else if (!strcmp(v, "f64"))
         o.dtype = ADNN_DTYPE_F64;
+      else if (!strcmp(v, "f16"))
+        o.dtype = ADNN_DTYPE_F16;
+      else if (!strcmp(v, "bf16"))
+        o.dtype = ADNN_DTYPE_BF16;
+      else if (!strcmp(v, "s8") || !strcmp(v, "i8"))
+        o.dtype = ADNN_DTYPE_I8;
+      else if (!strcmp(v, "u8"))
+        o.dtype = ADNN_DTYPE_U8;
       else
-        return usage_error("bad token '%s': --dtype is f32 or f64", v);
+        return usage_error("bad token '%s': --dtype is f32, f64, f16, bf16, s8 or u8", v);
     } else if ((v = opt_value(a, "--layout"))) {
       if (!strcmp(v, "nchw"))
         o.layout = LAYOUT_NCHW;

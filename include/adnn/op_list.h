@@ -38,6 +38,14 @@
  * ADNN_OP_DTYPE(ADNN_DTYPE_...) bits. */
 #define ADNN_OP_DTYPE(dtype) (1u << (unsigned)(dtype))
 #define ADNN_OP_DTYPES_FLOAT (ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F64))
+/* matmul's input dtypes (a's): the float types, F16 and BF16 (F32
+ * accumulation), I8 (s8 x s8) and U8 (u8 x s8). matmul is the one op whose
+ * tensors do not all share one dtype: its dtypes column names a's dtype,
+ * and the core's matmul validator (core/validate_matmul.c) checks the
+ * others against it (adnn/ops.h, doc/ops.md "Matmul dtypes"). */
+#define ADNN_OP_DTYPES_MATMUL                                                                 \
+  (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16) |    \
+   ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8))
 
 /* X(NAME, name, value, v1_end, inputs, outputs, dtypes, flags)
  *
@@ -53,7 +61,9 @@
  *               defaults; see doc/versioning.md.
  *   inputs      the execute inputs in order, as documented ("[...]" optional).
  *   outputs     the outputs in order.
- *   dtypes      the element types the op accepts (all its tensors share one).
+ *   dtypes      the element types the op accepts (all its tensors share one,
+ *               except matmul's: there it is a's, the input dtype, and the
+ *               other tensors follow adnn/ops.h's matmul rules).
  *   flags       ADNN_OP_* flags.
  */
 #define ADNN_OP_LIST(X)                                                                   \
@@ -88,8 +98,8 @@
     "logits, labels, dloss", "dlogits", ADNN_OP_DTYPES_FLOAT, 0)                           \
   X(OPTIMIZER, optimizer, 19, epsilon, "grad_0..grad_{T-1}",                               \
     "p_0..p_{T-1}[, buf_0..buf_{T-1} | m_0..m_{T-1}, v_0..v_{T-1}]", ADNN_OP_DTYPES_FLOAT, 0) \
-  X(MATMUL, matmul, 20, activation, "a, b[, bias][, residual]", "y", ADNN_OP_DTYPES_FLOAT,  \
-    ADNN_OP_TUNABLE)                                                                      \
+  X(MATMUL, matmul, 20, activation, "a, b[, bias][, residual][, requant_scales]", "y",       \
+    ADNN_OP_DTYPES_MATMUL, ADNN_OP_TUNABLE)                                               \
   X(ATTENTION, attention, 21, has_lse, "q, k, v[, bias][, key_lengths]", "o[, lse]",     \
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(ATTENTION_BACKWARD, attention_backward, 22, forward,                                  \

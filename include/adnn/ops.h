@@ -859,8 +859,19 @@ ADNN_API adnn_status adnn_plan_set_optimizer_step(adnn_plan *plan, double lr, in
  *  bias: [N] (rank 1, any stride) when has_bias: added to every row.
  *  r: y's dims, any strides, when has_residual; r may be y itself (same
  *  dims and strides) for an in-place residual add.
- *  Execute inputs: {a, b}, then bias (has_bias), then r (has_residual);
- *  output: {y}. All tensors have one dtype. */
+ *  Execute inputs: {a, b}, then bias (has_bias), then r (has_residual),
+ *  then requant_scales (has_requant_scales); output: {y}.
+ *
+ *  dtypes (doc/ops.md, "Matmul dtypes"): a and b share the input dtype.
+ *    F32, F64: every tensor has that dtype.
+ *    F16, BF16: accumulation in F32; y is F32, F16 or BF16; bias is F32;
+ *      r has y's dtype.
+ *    I8 (s8 x s8) or U8 with b I8 (u8 x s8): exact I32 accumulation; y is
+ *      I32 (acc + bias), or I8/U8 requantized (the requant_* fields below);
+ *      bias is I32 (added to the accumulator); alpha must be 1, the
+ *      activation the identity, and there is no residual. K is at most
+ *      2^17 - 1 (s8 x s8) or 2^16 (u8 x s8), so that no I32 sum can
+ *      overflow; an I32 y saturates acc + bias to the I32 range. */
 typedef struct adnn_matmul_desc {
   size_t struct_size;
   adnn_tensor_desc a, b, bias, residual, y;
@@ -869,6 +880,16 @@ typedef struct adnn_matmul_desc {
   double alpha;          /**< scales a @ b (1 by default) */
   double residual_scale; /**< scales r (1 by default; read with has_residual) */
   adnn_activation activation;
+  /* Requantization of an I8/U8 y from the I32 accumulator (plugin ABI 2.4;
+   * unread for every other y dtype):
+   *   y[m, n] = saturate(round_half_even(acc[m, n] * s[n]) + y_zero_point)
+   * with acc = a @ b (+ bias) exact in I32, the product formed in F64, and
+   * s[n] = requant_scales[n] (has_requant_scales: per output channel) or
+   * requant_scale (per tensor). */
+  double requant_scale;          /**< per-tensor scale (1 by default); finite, > 0 */
+  int32_t y_zero_point;          /**< added after rounding (0 by default); in y's range */
+  int32_t has_requant_scales;    /**< 1: per-channel scales from requant_scales */
+  adnn_tensor_desc requant_scales; /**< [N] F32, finite, > 0: an execute input after r */
 } adnn_matmul_desc;
 
 /** Zeroes *d and sets struct_size, alpha = residual_scale = 1, identity
@@ -878,6 +899,7 @@ static inline void adnn_matmul_desc_init(adnn_matmul_desc *d) {
   d->struct_size = sizeof *d;
   d->alpha = 1.0;
   d->residual_scale = 1.0;
+  d->requant_scale = 1.0;
 }
 
 /** Creates a matmul plan. Returns ADNN_STATUS_SUCCESS;
@@ -885,8 +907,11 @@ static inline void adnn_matmul_desc_init(adnn_matmul_desc *d) {
  *  inner dims that disagree (a's K != b's K), batch dims that do not
  *  broadcast, y not [..., M, N], bias not [N], r not of y's dims,
  *  overlapping y strides, unknown activation, alpha or residual_scale not
- *  finite (or beyond the F32 range for F32), dtypes differ, struct_size
- *  too small); ADNN_STATUS_NOT_SUPPORTED (dtype);
+ *  finite (or beyond the F32 range for F32), a dtype combination the rules
+ *  above do not allow (the message names both dtypes), an integer matmul
+ *  with alpha != 1, an activation, a residual or K beyond its bound, a
+ *  requant_scale or y_zero_point out of range, requant_scales not [N] F32,
+ *  struct_size too small); ADNN_STATUS_NOT_SUPPORTED (dtype);
  *  ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY. A residual
  *  that overlaps y without being exactly y is refused when the plan is
  *  executed (ADNN_STATUS_BAD_PARAM): the create step sees no pointers. */

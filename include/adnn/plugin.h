@@ -485,6 +485,15 @@ typedef struct adnn_plugin_matmul {
   /** 1: the b input of plan_execute is a buffer the plugin's weight-packing
    *  slot filled for this plan; 0: b in the layout of the descriptor's b. */
   int32_t weights_prepacked;
+  /* ABI 2.4, low precision (adnn/ops.h): a.dtype is the input dtype (b's
+   * too, or I8 under a U8 a); y.dtype the output's. With an I8/U8 y,
+   * y = saturate(rne(acc * s[n]) + y_zero_point), s[n] from requant_scales
+   * (an input after r, has_requant_scales) or requant_scale. Unread
+   * otherwise (requant_scale 1, y_zero_point 0, requant_scales rank 0). */
+  double requant_scale;
+  int32_t y_zero_point;
+  int32_t has_requant_scales; /**< 0 or 1 */
+  adnn_tensor_desc requant_scales;
 } adnn_plugin_matmul;
 
 /** attention: q [B, H, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv],

@@ -151,8 +151,11 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
  * in its per-tile store hook (AVX2+FMA, AVX-512); then OpenBLAS GEMMs over
  * tiles of y with the fused epilogue, F32 and F64; both for layouts with a
  * unit stride in one of the last two dims of a, b and y; the reference for
- * every other layout. */
-#define ADNN_CPU_MATMUL_IMPLS(X) X(matmul, engine) X(matmul, blas) X(matmul, reference)
+ * every other layout. F16/BF16 and I8/U8 inputs: "lowp"
+ * (kernels/cpu/matmul_lowp.c, gemm_lowp.c) for any layout, where this ISA
+ * has a path; else the reference. */
+#define ADNN_CPU_MATMUL_IMPLS(X) \
+  X(matmul, lowp) X(matmul, engine) X(matmul, blas) X(matmul, reference)
 #define ADNN_CPU_MATMUL_FORCED NULL
 /* Attention: the flash-style tiled forward (F32 and F64, vectorized), then
  * the reference loops. */

@@ -11,6 +11,14 @@
 
 #define F32 ADNN_DTYPE_F32
 #define F64 ADNN_DTYPE_F64
+#define F16 ADNN_DTYPE_F16
+#define BF16 ADNN_DTYPE_BF16
+#define I8 ADNN_DTYPE_I8
+#define U8 ADNN_DTYPE_U8
+#define I32 ADNN_DTYPE_I32
+
+static int is_int8(adnn_dtype t) { return t == I8 || t == U8; }
+static int is_lowp(adnn_dtype t) { return t == F16 || t == BF16; }
 
 /* ------------------------------------------------------------------------ */
 /* Traits                                                                    */
@@ -23,22 +31,53 @@ static int mm_inputs(const harness_desc *hd, harness_tensor *in) {
   in[n++] = (harness_tensor){"b", d->b};
   if (d->has_bias) in[n++] = (harness_tensor){"bias", d->bias};
   if (d->has_residual) in[n++] = (harness_tensor){"residual", d->residual};
+  if (d->has_requant_scales && is_int8(d->y.dtype))
+    in[n++] = (harness_tensor){"requant_scales", d->requant_scales};
   return n;
 }
 
 static adnn_tensor_desc mm_output(const harness_desc *hd) { return hd->matmul.y; }
 
+/* dt is the input dtype (a's); the other tensors follow the matmul rules
+ * (adnn/ops.h): F16/BF16 give an F32 bias and a y (and residual) of dt;
+ * I8/U8 give an I8 b, an I32 y and an I32 bias. */
 static void mm_set_dtype(harness_desc *hd, adnn_dtype dt) {
   adnn_matmul_desc *d = &hd->matmul;
-  d->a.dtype = d->b.dtype = d->bias.dtype = d->residual.dtype = d->y.dtype = dt;
+  d->a.dtype = dt;
+  d->b.dtype = is_int8(dt) ? I8 : dt;
+  d->y.dtype = d->residual.dtype = is_int8(dt) ? I32 : dt;
+  d->bias.dtype = is_int8(dt) ? I32 : is_lowp(dt) ? F32 : dt;
+  if (is_int8(dt)) d->has_residual = 0;
 }
 
-/* doc/numerics.md, "Matmul": the dot-product bound of K terms (GEMM's),
- * doubled for the epilogue's additions and its activation, which each add a
- * few units of rounding relative to the result. */
+/* The unit roundoff of a float dtype (2^-p for p significand bits). */
+static double unit_roundoff(adnn_dtype t) {
+  switch (t) {
+    case F64: return 0x1p-53;
+    case F16: return 0x1p-11;
+    case BF16: return 0x1p-8;
+    default: return 0x1p-24;
+  }
+}
+
+/* doc/numerics.md, "Matmul": F32 and F64 as before; F16/BF16 inputs (F32
+ * accumulation): |err| <= |alpha| gamma_K(u_f32) sum|a||b| + u_y |y|, with
+ * |a|, |b| <= 1 here so sum|a||b| <= K, the accumulated part doubled for
+ * the activations (Lipschitz constant at most 1.5), and the relative-l2
+ * bound doubled again for outputs of small magnitude; integer inputs:
+ * exact. */
 static harness_tolerance mm_tolerance(const harness_desc *hd, adnn_dtype dt) {
-  return harness_scale_tolerance(harness_dot_tolerance(dt, hd->matmul.a.dims[hd->matmul.a.rank - 1]),
-                                 2.0);
+  const adnn_matmul_desc *d = &hd->matmul;
+  const int64_t K = d->a.dims[d->a.rank - 1];
+  if (is_int8(dt)) return (harness_tolerance){0.0, 0.0};
+  if (is_lowp(dt)) {
+    const double u = 0x1p-24, ku = (double)K * u;
+    const double gamma = ku < 0.5 ? ku / (1.0 - ku) : 1.0;
+    const double acc = 2.0 * fabs(d->alpha) * gamma * (double)K;
+    const double bound = acc + unit_roundoff(d->y.dtype) * (1.0 + acc);
+    return (harness_tolerance){2.0 * bound, bound};
+  }
+  return harness_scale_tolerance(harness_dot_tolerance(dt, K), 2.0);
 }
 
 static void mm_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
@@ -75,6 +114,9 @@ static int mm_oracle(const harness_desc *hd, const double *const *in, double *y,
     return -1;
   }
   const int ib = d->has_bias ? 2 : -1, ir = d->has_residual ? 2 + d->has_bias : -1;
+  const int integer = is_int8(a->dtype);
+  const int requant = integer && is_int8(yd->dtype);
+  const int is = requant && d->has_requant_scales ? 2 + d->has_bias + d->has_residual : -1;
   harness_index iy;
   for (harness_index_first(&iy, yd); iy.valid; harness_index_next(&iy, yd)) {
     const int64_t i = iy.idx[ra - 2], j = iy.idx[ra - 1];
@@ -82,6 +124,28 @@ static int mm_oracle(const harness_desc *hd, const double *const *in, double *y,
     for (int t = 0; t < ra - 2; t++) oa += iy.idx[t] * a->strides[t];
     for (int t = 0; t < rb - 2; t++)
       if (b->dims[t] != 1) ob += iy.idx[t + ra - rb] * b->strides[t];
+    if (integer) {
+      /* Exact: the products of integers below 2^8 summed in long double
+       * (64 significant bits) never round. */
+      long double acc = 0.0L;
+      for (int64_t k = 0; k < K; k++)
+        acc += (long double)in[0][oa + k * a->strides[ra - 1]] * in[1][ob + k * b->strides[rb - 2]];
+      if (ib >= 0) acc += in[ib][j * d->bias.strides[0]];
+      double v;
+      if (requant) {
+        /* adnn/ops.h: the product in F64 (one rounding), to nearest even,
+         * plus the zero point, saturated to y's range. */
+        const double scale = is >= 0 ? in[is][j * d->requant_scales.strides[0]] : d->requant_scale;
+        const double prod = (double)acc * scale;
+        v = nearbyint(prod) + d->y_zero_point;
+        const double lo = yd->dtype == I8 ? -128 : 0, hi = yd->dtype == I8 ? 127 : 255;
+        v = v < lo ? lo : v > hi ? hi : v;
+      } else {
+        v = acc < -2147483648.0L ? -2147483648.0 : acc > 2147483647.0L ? 2147483647.0 : (double)acc;
+      }
+      y[iy.offset] = v;
+      continue;
+    }
     /* doc/ops.md: a zero alpha or residual_scale leaves its operand unread
      * (BLAS's rule), so NaNs there do not reach y. */
     long double v = 0.0L;
@@ -161,7 +225,37 @@ static const char *store_name(enum mm_store s) {
   return s == ST_TRANS ? "T" : (s == ST_STRIDED ? "S" : "");
 }
 
+/* Integer and requantization settings of a low-precision case. */
+typedef struct mm_quant {
+  int per_channel;   /* requant_scales [N] instead of requant_scale */
+  double scale;      /* per tensor, or the base of the per-channel scales */
+  int32_t zero_point;
+  int fill;          /* 0 random; 1 small (|v| <= 4, for ties); 2 extreme (a, b at their
+                        most negative or largest, bias extreme_bias) */
+  int32_t extreme_bias;
+} mm_quant;
+
+static void mm_case_typed(harness_suite *suite, const mm_spec *s, adnn_dtype dt, adnn_dtype yt,
+                          const mm_quant *q);
+
 static void mm_case(harness_suite *suite, const mm_spec *s, adnn_dtype dt) {
+  mm_case_typed(suite, s, dt, dt, NULL);
+}
+
+/* Seeded integers in [lo, hi] into every element of b (even ones only with
+ * `even`). */
+static void fill_ints(harness_buffer *b, tap_rng *r, int lo, int hi, int even) {
+  for (int64_t i = 0; i < b->span; i++) {
+    if (!b->member[i]) continue;
+    double v = floor(tap_rng_uniform(r, (double)lo, (double)hi + 1.0));
+    if (v > hi) v = hi;
+    if (even) v = 2.0 * floor(v / 2.0);
+    b->v[i] = v;
+  }
+}
+
+static void mm_case_typed(harness_suite *suite, const mm_spec *s, adnn_dtype dt, adnn_dtype yt,
+                          const mm_quant *q) {
   harness_case c;
   char sa[64], sb[64], act[64] = "";
   put_dims(sa, sizeof sa, s->a, s->ra);
@@ -169,47 +263,104 @@ static void mm_case(harness_suite *suite, const mm_spec *s, adnn_dtype dt) {
   if (s->act.kind != ADNN_ACTIVATION_IDENTITY)
     snprintf(act, sizeof act, " %s(%g,%g)", adnn_activation_name(s->act.kind), s->act.alpha,
              s->act.beta);
-  harness_case_init(&c, harness_op_find("matmul"), dt, "a%s%s b%s%s y%s%s%s%s%s alpha %g rs %g%s",
-                    sa, store_name(s->sa), sb, store_name(s->sb), store_name(s->sy),
-                    s->layout == HARNESS_PADDED ? " padded" : "",
-                    s->bias ? (s->bias == 2 ? " bias/3" : " bias") : "",
-                    s->res ? (s->res == 2 ? " r=y" : " r") : "", act, s->alpha, s->rs,
-                    s->specials ? " nan/inf" : "");
-  adnn_matmul_desc *d = &c.desc.matmul;
-  adnn_matmul_desc_init(d);
-  d->a = operand(dt, s->ra, s->a, s->sa, s->layout);
-  d->b = operand(dt, s->rb, s->b, s->sb, s->layout);
-  int64_t yd[4];
-  memcpy(yd, s->a, sizeof yd);
-  yd[s->ra - 1] = s->b[s->rb - 1];
-  d->y = operand(dt, s->ra, yd, s->sy, s->layout);
-  const int64_t N = yd[s->ra - 1];
-  if (s->bias) {
-    d->has_bias = 1;
-    d->bias = harness_vector_desc(dt, N);
-    if (s->bias == 2) d->bias.strides[0] = 3;
-  }
-  if (s->res) {
-    d->has_residual = 1;
-    d->residual = s->res == 2 ? d->y : operand(dt, s->ra, yd, ST_ROW, s->layout);
-    d->residual_scale = s->rs;
-  }
-  d->alpha = s->alpha;
-  d->activation = s->act;
-  if (harness_case_alloc(&c) != 0) return;
-  if (s->res == 2) c.inplace = 2 + d->has_bias;
-  tap_rng r = tap_rng_seed(harness_seed(c.name));
-  for (int i = 0; i < c.n_in; i++) harness_fill_uniform(&c.in[i], &r, -1.0, 1.0);
-  if (s->specials) {
-    const int64_t na = harness_element_count(&d->a);
-    for (int64_t i = 0; i < na; i += 7) harness_set_element(&c.in[0], i, NAN);
-    for (int64_t i = 3; i < na; i += 11) harness_set_element(&c.in[0], i, INFINITY);
-    if (s->res == 1) {
-      const int64_t nr = harness_element_count(&d->residual);
-      for (int64_t i = 1; i < nr; i += 5) harness_set_element(&c.in[c.n_in - 1], i, NAN);
+  char types[96] = "", quant[96] = "";
+  if (dt != yt || is_lowp(dt) || is_int8(dt))
+    snprintf(types, sizeof types, " %s->%s", adnn_dtype_name(dt), adnn_dtype_name(yt));
+  const int integer = is_int8(dt), requant = integer && is_int8(yt);
+  if (q && requant)
+    snprintf(quant, sizeof quant, " %s %g zp %d", q->per_channel ? "scales~" : "scale",
+             q->scale, (int)q->zero_point);
+  if (q && q->fill)
+    snprintf(quant + strlen(quant), sizeof quant - strlen(quant), " %s%s",
+             q->fill == 1 ? "small" : "extreme", q->fill == 2 && q->extreme_bias ? "+bias" : "");
+  for (int poison = 0; poison < (integer ? 2 : 1); poison++) {
+    harness_case_init(&c, harness_op_find("matmul"), dt,
+                      "a%s%s b%s%s y%s%s%s%s%s alpha %g rs %g%s%s%s%s",
+                      sa, store_name(s->sa), sb, store_name(s->sb), store_name(s->sy),
+                      s->layout == HARNESS_PADDED ? " padded" : "",
+                      s->bias ? (s->bias == 2 ? " bias/3" : " bias") : "",
+                      s->res ? (s->res == 2 ? " r=y" : " r") : "", act, s->alpha, s->rs,
+                      s->specials ? " nan/inf" : "", types, quant, poison ? " poison0" : "");
+    adnn_matmul_desc *d = &c.desc.matmul;
+    adnn_matmul_desc_init(d);
+    d->a = operand(dt, s->ra, s->a, s->sa, s->layout);
+    d->b = operand(integer ? I8 : dt, s->rb, s->b, s->sb, s->layout);
+    int64_t yd[4];
+    memcpy(yd, s->a, sizeof yd);
+    yd[s->ra - 1] = s->b[s->rb - 1];
+    d->y = operand(yt, s->ra, yd, s->sy, s->layout);
+    const int64_t N = yd[s->ra - 1];
+    if (s->bias) {
+      d->has_bias = 1;
+      d->bias = harness_vector_desc(integer ? I32 : is_lowp(dt) ? F32 : dt, N);
+      if (s->bias == 2) d->bias.strides[0] = 3;
     }
+    if (s->res) {
+      d->has_residual = 1;
+      d->residual = s->res == 2 ? d->y : operand(yt, s->ra, yd, ST_ROW, s->layout);
+      d->residual_scale = s->rs;
+    }
+    d->alpha = s->alpha;
+    d->activation = s->act;
+    if (q && requant) {
+      d->requant_scale = q->scale;
+      d->y_zero_point = q->zero_point;
+      if (q->per_channel) {
+        d->has_requant_scales = 1;
+        d->requant_scales = harness_vector_desc(F32, N);
+      }
+    }
+    if (harness_case_alloc(&c) != 0) return;
+    if (s->res == 2) c.inplace = 2 + d->has_bias;
+    tap_rng r = tap_rng_seed(harness_seed(c.name));
+    if (integer) {
+      /* Integer outputs cannot hold the NaN poison: each integer case runs
+       * twice, first on y filled with 0xFF bytes (-1 in I8 and I32, 255 in
+       * U8), then ("poison0") on y preset to 0 (an in-out output whose
+       * initial values the oracle ignores). An element the kernel leaves
+       * unwritten keeps -1/255 in one run and 0 in the other, and no result
+       * equals both, so one of the two runs fails. */
+      const int umax = dt == U8 ? 255 : 127, umin = dt == U8 ? 0 : -128;
+      const int fill = q ? q->fill : 0;
+      for (int i = 0; i < c.n_in; i++) {
+        const int is_scales = d->has_requant_scales && i == c.n_in - 1;
+        if (is_scales) {
+          harness_fill_uniform(&c.in[i], &r, 0.25 * q->scale, 2.0 * q->scale);
+        } else if (i == 2 && d->has_bias) {
+          if (fill == 2)
+            for (int64_t e = 0; e < c.in[i].span; e++) c.in[i].v[e] = q->extreme_bias;
+          else
+            fill_ints(&c.in[i], &r, -1000, 1000, 0);
+        } else if (fill == 2) {
+          /* a at its largest magnitude (I8: -128; U8: 255), b at -128. */
+          for (int64_t e = 0; e < c.in[i].span; e++)
+            if (c.in[i].member[e]) c.in[i].v[e] = i == 0 && dt == U8 ? 255 : -128;
+        } else if (fill == 1) {
+          fill_ints(&c.in[i], &r, i == 0 && dt == U8 ? 0 : -4, 4, 0);
+        } else {
+          fill_ints(&c.in[i], &r, i == 0 ? umin : -128, i == 0 ? umax : 127, 0);
+        }
+      }
+      if (poison) {
+        c.inout = 1u;
+        for (int64_t e = 0; e < c.out.span; e++)
+          if (c.out.member[e]) c.out.v[e] = 0.0;
+      }
+      harness_submit(suite, &c);
+      continue;
+    }
+    for (int i = 0; i < c.n_in; i++) harness_fill_uniform(&c.in[i], &r, -1.0, 1.0);
+    if (s->specials) {
+      const int64_t na = harness_element_count(&d->a);
+      for (int64_t i = 0; i < na; i += 7) harness_set_element(&c.in[0], i, NAN);
+      for (int64_t i = 3; i < na; i += 11) harness_set_element(&c.in[0], i, INFINITY);
+      if (s->res == 1) {
+        const int64_t nr = harness_element_count(&d->residual);
+        for (int64_t i = 1; i < nr; i += 5) harness_set_element(&c.in[c.n_in - 1], i, NAN);
+      }
+    }
+    harness_submit(suite, &c);
   }
-  harness_submit(suite, &c);
 }
 
 static adnn_activation act_of(adnn_activation_kind k) {
@@ -226,6 +377,8 @@ static mm_spec spec2(int64_t M, int64_t K, int64_t N) {
   mm_spec s = {.ra = 2, .rb = 2, .a = DIMS(M, K), .b = DIMS(K, N), .alpha = 1, .rs = 1};
   return s;
 }
+
+static void mm_lowp_cases(harness_suite *s);
 
 static void mm_cases(harness_suite *s) {
   const adnn_dtype dts[2] = {F32, F64};
@@ -349,6 +502,148 @@ static void mm_cases(harness_suite *s) {
       p.act = act_of((adnn_activation_kind)k);
       mm_case(s, &p, dt);
     }
+  }
+  mm_lowp_cases(s);
+}
+
+/* F16/BF16 inputs (F32 accumulation, y in F32, F16 or BF16) and INT8
+ * inputs (s8 x s8, u8 x s8; y I32 or requantized I8/U8): odd sizes, K not a
+ * multiple of the vector width or of the k pairs, K beyond one k block (256)
+ * and tiles beyond one 384 x 256 block, transposes by strides, gathered
+ * layouts, batches, and for INT8 per-tensor and per-channel scales, ties,
+ * saturation and the largest K whose I32 sums stay exact. */
+static void mm_lowp_cases(harness_suite *s) {
+  static const int64_t sizes[][3] = {{1, 1, 1}, {7, 1, 33}, {33, 7, 129}, {129, 33, 7},
+                                     {200, 517, 150}, {400, 37, 270}};
+  const adnn_dtype lowp[2] = {F16, BF16};
+  for (int t = 0; t < 2; t++) {
+    const adnn_dtype dt = lowp[t];
+    const adnn_dtype ys[3] = {F32, dt, dt == F16 ? BF16 : F16};
+    for (int yi = 0; yi < 3; yi++) {
+      const adnn_dtype yt = ys[yi];
+      for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        mm_spec p = spec2(sizes[i][0], sizes[i][1], sizes[i][2]);
+        mm_case_typed(s, &p, dt, yt, NULL);
+        p.bias = 1;
+        p.res = 1;
+        p.act = act_of(ADNN_ACTIVATION_GELU);
+        p.alpha = 0.5;
+        p.rs = -0.75;
+        mm_case_typed(s, &p, dt, yt, NULL);
+      }
+      for (int st = 0; st < 8; st++) {
+        mm_spec p = spec2(33, 20, 17);
+        p.sa = st & 1 ? ST_TRANS : ST_ROW;
+        p.sb = st & 2 ? ST_TRANS : ST_ROW;
+        p.sy = st & 4 ? ST_TRANS : ST_ROW;
+        p.bias = st & 1 ? 2 : 1;
+        p.res = st & 1 ? 2 : 1;
+        p.rs = 0.5;
+        p.act = act_of(ADNN_ACTIVATION_RELU);
+        mm_case_typed(s, &p, dt, yt, NULL);
+      }
+    }
+    {
+      mm_spec p = spec2(9, 11, 13);
+      p.sa = ST_STRIDED;
+      mm_case_typed(s, &p, dt, F32, NULL);
+      p.sa = ST_ROW;
+      p.sb = ST_STRIDED;
+      p.sy = ST_STRIDED;
+      mm_case_typed(s, &p, dt, dt, NULL);
+      /* NaN and infinities propagate; alpha 0 leaves a and b unread. */
+      mm_spec n = spec2(9, 13, 11);
+      n.bias = 1;
+      n.specials = 1;
+      mm_case_typed(s, &n, dt, F32, NULL);
+      n.alpha = 0;
+      mm_case_typed(s, &n, dt, dt, NULL);
+      mm_spec b3 = {.ra = 3, .rb = 2, .a = DIMS(3, 17, 41), .b = DIMS(41, 10), .alpha = 1,
+                    .rs = 1, .sb = ST_TRANS, .bias = 1};
+      mm_case_typed(s, &b3, dt, dt, NULL);
+      mm_spec r4 = {.ra = 4, .rb = 4, .a = DIMS(2, 3, 7, 5), .b = DIMS(2, 1, 5, 6), .alpha = 2,
+                    .rs = 1};
+      mm_case_typed(s, &r4, dt, F32, NULL);
+      mm_spec big = {.ra = 3, .rb = 2, .a = DIMS(2, 260, 64), .b = DIMS(64, 270), .alpha = 1,
+                     .rs = 1, .bias = 1, .res = 1, .sb = ST_TRANS};
+      big.act = act_of(ADNN_ACTIVATION_SILU);
+      mm_case_typed(s, &big, dt, dt, NULL);
+    }
+  }
+  /* INT8: (a, y) pairs; b is I8. */
+  static const adnn_dtype ints[6][2] = {{I8, I32}, {U8, I32}, {I8, I8}, {I8, U8}, {U8, U8},
+                                        {U8, I8}};
+  for (int t = 0; t < 6; t++) {
+    const adnn_dtype at = ints[t][0], yt = ints[t][1];
+    const int requant = is_int8(yt);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+      mm_spec p = spec2(sizes[i][0], sizes[i][1], sizes[i][2]);
+      /* A scale that brings about 2 standard deviations of the sum to 64,
+       * so some elements saturate. */
+      const double sd = 11000.0 * sqrt((double)sizes[i][1]);
+      mm_quant q = {.scale = 32.0 / sd, .zero_point = yt == U8 ? 128 : -5};
+      mm_case_typed(s, &p, at, yt, &q);
+      p.bias = 1;
+      if (requant) q.per_channel = 1;
+      mm_case_typed(s, &p, at, yt, &q);
+    }
+    const mm_quant q0 = {.scale = 32.0 / (11000.0 * sqrt(20.0)), .zero_point = yt == U8 ? 100 : 7,
+                         .per_channel = requant};
+    for (int st = 0; st < 8; st++) {
+      mm_spec p = spec2(33, 20, 17);
+      p.sa = st & 1 ? ST_TRANS : ST_ROW;
+      p.sb = st & 2 ? ST_TRANS : ST_ROW;
+      p.sy = st & 4 ? ST_TRANS : ST_ROW;
+      p.bias = st & 1 ? 2 : 1;
+      mm_case_typed(s, &p, at, yt, &q0);
+    }
+    {
+      mm_spec p = spec2(9, 11, 13);
+      p.sa = ST_STRIDED;
+      mm_case_typed(s, &p, at, yt, &q0);
+      /* y keeps a packed layout: the harness checks that the gaps of a
+       * strided y stay NaN, which an integer y cannot hold (the transposed
+       * y above covers non-unit y strides). */
+      p.sa = ST_ROW;
+      p.sb = ST_STRIDED;
+      mm_case_typed(s, &p, at, yt, &q0);
+      mm_spec b3 = {.ra = 3, .rb = 2, .a = DIMS(3, 17, 41), .b = DIMS(41, 10), .alpha = 1,
+                    .rs = 1, .sb = ST_TRANS, .bias = 1};
+      mm_case_typed(s, &b3, at, yt, &q0);
+      mm_spec r4 = {.ra = 4, .rb = 4, .a = DIMS(2, 3, 7, 5), .b = DIMS(2, 1, 5, 6), .alpha = 1,
+                    .rs = 1};
+      mm_case_typed(s, &r4, at, yt, &q0);
+    }
+    if (requant) {
+      /* Ties: small integers and a scale of 1/2 put many products exactly
+       * halfway between two integers (round half to even decides). */
+      mm_spec p = spec2(17, 3, 19);
+      mm_quant tie = {.scale = 0.5, .zero_point = yt == U8 ? 20 : 0, .fill = 1};
+      mm_case_typed(s, &p, at, yt, &tie);
+      tie.per_channel = 1;
+      mm_case_typed(s, &p, at, yt, &tie);
+    }
+  }
+  /* The largest K whose I32 sums stay exact (doc/numerics.md): s8 x s8 with
+   * K = 2^17 - 1 and every product (-128)(-128) = 2^14 gives 2^31 - 2^14;
+   * a bias of 2^14 - 1 reaches INT32_MAX exactly and one of 2^14 saturates
+   * there. u8 x s8 with K = 2^16 and every product 255 (-128) gives
+   * -2139095040; a bias of -2^23 reaches INT32_MIN exactly. */
+  {
+    mm_spec p = spec2(1, ((int64_t)1 << 17) - 1, 2);
+    mm_quant q = {.fill = 2};
+    mm_case_typed(s, &p, I8, I32, &q);
+    p.bias = 1;
+    q.extreme_bias = 16383;
+    mm_case_typed(s, &p, I8, I32, &q);
+    q.extreme_bias = 16384;
+    mm_case_typed(s, &p, I8, I32, &q);
+    mm_spec u = spec2(2, (int64_t)1 << 16, 1);
+    mm_quant qu = {.fill = 2};
+    mm_case_typed(s, &u, U8, I32, &qu);
+    u.bias = 1;
+    qu.extreme_bias = -8388608;
+    mm_case_typed(s, &u, U8, I32, &qu);
   }
 }
 
@@ -513,6 +808,79 @@ static void mm_bad_descriptors(const harness_report *rep, adnn_context *ctx, con
   d = good;
   d.a.dtype = d.b.dtype = d.y.dtype = ADNN_DTYPE_I32;
   expect_bad(rep, ctx, bn, &d, ADNN_STATUS_NOT_SUPPORTED, "i32", "dtype i32");
+  /* The low-precision dtype rules: each refusal names both dtypes. */
+  d = good;
+  d.a.dtype = F16;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "b has dtype f32 but a has f16",
+             "f16 a with an f32 b");
+  d.b.dtype = F16;
+  d.y.dtype = I32;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "y has dtype i32 but a has f16",
+             "f16 inputs with an i32 y");
+  d.y.dtype = BF16;
+  d.has_bias = 1;
+  d.bias.dtype = F16;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "bias has dtype f16 but a has f16",
+             "f16 inputs with an f16 bias (the bias is f32)");
+  d.bias.dtype = F32;
+  d.has_residual = 1;
+  d.residual.dtype = F16;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "residual has dtype f16 but a has f16",
+             "a bf16 y with an f16 residual");
+  d = good;
+  d.a.dtype = I8;
+  d.b.dtype = U8;
+  d.y.dtype = I32;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "b has dtype u8 but a has i8",
+             "s8 x u8 (b must be i8)");
+  d.b.dtype = I8;
+  d.y.dtype = F32;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "y has dtype f32 but a has i8",
+             "i8 inputs with an f32 y");
+  d.y.dtype = I32;
+  d.has_bias = 1;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "bias has dtype f32 but a has i8",
+             "i8 inputs with an f32 bias (the bias is i32)");
+  d.bias.dtype = I32;
+  d.alpha = 2.0;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "alpha (2) must be 1", "i8 with alpha 2");
+  d.alpha = 1.0;
+  d.activation = act_of(ADNN_ACTIVATION_RELU);
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "activation relu", "i8 with a relu");
+  d.activation = act_of(ADNN_ACTIVATION_IDENTITY);
+  d.has_residual = 1;
+  d.residual.dtype = I32;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "residual is not supported",
+             "i8 with a residual");
+  d.has_residual = 0;
+  d.has_requant_scales = 1;
+  d.requant_scales = harness_vector_desc(F32, 5);
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "has_requant_scales",
+             "per-channel scales with an i32 y");
+  d.y.dtype = U8;
+  d.requant_scales.dims[0] = 4;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "requant_scales has 4 elements",
+             "requant_scales [4] for N = 5");
+  d.requant_scales = harness_vector_desc(F16, 5);
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "requant_scales has dtype f16",
+             "f16 requant_scales");
+  d.has_requant_scales = 0;
+  d.requant_scale = 0.0;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "requant_scale (0)", "requant_scale 0");
+  d.requant_scale = 0.5;
+  d.y_zero_point = 256;
+  expect_bad(rep, ctx, bn, &d, ADNN_STATUS_BAD_PARAM, "y_zero_point (256)",
+             "a u8 y with zero point 256");
+  d.y_zero_point = 0;
+  {
+    const int64_t ak[2] = {1, (int64_t)1 << 17}, bk[2] = {(int64_t)1 << 17, 5}, yk[2] = {1, 5};
+    adnn_matmul_desc k = d;
+    k.a = harness_tensor_desc(I8, 2, ak, HARNESS_PACKED);
+    k.b = harness_tensor_desc(I8, 2, bk, HARNESS_PACKED);
+    k.y = harness_tensor_desc(I32, 2, yk, HARNESS_PACKED);
+    expect_bad(rep, ctx, bn, &k, ADNN_STATUS_BAD_PARAM, "K = 131072 is above 131071",
+               "s8 x s8 with K = 2^17");
+  }
 
   /* At execution: a residual that overlaps y without being exactly y is
    * refused; r == y with y's layout runs in place. */
