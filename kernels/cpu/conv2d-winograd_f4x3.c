@@ -14,7 +14,8 @@
  * The interpolation points are 0, 1, -1, 2, -2 and infinity (the matrices
  * below). They keep every entry of B^T and A^T a small integer (exact in
  * float), and G's entries (1/4, 1/6, 1/12, 1/24) only touch the filter
- * transform, which is computed in double and rounded once. The price of the
+ * transform (float, two stages; its rounding is small next to the error of
+ * the input and output transforms). The price of the
  * larger tile is accuracy: A^T has entries up to 8 and B^T up to 5, so the
  * rounding errors of V and M are amplified more than with F(2x2, 3x3);
  * doc/numerics.md gives the measured error and the bound the conformance
@@ -174,8 +175,44 @@ static void NAME(wf4_out_nhwc)(const float *m, int64_t mstride, int64_t k0, int6
       if (out[a][b]) NAME(wf4_store)(out[a][b] + k0, y[a][b], n);
 }
 
-static const wf4_fns NAME(adnn_f32_wf4) = {VL, NAME(wf4_in_nchw), NAME(wf4_out_nchw),
-                                           NAME(wf4_in_nhwc), NAME(wf4_out_nhwc)};
+/* U = G g G^T of n filters (n a multiple of VL, the buffers padded to it),
+ * VL per step: taps[3 r + s][i] is tap (r, s) of filter i, u[xi][i] gets
+ * element xi of its U. Float arithmetic in two stages (G g, then (G g) G^T). */
+static void NAME(wf4_filters)(const float (*taps)[WF4_FILTER_CHUNK], int64_t n,
+                              float (*u)[WF4_FILTER_CHUNK]) {
+  const VF q = NAME(vset)(0.25f), s6 = NAME(vset)(1.0f / 6), s12 = NAME(vset)(1.0f / 12),
+           s24 = NAME(vset)(1.0f / 24);
+  for (int64_t i = 0; i < n; i += VL) {
+    VF t[6][3];
+    for (int c = 0; c < 3; c++) {
+      VF g0 = NAME(vload)(taps[c] + i), g1 = NAME(vload)(taps[3 + c] + i),
+         g2 = NAME(vload)(taps[6 + c] + i);
+      VF e = g0 + g2;
+      t[0][c] = q * g0;
+      t[1][c] = -s6 * (e + g1);
+      t[2][c] = -s6 * (e - g1);
+      t[3][c] = s24 * g0 + s12 * g1 + s6 * g2;
+      t[4][c] = s24 * g0 - s12 * g1 + s6 * g2;
+      t[5][c] = g2;
+    }
+    for (int r = 0; r < 6; r++) {
+      VF g0 = t[r][0], g1 = t[r][1], g2 = t[r][2], e = g0 + g2;
+      NAME(vstore)(u[6 * r + 0] + i, q * g0);
+      NAME(vstore)(u[6 * r + 1] + i, -s6 * (e + g1));
+      NAME(vstore)(u[6 * r + 2] + i, -s6 * (e - g1));
+      NAME(vstore)(u[6 * r + 3] + i, s24 * g0 + s12 * g1 + s6 * g2);
+      NAME(vstore)(u[6 * r + 4] + i, s24 * g0 - s12 * g1 + s6 * g2);
+      NAME(vstore)(u[6 * r + 5] + i, g2);
+    }
+  }
+}
+
+static const wf4_fns NAME(adnn_f32_wf4) = {VL,
+                                           NAME(wf4_in_nchw),
+                                           NAME(wf4_out_nchw),
+                                           NAME(wf4_in_nhwc),
+                                           NAME(wf4_out_nhwc),
+                                           NAME(wf4_filters)};
 
 #else /* the dispatch part */
 
@@ -187,6 +224,12 @@ static const wf4_fns NAME(adnn_f32_wf4) = {VL, NAME(wf4_in_nchw), NAME(wf4_out_n
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/simd.h"
 
+/* The widest vector of any instruction set (the stage's overrun, the
+ * output buffer's lanes, the filter chunks' padding). */
+#define WF4_VL_MAX 16
+/* Filters per step of the filter transform (a multiple of every VL). */
+#define WF4_FILTER_CHUNK 64
+
 /* One instruction set's copy of the transforms (see the vector part). */
 typedef struct wf4_fns {
   int vl; /* lanes */
@@ -195,6 +238,7 @@ typedef struct wf4_fns {
   void (*in_nhwc)(const float *const in[6][6], int64_t c0, int64_t n, float *v, int64_t vstride);
   void (*out_nhwc)(const float *m, int64_t mstride, int64_t k0, int64_t n,
                    float *const out[4][4]);
+  void (*filters)(const float (*taps)[WF4_FILTER_CHUNK], int64_t n, float (*u)[WF4_FILTER_CHUNK]);
 } wf4_fns;
 
 #define ADNN_SIMD_KERNEL "kernels/cpu/conv2d-winograd_f4x3.c"
@@ -204,9 +248,6 @@ static const wf4_fns *const wf4_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(
 
 /* Target bytes of one block's V plus M. */
 #define BLOCK_BYTES ((int64_t)1 << 20)
-/* The widest vector of any instruction set (the stage's overrun and the
- * output buffer's lanes). */
-#define WF4_VL_MAX 16
 /* The narrowest chunk of output channels a block is split into (see the top
  * of the file). */
 #define WF4_MIN_KCHUNK 32
@@ -315,30 +356,41 @@ static inline int64_t u_offset(int nhwc, const adnn_plugin_conv2d *g, int64_t gr
   return nhwc ? (gr * g->Cg + c) * g->Kg + kl : (gr * g->Kg + kl) * g->Cg + c;
 }
 
-/* U for filters [k0, k1): G g G^T in double, rounded once to float. */
+/* U for filters [k0, k1): G g G^T (the vector part's wf4_filters) of chunks
+ * of input channels, whose taps are gathered through w's strides first (any
+ * filter layout). The 36 values of a filter go to 36 places K * Cg floats
+ * apart; in NCHW, where U[xi] is contiguous along c, a chunk is transformed
+ * into a local buffer and copied out as 36 contiguous runs, since writing
+ * each value in place would hit the same cache sets 36 times in a row. */
 static void filter_task(void *arg, int64_t k0, int64_t k1, int thread) {
   (void)thread;
   const wf4_job *j = arg;
   const adnn_plugin_conv2d *g = j->g;
-  const int64_t *st = g->w.strides; /* any filter layout */
-  static const double G[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                 {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  const int64_t *st = g->w.strides;
   int64_t xs = g->K * g->Cg; /* xi stride of either U layout */
+  float taps[9][WF4_FILTER_CHUNK], buf[36][WF4_FILTER_CHUNK];
   for (int64_t k = k0; k < k1; k++) {
     int64_t gr = k / g->Kg, kl = k % g->Kg;
-    for (int64_t c = 0; c < g->Cg; c++) {
-      const float *f = j->wt + k * st[0] + c * st[1];
-      double t[6][3];
-      for (int i = 0; i < 6; i++)
-        for (int s = 0; s < 3; s++)
-          t[i][s] = G[i][0] * f[s * st[3]] + G[i][1] * f[st[2] + s * st[3]] +
-                    G[i][2] * f[2 * st[2] + s * st[3]];
-      float *u = j->u + u_offset(j->w->nhwc, g, gr, kl, c);
-      for (int i = 0; i < 6; i++)
-        for (int jj = 0; jj < 6; jj++)
-          u[(6 * i + jj) * xs] =
-              (float)(t[i][0] * G[jj][0] + t[i][1] * G[jj][1] + t[i][2] * G[jj][2]);
+    for (int64_t c0 = 0; c0 < g->Cg; c0 += WF4_FILTER_CHUNK) {
+      int64_t nc = g->Cg - c0 < WF4_FILTER_CHUNK ? g->Cg - c0 : WF4_FILTER_CHUNK;
+      int64_t padded = (nc + WF4_VL_MAX - 1) / WF4_VL_MAX * WF4_VL_MAX;
+      for (int64_t ci = 0; ci < nc; ci++) {
+        const float *f = j->wt + k * st[0] + (c0 + ci) * st[1];
+        for (int r = 0; r < 3; r++)
+          for (int s = 0; s < 3; s++) taps[3 * r + s][ci] = f[r * st[2] + s * st[3]];
+      }
+      for (int t = 0; t < 9; t++)
+        for (int64_t ci = nc; ci < padded; ci++) taps[t][ci] = 0.0f;
+      j->w->fn->filters((const float(*)[WF4_FILTER_CHUNK])taps, padded, buf);
+      if (!j->w->nhwc) {
+        float *u = j->u + u_offset(0, g, gr, kl, c0);
+        for (int xi = 0; xi < 36; xi++)
+          memcpy(u + xi * xs, buf[xi], (size_t)nc * sizeof(float));
+      } else {
+        for (int xi = 0; xi < 36; xi++)
+          for (int64_t ci = 0; ci < nc; ci++)
+            j->u[xi * xs + u_offset(1, g, gr, kl, c0 + ci)] = buf[xi][ci];
+      }
     }
   }
 }
