@@ -106,6 +106,11 @@ grep -q '^ok .* cuda conv2d .*\[auto\] (cudnn:IMPLICIT_PRECOMP_GEMM+bias_act)' "
 check $? "[stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD] a fused bias + identity runs"
 grep -q '^ok .* cuda conv2d .*\[winograd_f2x3\] (cudnn:WINOGRAD)' "$work/out"
 check $? "[stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD] forced winograd_f2x3 runs cuDNN's WINOGRAD"
+# cuDNN does not let a caller choose its Winograd tile, so the CUDA plugin
+# refuses a forced F(4x4, 3x3) with a message saying so (never another tile).
+grep -q '^ok .* # SKIP cuda conv2d .*\[winograd_f4x3\]: plan creation: NOT_SUPPORTED: .*winograd_f4x3 is not available on the cuda backend' "$work/out" &&
+  ! grep -q '^ok .* - cuda conv2d .*\[winograd_f4x3\]' "$work/out"
+check $? "[stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD] forced winograd_f4x3 is NOT_SUPPORTED on cuda, with the reason"
 
 # The tuner: a few 3x3 stride-1 cases (every stand-in algorithm applies). The
 # filter also matches backward cases; offering them no cuDNN algorithm leaves

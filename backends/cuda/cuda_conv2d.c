@@ -108,6 +108,8 @@ static const conv2d_route routes[] = {
     [ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT] = {ADNN_CONV2D_ALGO_DEPTHWISE_DIRECT, 0, 0,
                                            adnn_cuda__conv2d_depthwise_applies},
     [ADNN_CONV2D_ALGO_DIRECT] = {ADNN_CONV2D_ALGO_DIRECT, 0, 0, NULL},
+    [ADNN_CONV2D_ALGO_WINOGRAD_F4X3] = {ADNN_CONV2D_ALGO_WINOGRAD_F4X3, 0, 0,
+                                        adnn_cuda__conv2d_winograd_f4x3_applies},
 };
 
 /* A new algorithm of ADNN_CONV2D_ALGO_LIST needs a route before this builds. */

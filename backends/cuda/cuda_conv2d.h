@@ -56,5 +56,11 @@ static inline size_t adnn_cuda__align256(size_t n) { return (n + 255) & ~(size_t
 int adnn_cuda__conv2d_depthwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len);
 int adnn_cuda__conv2d_pointwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len);
 int adnn_cuda__conv2d_winograd_applies(const adnn_plugin_conv2d *p, char *why, size_t len);
+/* Winograd F(4x4, 3x3) never applies on this plugin: cuDNN chooses the tile
+ * size of its Winograd algorithms itself (WINOGRAD_NONFUSED picks among its
+ * tile variants per shape and does not document or expose the choice), so no
+ * cuDNN algorithm is guaranteed to compute F(4x4, 3x3), and the plugin has no
+ * Winograd kernel of its own. Always 0, with that reason. */
+int adnn_cuda__conv2d_winograd_f4x3_applies(const adnn_plugin_conv2d *p, char *why, size_t len);
 
 #endif /* ADNN_CUDA_CONV2D_H */

@@ -120,3 +120,11 @@ int adnn_cuda__conv2d_winograd_applies(const adnn_plugin_conv2d *p, char *why, s
   snprintf(why, len, "needs a 3x3 filter, stride 1 and dilation 1");
   return 0;
 }
+
+int adnn_cuda__conv2d_winograd_f4x3_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {
+  (void)p;
+  snprintf(why, len,
+           "is not available on the cuda backend (cuDNN does not let a caller choose the "
+           "F(4x4, 3x3) tile; use winograd_f2x3 or auto)");
+  return 0;
+}

@@ -178,6 +178,7 @@
   X(GEMM_1X1, gemm_1x1, 3, "1x1, stride 1, no padding: a GEMM on the input as it is")    \
   X(WINOGRAD_F2X3, winograd_f2x3, 4, "Winograd F(2x2, 3x3): 3x3, stride 1, dilation 1") \
   X(DEPTHWISE_DIRECT, depthwise_direct, 5, "direct kernel for groups == C == K")         \
-  X(DIRECT, direct, 6, "a direct kernel for any geometry (CUDA: one thread per output)")
+  X(DIRECT, direct, 6, "a direct kernel for any geometry (CUDA: one thread per output)")  \
+  X(WINOGRAD_F4X3, winograd_f4x3, 7, "Winograd F(4x4, 3x3): 3x3, stride 1, dilation 1")
 
 #endif /* ADNN_OP_LIST_H */
