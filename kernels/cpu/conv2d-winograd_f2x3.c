@@ -14,7 +14,7 @@
  * arrive at execute time, in any layout), spread over the thread pool. The
  * tiles are then cut into blocks (a rectangle of tiles inside one image, small
  * enough that a block's V and M stay in the L2 cache) and each block is one
- * task on the pool: input transform, the 16 GEMMs (adnn_cpu_sgemm), output transform
+ * task on the pool: input transform, the 16 GEMMs (adnn_cpu_sgemm_ws), output transform
  * with bias and activation applied to the outputs as they are written. Each
  * thread has its own V and M buffers in the workspace. Tiles that stick out of
  * the image read zeros (padding) and write only their inside outputs, so odd P
@@ -53,7 +53,7 @@ enum { WINOGRAD_MIN_TILES = 256, WINOGRAD_MIN_CHANNELS = 16 };
 /* Everything run needs, computed once by wino_reshape. */
 typedef struct wino_state {
   adnn_cpu_act act;
-  int isa;                  /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
+  int isa;                  /* adnn_cpu_env.isa, for adnn_cpu_sgemm_ws */
   int nhwc;                 /* layout: NHWC, else NCHW */
   int epilogue;             /* adnn_cpu_conv2d_has_epilogue */
   int avx512;               /* 1 when the AVX-512 transforms run */
@@ -67,6 +67,7 @@ typedef struct wino_state {
   int64_t u_floats, v_floats, m_floats;
   int64_t ut_floats;                  /* NHWC: U transposed per group, [xi][g][Cg][Kg] */
   int64_t stage_stride, stage_floats; /* four padded input rows (AVX-512 path) */
+  size_t pack_off, pack_bytes;        /* the threads' GEMM pack slices in the workspace */
 } wino_state;
 
 /* The tiles and blocks of a problem (all of wino_state but the code paths). */
@@ -130,8 +131,14 @@ static void wino_reshape(const void *problem, const adnn_cpu_env *env, void *sta
   w->filter_avx512 = w->avx512 && g->w.strides[1] <= INT32_MAX / 16;
   w->filter_nhwc_avx512 = w->avx512 && g->w.strides[0] <= INT32_MAX / 16;
   int64_t per_thread = w->v_floats + w->m_floats + w->stage_floats;
-  *workspace_bytes =
-      (size_t)((w->u_floats + w->ut_floats + per_thread * env->threads) * (int64_t)sizeof(float));
+  /* One GEMM pack slice per thread after the buffers, sized for the 16
+   * GEMMs of a whole block (Kg x tiles x Cg), so run allocates nothing. */
+  const int64_t nt = w->blk_h * w->blk_w;
+  w->pack_bytes = w->nhwc ? adnn_cpu_sgemm_pack_bytes(env->isa, nt, g->Kg, g->Cg)
+                          : adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, nt, g->Cg);
+  w->pack_off = ((size_t)((w->u_floats + w->ut_floats + per_thread * env->threads) *
+                          (int64_t)sizeof(float)) + 63) / 64 * 64;
+  *workspace_bytes = w->pack_off + w->pack_bytes * (size_t)env->threads;
 }
 
 typedef struct wino_job {
@@ -140,6 +147,7 @@ typedef struct wino_job {
   const float *x, *wt, *bias;
   float *y, *u, *vm; /* vm: the per-thread V and M buffers */
   float *ut;         /* NHWC only: see wino_state.ut_floats */
+  char *packs;       /* the per-thread GEMM pack slices */
 } wino_job;
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -349,6 +357,7 @@ static void block_task(void *arg, int64_t b0, int64_t b1, int thread) {
   int epi = w->epilogue;
   float *v = j->vm + thread * (w->v_floats + w->m_floats + w->stage_floats);
   float *m = v + w->v_floats, *stage = m + w->m_floats;
+  const adnn_cpu_gemm_pack pack = adnn_cpu_gemm_pack_slice(j->packs, w->pack_bytes, thread);
   for (int64_t b = b0; b < b1; b++) {
     int64_t tw0 = b % w->nblk_w * w->blk_w, th0 = b / w->nblk_w % w->nblk_h * w->blk_h;
     int64_t ng = b / (w->nblk_w * w->nblk_h), gr = ng % g->groups, n = ng / g->groups;
@@ -392,9 +401,9 @@ static void block_task(void *arg, int64_t b0, int64_t b1, int thread) {
 
     /* The 16 GEMMs: M[xi] (Kg x nt) = U[xi] (Kg x Cg) * V[xi] (Cg x nt). */
     for (int xi = 0; xi < 16; xi++)
-      adnn_cpu_sgemm(w->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
-                     j->u + (xi * g->K + gr * g->Kg) * g->Cg, g->Cg, v + xi * g->Cg * nt, nt,
-                     0.0f, m + xi * g->Kg * nt, nt, NULL);
+      adnn_cpu_sgemm_ws(w->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
+                        j->u + (xi * g->K + gr * g->Kg) * g->Cg, g->Cg, v + xi * g->Cg * nt, nt,
+                        0.0f, m + xi * g->Kg * nt, nt, NULL, &pack);
 
     /* Output transform with A^T = [1 1 1 0; 0 1 -1 -1], then the epilogue on
      * the (up to) two output rows of each tile row while they are in cache. */
@@ -581,6 +590,7 @@ static void block_task_nhwc(void *arg, int64_t b0, int64_t b1, int thread) {
   int epi = w->epilogue;
   float *v = j->vm + thread * (w->v_floats + w->m_floats + w->stage_floats);
   float *m = v + w->v_floats;
+  const adnn_cpu_gemm_pack pack = adnn_cpu_gemm_pack_slice(j->packs, w->pack_bytes, thread);
   for (int64_t b = b0; b < b1; b++) {
     int64_t tw0 = b % w->nblk_w * w->blk_w, th0 = b / w->nblk_w % w->nblk_h * w->blk_h;
     int64_t ng = b / (w->nblk_w * w->nblk_h), gr = ng % g->groups, n = ng / g->groups;
@@ -616,9 +626,9 @@ static void block_task_nhwc(void *arg, int64_t b0, int64_t b1, int thread) {
      * contiguous vector copies (OpenBLAS, used here before, also had fast
      * small-matrix kernels for it and not for the transposed one). */
     for (int xi = 0; xi < 16; xi++)
-      adnn_cpu_sgemm(w->isa, 0, 0, nt, g->Kg, g->Cg, 1.0f,
-                     v + xi * vstride, g->Cg, j->ut + (xi * g->groups + gr) * g->Cg * g->Kg,
-                     g->Kg, 0.0f, m + xi * mstride, g->Kg, NULL);
+      adnn_cpu_sgemm_ws(w->isa, 0, 0, nt, g->Kg, g->Cg, 1.0f,
+                        v + xi * vstride, g->Cg, j->ut + (xi * g->groups + gr) * g->Cg * g->Kg,
+                        g->Kg, 0.0f, m + xi * mstride, g->Kg, NULL, &pack);
 
     /* Output transform, then the epilogue on each output pixel's channels. */
     for (int64_t t = 0; t < nt; t++) {
@@ -656,7 +666,8 @@ static void wino_run(const void *problem, const void *state, const void *const *
   const wino_state *w = state;
   float *ws = workspace;
   wino_job j = {g,  w,  inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL, outputs[0],
-                ws, ws + w->u_floats + w->ut_floats, ws + w->u_floats};
+                ws, ws + w->u_floats + w->ut_floats, ws + w->u_floats,
+                (char *)workspace + w->pack_off};
   if (w->ut_floats) {
 #if defined(__x86_64__) || defined(__i386__)
     if (w->filter_nhwc_avx512) {

@@ -39,7 +39,7 @@
  *
  * The tiles are cut into blocks (a rectangle of tiles inside one image, small
  * enough that a block's V and M stay in the L2 cache) and each block is one
- * task on the pool: input transform, the 36 GEMMs (adnn_cpu_sgemm, all in
+ * task on the pool: input transform, the 36 GEMMs (adnn_cpu_sgemm_ws, all in
  * wf4_gemms), output transform with bias and activation applied to the outputs
  * as they are written. When a problem has fewer blocks than the pool has
  * threads (small images, batch 1), each block is also split over chunks of
@@ -256,7 +256,7 @@ static const wf4_fns *const wf4_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(
 typedef struct wf4_state {
   const wf4_fns *fn;
   adnn_cpu_act act;
-  int isa;                  /* adnn_cpu_env.isa, for adnn_cpu_sgemm */
+  int isa;                  /* adnn_cpu_env.isa, for adnn_cpu_sgemm_ws */
   int nhwc;                 /* layout: NHWC, else NCHW */
   int epilogue;             /* adnn_cpu_conv2d_has_epilogue */
   int64_t tiles_h, tiles_w; /* tiles per image */
@@ -266,6 +266,7 @@ typedef struct wf4_state {
   int64_t u_floats;         /* U (workspace when not prepacked) */
   int64_t v_floats, m_floats;
   int64_t stage_ps, stage_floats; /* NCHW: 24 phase rows of stage_ps floats */
+  size_t pack_off, pack_bytes; /* the threads' GEMM pack slices in the workspace */
 } wf4_state;
 
 /* The tiles and blocks of a problem for `threads` threads. */
@@ -339,7 +340,12 @@ static void wf4_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   int64_t per_thread = w->v_floats + w->m_floats + w->stage_floats +
                        16 * WF4_VL_MAX; /* the NCHW output transform's lanes */
   int64_t u = g->weights_prepacked ? 0 : w->u_floats;
-  *workspace_bytes = (size_t)((u + per_thread * env->threads) * (int64_t)sizeof(float));
+  /* One GEMM pack slice per thread after the buffers, sized for the largest
+   * of the 36 GEMMs (chunk x block tiles x Cg), so run allocates nothing. */
+  w->pack_bytes = w->nhwc ? adnn_cpu_sgemm_pack_bytes(env->isa, w->blk_h * w->blk_w, w->kchunk, g->Cg)
+                          : adnn_cpu_sgemm_pack_bytes(env->isa, w->kchunk, w->blk_h * w->blk_w, g->Cg);
+  w->pack_off = ((size_t)((u + per_thread * env->threads) * (int64_t)sizeof(float)) + 63) / 64 * 64;
+  *workspace_bytes = w->pack_off + w->pack_bytes * (size_t)env->threads;
 }
 
 typedef struct wf4_job {
@@ -347,6 +353,7 @@ typedef struct wf4_job {
   const wf4_state *w;
   const float *x, *wt, *bias;
   float *y, *u, *vm; /* vm: the per-thread V, M, stage and output buffers */
+  char *packs;       /* the per-thread GEMM pack slices */
 } wf4_job;
 
 /* Where U[xi] keeps filter k = gr * Kg + kl, input channel c of its group
@@ -400,18 +407,20 @@ static void filter_task(void *arg, int64_t k0, int64_t k1, int thread) {
  * NHWC M[xi] (nt x kn) = V[xi] (nt x Cg) * U[xi] (Cg x kn of Kg columns). The
  * only GEMM calls of this file. */
 static void wf4_gemms(const wf4_job *j, int64_t gr, int64_t ka, int64_t kn, int64_t nt,
-                      const float *v, float *m) {
+                      const float *v, float *m, int thread) {
   const adnn_plugin_conv2d *g = j->g;
   const wf4_state *w = j->w;
+  const adnn_cpu_gemm_pack pack = adnn_cpu_gemm_pack_slice(j->packs, w->pack_bytes, thread);
   int64_t xs = g->K * g->Cg;
   for (int xi = 0; xi < 36; xi++) {
     const float *u = j->u + xi * xs;
     if (w->nhwc)
-      adnn_cpu_sgemm(w->isa, 0, 0, nt, kn, g->Cg, 1.0f, v + xi * nt * g->Cg, g->Cg,
-                     u + gr * g->Cg * g->Kg + ka, g->Kg, 0.0f, m + xi * nt * kn, kn, NULL);
+      adnn_cpu_sgemm_ws(w->isa, 0, 0, nt, kn, g->Cg, 1.0f, v + xi * nt * g->Cg, g->Cg,
+                        u + gr * g->Cg * g->Kg + ka, g->Kg, 0.0f, m + xi * nt * kn, kn, NULL,
+                        &pack);
     else
-      adnn_cpu_sgemm(w->isa, 0, 0, kn, nt, g->Cg, 1.0f, u + (gr * g->Kg + ka) * g->Cg, g->Cg,
-                     v + xi * g->Cg * nt, nt, 0.0f, m + xi * kn * nt, nt, NULL);
+      adnn_cpu_sgemm_ws(w->isa, 0, 0, kn, nt, g->Cg, 1.0f, u + (gr * g->Kg + ka) * g->Cg,
+                        g->Cg, v + xi * g->Cg * nt, nt, 0.0f, m + xi * kn * nt, nt, NULL, &pack);
   }
 }
 
@@ -494,7 +503,7 @@ static void block_task_nchw(void *arg, int64_t b0, int64_t b1, int thread) {
       }
     }
 
-    wf4_gemms(j, k.gr, k.ka, k.kn, nt, v, m);
+    wf4_gemms(j, k.gr, k.ka, k.kn, nt, v, m, thread);
 
     /* Output transform, then the epilogue on the (up to) four output rows of
      * each tile row while they are in cache. */
@@ -558,7 +567,7 @@ static void block_task_nhwc(void *arg, int64_t b0, int64_t b1, int thread) {
                     v + t * g->Cg, vstride);
     }
 
-    wf4_gemms(j, k.gr, k.ka, k.kn, nt, v, m);
+    wf4_gemms(j, k.gr, k.ka, k.kn, nt, v, m, thread);
 
     /* Output transform, then the epilogue on each output pixel's channels. */
     const float *bias = j->bias ? j->bias + k.gr * g->Kg + k.ka : NULL;
@@ -593,7 +602,7 @@ static size_t wf4_packed_weights_size(const void *problem, const void *state) {
 /* U from w, spread over the pool. */
 static void wf4_transform_filters(const adnn_plugin_conv2d *g, const wf4_state *w,
                                   const float *wt, float *u) {
-  wf4_job j = {g, w, NULL, wt, NULL, NULL, u, NULL};
+  wf4_job j = {g, w, NULL, wt, NULL, NULL, u, NULL, NULL};
   adnn_cpu_parallel_for(g->K, 4, filter_task, &j);
 }
 
@@ -615,7 +624,8 @@ static void wf4_run(const void *problem, const void *state, const void *const *i
     vm = ws + w->u_floats;
     wf4_transform_filters(g, w, inputs[1], u);
   }
-  wf4_job j = {g, w, inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL, outputs[0], u, vm};
+  wf4_job j = {g, w, inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL, outputs[0], u, vm,
+               (char *)workspace + w->pack_off};
   adnn_cpu_parallel_for(g->N * g->groups * w->nblk_h * w->nblk_w * w->nkc, 1,
                         w->nhwc ? block_task_nhwc : block_task_nchw, &j);
 }
