@@ -187,5 +187,10 @@ adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
   p->has_bias = has_bias;
   p->has_residual = has_residual;
   p->activation = *act;
+  if (d->weights_prepacked != 0 && d->weights_prepacked != 1)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: weights_prepacked is %d; it must be 0 or 1",
+                      func, (int)d->weights_prepacked);
+  p->weights_prepacked = d->weights_prepacked;
+  if (d->weights_prepacked) io->prepacked_input = 2; /* b, input 1 */
   return ADNN_STATUS_SUCCESS;
 }
