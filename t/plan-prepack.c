@@ -90,6 +90,10 @@ static void check_result(const char *what, const float *y, const float *y0, cons
 static void check_measured(const char *what, const adnn_plan *plan) {
   size_t n = 0;
   adnn_plan_get_candidate_count(plan, &n);
+  if (n == 0 && strstr(adnn_plan_get_choice_reason(plan), "only algorithm")) {
+    tap_skip("the backend has one algorithm for this op: nothing to measure");
+    return;
+  }
   size_t failed = 0, measured = 0;
   for (size_t i = 0; i < n; i++) {
     const adnn_plan_candidate *c = NULL;
