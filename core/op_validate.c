@@ -270,6 +270,9 @@ adnn_status adnn__conv2d_validate(const char *func, const adnn_conv2d_desc *d,
     io->n_inputs = 3;
   }
   if ((st = check_activation(func, &d->activation)) != ADNN_STATUS_SUCCESS) return st;
+  if (d->weights_prepacked != 0 && d->weights_prepacked != 1)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: weights_prepacked is %d; it must be 0 or 1",
+                      func, (int)d->weights_prepacked);
   if (strcmp(adnn_conv2d_algorithm_name(d->algorithm), "unknown") == 0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: algorithm %d is not an adnn_conv2d_algorithm",
                       func, (int)d->algorithm);
@@ -308,6 +311,8 @@ adnn_status adnn__conv2d_validate(const char *func, const adnn_conv2d_desc *d,
   p->has_bias = d->has_bias ? 1 : 0;
   p->activation = d->activation;
   p->algorithm = algorithm;
+  p->weights_prepacked = d->weights_prepacked;
+  if (d->weights_prepacked) io->prepacked_input = 2; /* w, input 1 */
   return ADNN_STATUS_SUCCESS;
 }
 

@@ -43,7 +43,17 @@ typedef struct adnn__op_io {
   /* out: NULL, or heap memory the problem points to (the optimizer's copy of
    * its tensor sizes), freed with the io when the plan is destroyed. */
   void *owned;
+  /* out: for a plan whose descriptor has weights_prepacked = 1, the index + 1
+   * of the input that is then the packed weight buffer (conv2d's w, matmul's
+   * b); 0 for every other plan. The core replaces that input's span by the
+   * plugin's packed size once the algorithm is chosen. */
+  int32_t prepacked_input;
 } adnn__op_io;
+
+/* The index of the input that is a packed weight buffer in a validated op
+ * whose problem has weights_prepacked = 1 (conv2d's w, matmul's b), or -1
+ * (every other op, or the flag 0): for the tuner's scratch buffers. */
+int adnn__op_prepacked_input(const adnn_plugin_op *op);
 
 /* Points io's span arrays at its inline arrays (zeroed); called by the core
  * before validation. */

@@ -95,6 +95,10 @@ struct adnn_plan {
    * and output span at execution, so that the overlap check costs
    * O(n log n) rather than O(n^2) and allocates nothing. NULL otherwise. */
   struct exec_span *spans;
+  /* A weights_prepacked plan: the span of the weights in the descriptor's
+   * layout, which adnn_plan_pack_weights reads (io's span of that input is
+   * the packed buffer's). */
+  size_t weights_bytes;
 };
 
 /* One buffer of an execution, for the sorted overlap check. */
@@ -161,6 +165,17 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
   p->op.workspace_limit = ctx->tune.workspace_limit;
   p->op.deterministic = ctx->tune.deterministic != 0;
 
+  /* A plan fed prepacked weights needs the plugin's packing slots; asked
+   * before the tuner, which packs its scratch weights with them. */
+  if (p->io.prepacked_input &&
+      (!ADNN_PLUGIN_HAS(t, plan_packed_weights_bytes) || !ADNN_PLUGIN_HAS(t, plan_pack_weights))) {
+    adnn__op_io_free(&p->io);
+    free(p);
+    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: backend %s cannot prepack weights "
+                      "(weights_prepacked = 1 needs plugin ABI 2.4's plan_pack_weights)", func,
+                      t->name);
+  }
+
   /* The tuner creates the plugin plan and selects its algorithm (measuring
    * the candidates on scratch buffers when it must). */
   const int tunable = (info->flags & ADNN_OP_TUNABLE) != 0;
@@ -177,6 +192,23 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
     /* Plugins usually name the function already; avoid saying it twice. */
     if (strncmp(msg, func, strlen(func)) == 0) return adnn__fail(st, "%s", msg);
     return adnn__fail(st, "%s: backend %s: %s", func, t->name, msg);
+  }
+  if (p->io.prepacked_input) {
+    /* From now on the weight input is the packed buffer: its span, checked
+     * at every execution, is the chosen algorithm's packed size. */
+    size_t bytes = 0;
+    st = t->plan_packed_weights_bytes(p->pplan, &bytes);
+    if (st != ADNN_STATUS_SUCCESS) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", adnn_last_error());
+      t->plan_destroy(p->pplan);
+      adnn__tune_record_free(&p->tune);
+      adnn__op_io_free(&p->io);
+      free(p);
+      return adnn__fail(st, "%s: backend %s: %s", func, t->name, msg);
+    }
+    p->weights_bytes = p->io.input_bytes[p->io.prepacked_input - 1];
+    p->io.input_bytes[p->io.prepacked_input - 1] = bytes ? bytes : 1;
   }
   const size_t n_tensors = (size_t)p->io.n_inputs + (size_t)p->io.n_outputs;
   if (n_tensors > PAIRWISE_OVERLAP_LIMIT) {
@@ -419,6 +451,71 @@ adnn_status adnn_plan_execute_multi(adnn_plan *plan, const void *const *inputs, 
     return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: outputs is NULL", func);
   }
   return execute(func, plan, inputs, n_inputs, outputs, n_outputs);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Weight prepacking (doc/prepacking.md)                                     */
+/* ------------------------------------------------------------------------ */
+
+int adnn__op_prepacked_input(const adnn_plugin_op *op) {
+  if (op->kind == ADNN_PLUGIN_OP_CONV2D)
+    return ((const adnn_plugin_conv2d *)op->problem)->weights_prepacked ? 1 : -1;
+  if (op->kind == ADNN_PLUGIN_OP_MATMUL)
+    return ((const adnn_plugin_matmul *)op->problem)->weights_prepacked ? 1 : -1;
+  return -1;
+}
+
+/* The checks both prepacking functions make: a live plan on a live
+ * context, of an op with weights, created with weights_prepacked = 1. */
+static adnn_status check_prepacked(const char *func, const adnn_plan *plan, adnn_context **ctx) {
+  adnn_status st = adnn__check_plan(func, plan, ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (*ctx == NULL) return orphan(func, plan);
+  if (plan->op.kind != ADNN_PLUGIN_OP_CONV2D && plan->op.kind != ADNN_PLUGIN_OP_MATMUL)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: a %s plan has no weights to pack (only conv2d "
+                      "and matmul plans do)", func, plan->info->name);
+  if (plan->io.prepacked_input == 0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: the %s plan was created without "
+                      "weights_prepacked; set it to 1 in the descriptor to execute with packed "
+                      "weights", func, plan->info->name);
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_plan_get_packed_weights_bytes(const adnn_plan *plan, size_t *bytes) {
+  const char *func = "adnn_plan_get_packed_weights_bytes";
+  adnn_context *ctx = NULL;
+  adnn_status st = check_prepacked(func, plan, &ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (bytes == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: bytes is NULL", func);
+  *bytes = plan->io.input_bytes[plan->io.prepacked_input - 1];
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_plan_pack_weights(adnn_plan *plan, const void *w, void *packed,
+                                   size_t packed_bytes) {
+  const char *func = "adnn_plan_pack_weights";
+  adnn_context *ctx = NULL;
+  adnn_status st = check_prepacked(func, plan, &ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  const char *wname = plan->op.kind == ADNN_PLUGIN_OP_CONV2D ? "w" : "b";
+  if (w == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: w is NULL", func);
+  if (packed == NULL) return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: packed is NULL", func);
+  const size_t need = plan->io.input_bytes[plan->io.prepacked_input - 1];
+  if (packed_bytes < need)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: packed_bytes is %zu, but this plan's packed "
+                      "weights take %zu bytes (adnn_plan_get_packed_weights_bytes)", func,
+                      packed_bytes, need);
+  /* The weights' span in the descriptor's layout, as the validator computed
+   * it for an unpacked plan. */
+  const size_t w_bytes = plan->weights_bytes;
+  st = adnn__check_device_range(func, ctx, "w", w, w_bytes);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  st = adnn__check_device_range(func, ctx, "packed", packed, need);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  if (overlaps(w, w_bytes, packed, need))
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: w (the plan's %s) and packed overlap; the "
+                      "packed weights need memory of their own", func, wname);
+  return plan->table->plan_pack_weights(plan->pplan, w, packed);
 }
 
 void adnn__plan_orphan(adnn_plan *plan, adnn_context *ctx) {

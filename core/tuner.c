@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "core/op_validate.h"
 #include "core/perfdb.h"
 #include "core/tuner.h"
 #include "core/verbose.h"
@@ -220,8 +221,39 @@ typedef struct measure_state {
 /* Measures result r on the plan (see the protocol in core/tuner.h): selects
  * its candidate, then times runs. `left` is the number of candidates still
  * to measure, this one included. */
+static void measure_runs(adnn_context *ctx, adnn_plugin_plan *plan, const scratch *s,
+                         adnn__tune_result *r, int left, measure_state *m);
+
+/* A weights_prepacked plan reads its weight input in the selected
+ * candidate's packed form, whose size may exceed the descriptor's span: the
+ * candidate's packed buffer is allocated and packed from the scratch
+ * weights before the timed runs (so the packing, paid once by the user, is
+ * not part of the measured time: doc/tuning.md), and freed after them. */
+static adnn_status scratch_pack(adnn_context *ctx, adnn_plugin_plan *plan, const scratch *s,
+                                int wi, void **packed) {
+  const adnn_plugin *t = ctx->table;
+  *packed = NULL;
+  if (!ADNN_PLUGIN_HAS(t, plan_packed_weights_bytes) || !ADNN_PLUGIN_HAS(t, plan_pack_weights))
+    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "backend %s cannot prepack weights", t->name);
+  size_t bytes = 0;
+  adnn_status st = t->plan_packed_weights_bytes(plan, &bytes);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  st = t->mem_alloc(ctx->pctx, bytes ? bytes : 1, packed);
+  if (st != ADNN_STATUS_SUCCESS) {
+    *packed = NULL;
+    return st;
+  }
+  st = t->plan_pack_weights(plan, s->in[wi], *packed);
+  if (st == ADNN_STATUS_SUCCESS) st = t->synchronize(ctx->pctx);
+  if (st != ADNN_STATUS_SUCCESS) {
+    t->mem_free(ctx->pctx, *packed);
+    *packed = NULL;
+  }
+  return st;
+}
+
 static void measure_one(adnn_context *ctx, adnn_plugin_plan *plan, const scratch *s,
-                        adnn__tune_result *r, int left, measure_state *m) {
+                        adnn__tune_result *r, int left, measure_state *m, int wi) {
   const adnn_plugin *t = ctx->table;
   adnn_status st = t->plan_select(plan, r->id);
   if (st != ADNN_STATUS_SUCCESS) {
@@ -230,6 +262,29 @@ static void measure_one(adnn_context *ctx, adnn_plugin_plan *plan, const scratch
               adnn_status_name(st), adnn_last_error());
     return;
   }
+  if (wi < 0) {
+    measure_runs(ctx, plan, s, r, left, m);
+    return;
+  }
+  scratch local = *s;
+  void *packed = NULL;
+  st = scratch_pack(ctx, plan, s, wi, &packed);
+  if (st != ADNN_STATUS_SUCCESS) {
+    r->pub.status = st;
+    adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: packing its weights failed (%s): %s", r->name,
+              adnn_status_name(st), adnn_last_error());
+    return;
+  }
+  local.in[wi] = packed;
+  measure_runs(ctx, plan, &local, r, left, m);
+  t->synchronize(ctx->pctx);
+  t->mem_free(ctx->pctx, packed);
+}
+
+/* The timed runs of measure_one, on the selected candidate. */
+static void measure_runs(adnn_context *ctx, adnn_plugin_plan *plan, const scratch *s,
+                         adnn__tune_result *r, int left, measure_state *m) {
+  adnn_status st;
   double warm;
   st = run_once(ctx, plan, s, &warm);
   if (st != ADNN_STATUS_SUCCESS) {
@@ -311,7 +366,7 @@ static int measure_all(adnn_context *ctx, adnn_plugin_plan *plan, const adnn_plu
       int left = 0;
       for (size_t j = i; j < n; j++)
         if (adnn__tuner_allowed(&r[j], o) && (r[j].slow != 0) == pass) left++;
-      measure_one(ctx, plan, &s, &r[i], left, m);
+      measure_one(ctx, plan, &s, &r[i], left, m, adnn__op_prepacked_input(op));
       adnn__verbose_tune_progress(ctx, op, m->start, m->measured, n, &progress_shown);
     }
   }

@@ -44,6 +44,9 @@ static adnn_status read_forward(const char *func, const adnn_conv2d_desc *forwar
   memset(&fp->activation, 0, sizeof fp->activation);
   fp->activation.kind = ADNN_ACTIVATION_IDENTITY;
   fp->algorithm = ADNN_CONV2D_ALGO_AUTO;
+  /* A forward descriptor set up for inference may ask for prepacked weights;
+   * the backward ops read w (and write dw) in the descriptor's layout. */
+  fp->weights_prepacked = 0;
   return ADNN_STATUS_SUCCESS;
 }
 

@@ -297,5 +297,10 @@ adnn_status adnn__matmul_validate(const char *func, const adnn_matmul_desc *d,
   memset(&p->requant_scales, 0, sizeof p->requant_scales);
   p->requant_scales.dtype = ADNN_DTYPE_F32;
   if (has_scales) p->requant_scales = d->requant_scales;
+  if (d->weights_prepacked != 0 && d->weights_prepacked != 1)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: weights_prepacked is %d; it must be 0 or 1",
+                      func, (int)d->weights_prepacked);
+  p->weights_prepacked = d->weights_prepacked;
+  if (d->weights_prepacked) io->prepacked_input = 2; /* b, input 1 */
   return ADNN_STATUS_SUCCESS;
 }

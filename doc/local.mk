@@ -13,6 +13,7 @@ dist_doc_DATA += doc/datasets.md doc/distributed.md
 dist_doc_DATA += doc/training.md
 # The BERT encoder layer example (examples/transformer-block.c).
 dist_doc_DATA += doc/transformer.md
+dist_doc_DATA += doc/prepacking.md
 
 
 # The complete programs the section 3 man pages cite (as doc/examples/NAME.c),

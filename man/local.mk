@@ -50,6 +50,7 @@ adnn_man3_links = \
 	man/adnn_perfdb_info.3 man/adnn_perfdb_export.3 man/adnn_perfdb_import.3 \
 	man/adnn_context_get_backend.3 man/adnn_context_get_device.3 \
 	man/adnn_plan_get_algorithm.3 man/adnn_plan_get_workspace_bytes.3 \
+	man/adnn_plan_get_packed_weights_bytes.3 man/adnn_plan_pack_weights.3 \
 	man/adnn_plan_get_candidate_count.3 man/adnn_plan_get_candidate.3 \
 	man/adnn_plan_get_choice_reason.3 man/adnn_backend_search_path.3
 dist_man_MANS += man/adnn.7 man/adnn-info.1 man/adnn-bench.1 $(adnn_man3_groups) \

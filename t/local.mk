@@ -118,6 +118,13 @@ t_cpu_sgemm_engine_LDADD = $(OPENBLAS_LIBS) -lpthread -lm
 # state between scenarios; it runs tools/adnn-info through ADNN_TEST_BUILDDIR.
 check_PROGRAMS += t/tune-select t/tune-plan t/perfdb
 TESTS += t/tune-select t/tune-plan t/perfdb
+# t/plan-prepack: weight prepacking (adnn_plan_pack_weights) for every conv2d
+# algorithm and matmul, against plain-weights plans and an oracle of its own.
+check_PROGRAMS += t/plan-prepack
+TESTS += t/plan-prepack
+t_plan_prepack_SOURCES = t/plan-prepack.c t/tap.h t/rng.h t/tmpdir.h
+t_plan_prepack_LDADD = libadnn.la -lm
+EXTRA_t_plan_prepack_DEPENDENCIES = backends/cpu/adnn-cpu.la
 t_tune_select_SOURCES = t/tune-select.c core/tuner_select.c core/tuner.h t/tap.h
 t_tune_select_CPPFLAGS = $(AM_CPPFLAGS)
 t_tune_select_LDADD = -lm

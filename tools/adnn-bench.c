@@ -225,21 +225,68 @@ static void print_result(const options *o, const result *r) {
 /* A problem as a case of the conformance harness                          */
 /* ---------------------------------------------------------------------- */
 
+/* --prepacked: conv2d and matmul plans take their weights (input 1) packed
+ * by adnn_plan_pack_weights, once before the timed runs (doc/prepacking.md). */
+static int bench_prepacked;
+
+static int takes_prepacked(const harness_case *c) {
+  return bench_prepacked && c->op &&
+         (!strcmp(c->op->name, "conv2d") || !strcmp(c->op->name, "matmul"));
+}
+
 /* The plan of a case; gemm has none (adnn_gemm is called directly). */
 static adnn_status create_plan(adnn_context *ctx, const harness_case *c, adnn_plan **plan) {
   *plan = NULL;
-  return c->op ? c->op->create(ctx, &c->desc, plan) : ADNN_STATUS_SUCCESS;
+  if (!c->op) return ADNN_STATUS_SUCCESS;
+  if (!takes_prepacked(c)) return c->op->create(ctx, &c->desc, plan);
+  harness_desc d = c->desc;
+  if (!strcmp(c->op->name, "conv2d")) d.conv2d.weights_prepacked = 1;
+  else d.matmul.weights_prepacked = 1;
+  return c->op->create(ctx, &d, plan);
 }
 
-/* One run of a case on its device buffers: the plan, or adnn_gemm. */
+/* One run of a case on its device buffers: the plan, or adnn_gemm. With
+ * --prepacked, `packed` is the plan's packed weight buffer, which run_once
+ * fills from the weights first unless packed_ready (perf mode packs once,
+ * outside the timed loop). */
 typedef struct runner {
   adnn_context *ctx;
   const bench_problem *p;
   adnn_plan *plan;
+  void *packed;
+  size_t packed_bytes;
+  int packed_ready;
 } runner;
+
+/* Allocates run->packed for a --prepacked plan; SUCCESS without a buffer
+ * for the others. */
+static adnn_status packed_alloc(runner *run, const harness_case *c) {
+  run->packed = NULL;
+  run->packed_ready = 0;
+  if (!takes_prepacked(c)) return ADNN_STATUS_SUCCESS;
+  adnn_status s = adnn_plan_get_packed_weights_bytes(run->plan, &run->packed_bytes);
+  if (!s) s = adnn_malloc(run->ctx, run->packed_bytes, &run->packed);
+  if (s) run->packed = NULL;
+  return s;
+}
+
+static void packed_free(runner *run) {
+  if (run->packed) adnn_free(run->ctx, run->packed);
+  run->packed = NULL;
+}
 
 static adnn_status run_once(void *arg, const harness_case *c, const harness_device *dev) {
   const runner *run = arg;
+  if (c->op && run->packed) {
+    if (!run->packed_ready) {
+      adnn_status s = adnn_plan_pack_weights(run->plan, dev->in[1], run->packed,
+                                             run->packed_bytes);
+      if (s) return s;
+    }
+    harness_device packed_dev = *dev;
+    packed_dev.in[1] = run->packed;
+    return harness_execute(run->plan, c, &packed_dev);
+  }
   if (c->op) return harness_execute(run->plan, c, dev);
   const bench_problem *p = run->p;
   return adnn_gemm(run->ctx, c->dtype, p->ta ? ADNN_TRANS : ADNN_NO_TRANS,
@@ -278,9 +325,16 @@ static double *expected(const bench_problem *p, harness_case *c, harness_toleran
  * with the oracle. Returns the exit class. */
 static int check(adnn_context *ctx, const bench_problem *p, harness_case *c, adnn_plan *plan,
                  result *r) {
-  runner run = {ctx, p, plan};
+  runner run = {ctx, p, plan, NULL, 0, 0};
+  adnn_status ps = packed_alloc(&run, c);
+  if (ps) {
+    r->status = "error";
+    snprintf(r->message, sizeof r->message, "--prepacked: %s", adnn_last_error());
+    return EXIT_MISMATCH;
+  }
   harness_run got;
   harness_run_with(ctx, c, run_once, &run, &got);
+  packed_free(&run);
   if (got.outcome != HARNESS_RAN) {
     r->status = "error";
     snprintf(r->message, sizeof r->message, "%s", got.message);
@@ -317,11 +371,19 @@ static int check(adnn_context *ctx, const bench_problem *p, harness_case *c, adn
 /* --mode=perf: warm-up, then timed runs (each one synchronized). */
 static adnn_status time_runs(adnn_context *ctx, const bench_problem *p, const harness_case *c,
                              adnn_plan *plan, const options *o, result *r) {
-  runner run = {ctx, p, plan};
+  runner run = {ctx, p, plan, NULL, 0, 0};
   harness_device dev;
   const char *step;
   adnn_status s = harness_upload(ctx, c, &dev, &step);
   if (s) return s;
+  /* --prepacked: the weights are packed once, before the warm-up; the timed
+   * runs execute on the packed buffer only. */
+  s = packed_alloc(&run, c);
+  if (!s && run.packed) {
+    s = adnn_plan_pack_weights(plan, dev.in[1], run.packed, run.packed_bytes);
+    if (!s) s = adnn_context_synchronize(ctx);
+    run.packed_ready = 1;
+  }
   for (int i = 0; i < o->warmup && !s; i++) {
     s = run_once(&run, c, &dev);
     if (!s) s = adnn_context_synchronize(ctx);
@@ -340,6 +402,7 @@ static adnn_status time_runs(adnn_context *ctx, const bench_problem *p, const ha
     if (o->runs == 0 && n >= 3 && b - start >= o->time_ms) break;
   }
   harness_release(ctx, c, &dev);
+  packed_free(&run);
   if (!s) {
     qsort(t, (size_t)n, sizeof(double), cmp_double);
     r->runs = n;
@@ -368,10 +431,10 @@ static void repro_line(const options *o, const char *backend, const char *proble
   char tune[32] = "";
   if (o->tune >= 0) snprintf(tune, sizeof tune, " --tune=%s", tunes[o->tune]);
   int quote = strpbrk(problem, " \"'$`\\!*?;&|<>()[]{}") != NULL;
-  snprintf(buf, len, "adnn-bench --backend=%s --mode=%s --dtype=%s --layout=%s%s%s %s%s%s",
+  snprintf(buf, len, "adnn-bench --backend=%s --mode=%s --dtype=%s --layout=%s%s%s%s %s%s%s",
            backend, o->mode == MODE_CORR ? "corr" : "perf", adnn_dtype_name(o->dtype),
-           o->layout == LAYOUT_NHWC ? "nhwc" : "nchw", tune, alg, quote ? "'" : "", problem,
-           quote ? "'" : "");
+           o->layout == LAYOUT_NHWC ? "nhwc" : "nchw", tune, alg,
+           bench_prepacked ? " --prepacked" : "", quote ? "'" : "", problem, quote ? "'" : "");
 }
 
 static void print_candidates(const adnn_plan *plan) {
@@ -466,6 +529,8 @@ static void usage(FILE *f) {
           "  --time-ms=T                       perf: time per problem (default 500)\n"
           "  --runs=N                          perf: exactly N timed runs\n"
           "  --warmup=N                        perf: untimed runs first (default 1)\n"
+          "  --prepacked                       conv and matmul: weights packed once by\n"
+          "                                    adnn_plan_pack_weights, outside the timing\n"
           "  --csv | --json                    machine-readable output\n"
           "  --import-perfdb=FILE              merge FILE into the user performance database first\n"
           "  --export-perfdb=FILE              write the performance database to FILE at the end\n"
@@ -695,6 +760,8 @@ static int bench_main(int argc, char **argv, problem_list *problems) {
                            v);
     } else if ((v = opt_value(a, "--batch"))) {
       if ((rc = read_batch(problems, v, o.dir))) return rc;
+    } else if (!strcmp(a, "--prepacked")) {
+      bench_prepacked = 1;
     } else if (!strcmp(a, "--csv")) {
       o.format = FMT_CSV;
     } else if (!strcmp(a, "--json")) {

@@ -317,3 +317,52 @@ void adnn_cpu__plan_describe(const adnn_plugin_plan *p, const char **algorithm,
   *algorithm = p->impl ? p->impl->name : NULL;
   *workspace_bytes = p->workspace_bytes;
 }
+
+/* ---- Weight prepacking (ABI 2.4, doc/prepacking.md) ----------------------- */
+
+/* The core asks only for plans created with weights_prepacked = 1; this
+ * answers a plugin caller that does otherwise. */
+static adnn_status fail_not_prepacked(const adnn_plugin_plan *p) {
+  return adnn_cpu__host->fail(ADNN_STATUS_BAD_PARAM,
+                              "cpu backend: the %s plan does not take prepacked weights",
+                              p->op->name);
+}
+
+/* An implementation's packed form when it has one (packed_weights_size > 0),
+ * else the weights copied as they are, in the descriptor's layout: so every
+ * implementation runs a weights_prepacked plan, those without a packed form
+ * reading the copy exactly as they read w. */
+static size_t impl_packed_bytes(const adnn_plugin_plan *p) {
+  if (p->impl->packed_weights_size && p->impl->pack_weights) {
+    size_t bytes = p->impl->packed_weights_size(&p->problem, p->state);
+    if (bytes > 0) return bytes;
+  }
+  return 0;
+}
+
+adnn_status adnn_cpu__plan_packed_weights_bytes(adnn_plugin_plan *p, size_t *bytes) {
+  const adnn_tensor_desc *w = adnn_plugin_prepacked_weights(p->core_op->kind, &p->problem);
+  if (w == NULL)
+    return fail_not_prepacked(p);
+  if (p->impl == NULL)
+    return adnn_cpu__host->fail(ADNN_STATUS_INTERNAL_ERROR,
+                                "cpu backend: the plan has no algorithm selected");
+  const size_t own = impl_packed_bytes(p);
+  *bytes = own > 0 ? own : adnn_plugin_tensor_span_bytes(w);
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_cpu__plan_pack_weights(adnn_plugin_plan *p, const void *w, void *packed) {
+  const adnn_tensor_desc *wd = adnn_plugin_prepacked_weights(p->core_op->kind, &p->problem);
+  if (wd == NULL)
+    return fail_not_prepacked(p);
+  if (p->impl == NULL)
+    return adnn_cpu__host->fail(ADNN_STATUS_INTERNAL_ERROR,
+                                "cpu backend: the plan has no algorithm selected");
+  if (impl_packed_bytes(p) > 0)
+    p->impl->pack_weights(&p->problem, p->state, w, packed);
+  else
+    memcpy(packed, w, adnn_plugin_tensor_span_bytes(wd));
+  return ADNN_STATUS_SUCCESS;
+}
+

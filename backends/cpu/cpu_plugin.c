@@ -54,6 +54,8 @@ static const adnn_plugin cpu_plugin = {
     .plan_describe = adnn_cpu__plan_describe,
     .device_identity = adnn_cpu__device_identity,
     .mem_register = adnn_cpu__mem_register,
+    .plan_packed_weights_bytes = adnn_cpu__plan_packed_weights_bytes,
+    .plan_pack_weights = adnn_cpu__plan_pack_weights,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

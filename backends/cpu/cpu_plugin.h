@@ -69,6 +69,13 @@ adnn_status adnn_cpu__plan_execute(adnn_plugin_plan *plan, const void *const *in
                                    void *const *outputs);
 /** The plan_destroy slot. */
 void adnn_cpu__plan_destroy(adnn_plugin_plan *plan);
+/** The plan_packed_weights_bytes slot (ABI 2.4): the selected
+ *  implementation's packed weight size, or the weights' span when it has no
+ *  packed form (the packed form is then the weights copied as they are). */
+adnn_status adnn_cpu__plan_packed_weights_bytes(adnn_plugin_plan *plan, size_t *bytes);
+/** The plan_pack_weights slot (ABI 2.4): the implementation's pack_weights,
+ *  or a copy of the weights' span. Synchronous. */
+adnn_status adnn_cpu__plan_pack_weights(adnn_plugin_plan *plan, const void *w, void *packed);
 /** The plan_describe slot: the selected implementation's name and workspace. */
 void adnn_cpu__plan_describe(const adnn_plugin_plan *plan, const char **algorithm,
                              size_t *workspace_bytes);

@@ -120,3 +120,38 @@ void adnn_cuda__plan_describe(const adnn_plugin_plan *plan, const char **algorit
   *algorithm = plan->algorithm;
   *workspace_bytes = plan->workspace_bytes;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Weight prepacking (ABI 2.4, doc/prepacking.md)                            */
+/* ------------------------------------------------------------------------ */
+
+/* No CUDA algorithm here gains from a packed weight form (cuDNN and cuBLASLt
+ * read the weights in their layout at full speed), so the packed form is the
+ * weights as they are: a device-to-device copy of their span, queued on the
+ * context's stream like an execution. */
+static const adnn_tensor_desc *prepacked_weights(const adnn_plugin_plan *plan) {
+  const adnn_tensor_desc *w = adnn_plugin_prepacked_weights(plan->op->kind, plan->op->problem);
+  if (w == NULL)
+    adnn_cuda__host->fail(ADNN_STATUS_BAD_PARAM, "cuda: the %s plan does not take prepacked "
+                          "weights", adnn_plugin_op_name(plan->op->kind));
+  return w;
+}
+
+adnn_status adnn_cuda__plan_packed_weights_bytes(adnn_plugin_plan *plan, size_t *bytes) {
+  const adnn_tensor_desc *w = prepacked_weights(plan);
+  if (w == NULL) return ADNN_STATUS_BAD_PARAM;
+  *bytes = adnn_plugin_tensor_span_bytes(w);
+  return ADNN_STATUS_SUCCESS;
+}
+
+adnn_status adnn_cuda__plan_pack_weights(adnn_plugin_plan *plan, const void *w, void *packed) {
+  const adnn_tensor_desc *wd = prepacked_weights(plan);
+  if (wd == NULL) return ADNN_STATUS_BAD_PARAM;
+  adnn_status st = adnn_cuda__context_enter(plan->ctx);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  const size_t bytes = adnn_plugin_tensor_span_bytes(wd);
+  if (bytes == 0) return ADNN_STATUS_SUCCESS;
+  cudaError_t err = cudaMemcpyAsync(packed, w, bytes, cudaMemcpyDeviceToDevice, plan->ctx->stream);
+  if (err != cudaSuccess) return adnn_cuda__fail_runtime(err, "cudaMemcpyAsync (pack weights)");
+  return ADNN_STATUS_SUCCESS;
+}

@@ -36,4 +36,12 @@ void adnn_cuda__plan_destroy(adnn_plugin_plan *plan);
 void adnn_cuda__plan_describe(const adnn_plugin_plan *plan, const char **algorithm,
                               size_t *workspace_bytes);
 
+/* The plan_packed_weights_bytes slot (ABI 2.4): the weights' span (the
+ * packed form is the weights as they are). */
+adnn_status adnn_cuda__plan_packed_weights_bytes(adnn_plugin_plan *plan, size_t *bytes);
+
+/* The plan_pack_weights slot (ABI 2.4): a device-to-device copy of the
+ * weights' span, asynchronous on the context's stream. */
+adnn_status adnn_cuda__plan_pack_weights(adnn_plugin_plan *plan, const void *w, void *packed);
+
 #endif /* ADNN_CUDA_PLAN_H */

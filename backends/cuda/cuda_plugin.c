@@ -29,6 +29,8 @@ static const adnn_plugin cuda_plugin_table = {
     .plan_describe = adnn_cuda__plan_describe,
     .device_identity = adnn_cuda__device_identity,
     .mem_register = adnn_cuda__mem_register,
+    .plan_packed_weights_bytes = adnn_cuda__plan_packed_weights_bytes,
+    .plan_pack_weights = adnn_cuda__plan_pack_weights,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

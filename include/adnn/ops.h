@@ -132,10 +132,15 @@ typedef struct adnn_conv2d_desc {
   int64_t groups;
   adnn_activation activation; /**< fused epilogue, applied after the bias */
   adnn_conv2d_algorithm algorithm;
+  /** 0 (the default): the execute input w is in w's layout. 1: it is a
+   *  buffer that adnn_plan_pack_weights wrote for this plan (the chosen
+   *  algorithm's packed weight form, adnn_plan_get_packed_weights_bytes
+   *  bytes), so the weight reorder is paid once (doc/prepacking.md). */
+  int32_t weights_prepacked;
 } adnn_conv2d_desc;
 
 /** Zeroes *d and sets struct_size, stride 1, dilation 1, groups 1, identity
- *  activation, no bias, ADNN_CONV2D_ALGO_AUTO. */
+ *  activation, no bias, ADNN_CONV2D_ALGO_AUTO, weights not prepacked. */
 static inline void adnn_conv2d_desc_init(adnn_conv2d_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
@@ -890,10 +895,15 @@ typedef struct adnn_matmul_desc {
   int32_t y_zero_point;          /**< added after rounding (0 by default); in y's range */
   int32_t has_requant_scales;    /**< 1: per-channel scales from requant_scales */
   adnn_tensor_desc requant_scales; /**< [N] F32, finite, > 0: an execute input after r */
+  /** 0 (the default): the execute input b is in b's layout. 1: it is a
+   *  buffer that adnn_plan_pack_weights wrote for this plan (the chosen
+   *  algorithm's packed form of b, adnn_plan_get_packed_weights_bytes
+   *  bytes): for inference with constant weights (doc/prepacking.md). */
+  int32_t weights_prepacked;
 } adnn_matmul_desc;
 
 /** Zeroes *d and sets struct_size, alpha = residual_scale = 1, identity
- *  activation, no bias, no residual. */
+ *  activation, no bias, no residual, weights not prepacked. */
 static inline void adnn_matmul_desc_init(adnn_matmul_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
@@ -1031,6 +1041,34 @@ ADNN_API adnn_status adnn_plan_execute(adnn_plan *plan, const void *const *input
 ADNN_API adnn_status adnn_plan_execute_multi(adnn_plan *plan, const void *const *inputs,
                                              size_t n_inputs, void *const *outputs,
                                              size_t n_outputs);
+
+/** The bytes of the packed weight buffer that adnn_plan_pack_weights
+ *  writes for a plan created with weights_prepacked = 1 (a conv2d plan's w,
+ *  a matmul plan's b), in the form of the algorithm the plan chose; *bytes
+ *  is at least 1. Returns ADNN_STATUS_SUCCESS; ADNN_STATUS_BAD_PARAM_NULL
+ *  (plan or bytes NULL); ADNN_STATUS_BAD_PARAM_HANDLE (not a live plan, or
+ *  its context destroyed); ADNN_STATUS_BAD_PARAM (a plan of an op
+ *  without weights, or one created without weights_prepacked);
+ *  ADNN_STATUS_NOT_SUPPORTED (the backend cannot prepack). */
+ADNN_API adnn_status adnn_plan_get_packed_weights_bytes(const adnn_plan *plan, size_t *bytes);
+
+/** Writes the packed form of the weights w (in the layout of the
+ *  descriptor's w for conv2d, b for matmul) into `packed`, a buffer of at
+ *  least adnn_plan_get_packed_weights_bytes bytes, for a plan created with
+ *  weights_prepacked = 1; `packed` is then the w (b) input of every
+ *  adnn_plan_execute of this plan, and only of this plan. Both pointers are
+ *  memory of the plan's context and must not overlap. Ordered like an
+ *  execution: asynchronous on GPU backends (stream order), synchronous on
+ *  the CPU. Returns ADNN_STATUS_SUCCESS; ADNN_STATUS_BAD_PARAM_NULL (plan,
+ *  w or packed NULL); ADNN_STATUS_BAD_PARAM_HANDLE (not a live plan, or its
+ *  context destroyed); ADNN_STATUS_BAD_PARAM (a plan of an op
+ *  without weights, one created without weights_prepacked, packed_bytes
+ *  too small, w and packed overlapping); ADNN_STATUS_BAD_PARAM_MEMORY (a
+ *  pointer not in memory of the plan's context, or its span not inside it);
+ *  ADNN_STATUS_NOT_SUPPORTED (the backend cannot prepack);
+ *  ADNN_STATUS_EXECUTION_FAILED. */
+ADNN_API adnn_status adnn_plan_pack_weights(adnn_plan *plan, const void *w, void *packed,
+                                            size_t packed_bytes);
 
 /** Destroys a plan and frees its workspace. NULL is a no-op. A plan must be
  *  destroyed before the context it was created on. */

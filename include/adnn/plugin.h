@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define ADNN_PLUGIN_ABI_MAJOR 2
-#define ADNN_PLUGIN_ABI_MINOR 3
+#define ADNN_PLUGIN_ABI_MINOR 4
 #define ADNN_PLUGIN_ABI_VERSION ((uint32_t)((ADNN_PLUGIN_ABI_MAJOR << 16) | ADNN_PLUGIN_ABI_MINOR))
 #define ADNN_PLUGIN_ENTRY_SYMBOL "adnn_plugin_entry"
 
@@ -575,6 +575,37 @@ static inline void adnn_plugin_op_problem(const adnn_plugin_op *op, void *dst, s
   *(uint32_t *)dst = (uint32_t)size;
 }
 
+/** The bytes from a tensor's first element to one past its last (strides in
+ *  elements, >= 0): the span a plugin copies when its packed weight form is
+ *  the weights as they are (ABI 2.4). 0 for an empty tensor. */
+static inline size_t adnn_plugin_tensor_span_bytes(const adnn_tensor_desc *d) {
+  size_t elem = d->dtype == ADNN_DTYPE_F64 ? 8
+                : d->dtype == ADNN_DTYPE_F16 || d->dtype == ADNN_DTYPE_BF16 ? 2
+                : d->dtype == ADNN_DTYPE_I8 || d->dtype == ADNN_DTYPE_U8 ? 1 : 4;
+  size_t last = 0;
+  for (int32_t i = 0; i < d->rank; i++) {
+    if (d->dims[i] <= 0) return 0;
+    last += (size_t)(d->dims[i] - 1) * (size_t)d->strides[i];
+  }
+  return (last + 1) * elem;
+}
+
+/** The weight tensor a plan of `kind` takes prepacked when its problem has
+ *  weights_prepacked = 1 (conv2d's w, matmul's b; ABI 2.4), or NULL (another
+ *  op, or the flag 0). */
+static inline const adnn_tensor_desc *adnn_plugin_prepacked_weights(adnn_plugin_op_kind kind,
+                                                                    const void *problem) {
+  if (kind == ADNN_PLUGIN_OP_CONV2D) {
+    const adnn_plugin_conv2d *c = (const adnn_plugin_conv2d *)problem;
+    return c->weights_prepacked ? &c->w : NULL;
+  }
+  if (kind == ADNN_PLUGIN_OP_MATMUL) {
+    const adnn_plugin_matmul *m = (const adnn_plugin_matmul *)problem;
+    return m->weights_prepacked ? &m->b : NULL;
+  }
+  return NULL;
+}
+
 /** One algorithm a plugin can run for a plan (see plan_candidates). */
 typedef struct adnn_plugin_candidate {
   /** The plugin's identifier for plan_select: > 0, stable for the plan. */
@@ -703,6 +734,21 @@ typedef struct adnn_plugin {
    *  memory of GPU 0"). Must not keep the pointer or change the memory. When
    *  the slot is absent the core answers NOT_SUPPORTED. */
   adnn_status (*mem_register)(adnn_plugin_context *ctx, void *ptr, size_t bytes, uint32_t kind);
+
+  /** Optional (ABI 2.4). For a selected plan whose problem has
+   *  weights_prepacked = 1 (conv2d, matmul): the bytes (>= 1) of the packed
+   *  weight buffer plan_pack_weights writes, in the form of the selected
+   *  algorithm. The core calls it after every plan_select of such a plan
+   *  (the tuner's too). With the slot absent the core refuses
+   *  weights_prepacked plans with NOT_SUPPORTED. */
+  adnn_status (*plan_packed_weights_bytes)(adnn_plugin_plan *plan, size_t *bytes);
+  /** Optional (ABI 2.4, with plan_packed_weights_bytes). Writes the packed
+   *  form of w (conv2d's w, matmul's b, in the layout of the problem's
+   *  tensor descriptor) into `packed` (plan_packed_weights_bytes bytes); both
+   *  are memory of the context, checked by the core, and do not overlap.
+   *  Ordered like plan_execute (a GPU plugin queues it on its stream). Must
+   *  not allocate. plan_execute then receives `packed` as that input. */
+  adnn_status (*plan_pack_weights)(adnn_plugin_plan *plan, const void *w, void *packed);
 } adnn_plugin;
 
 /** The one exported symbol. `host_abi_version` is the core's

@@ -172,6 +172,10 @@ typedef struct exec_args {
   size_t in_bytes[MAX_INPUTS];
   size_t out_bytes;
   int64_t elements; /* the most elements of any tensor (zero strides: > bytes) */
+  /* conv2d and matmul: index + 1 of the weight input, packed with
+   * adnn_plan_pack_weights before the execution when the plan takes
+   * prepacked weights; 0 for the other ops. */
+  int prepacked_input;
 } exec_args;
 
 static adnn_context *ctx;
@@ -232,6 +236,10 @@ static adnn_status fuzz_conv2d(reader *r, adnn_plan **plan, exec_args *e) {
   e->in_bytes[1] = span(&d.w);
   e->in_bytes[2] = span(&d.bias);
   e->out_bytes = span(&d.y);
+  /* Read last, so that the corpus's earlier fields keep their meaning: 0, 1
+   * (execute packs the weights first) or 2 (refused). */
+  d.weights_prepacked = byte(r) % 3;
+  e->prepacked_input = 2;
   return adnn_plan_create_conv2d(ctx, &d, plan);
 }
 
@@ -661,6 +669,8 @@ static adnn_status fuzz_matmul(reader *r, adnn_plan **plan, exec_args *e) {
   d.activation.beta = double_val(r);
   e->n_inputs = n;
   e->out_bytes = span(&d.y);
+  d.weights_prepacked = byte(r) % 3; /* last, as for conv2d */
+  e->prepacked_input = 2;
   return adnn_plan_create_matmul(ctx, &d, plan);
 }
 
@@ -797,8 +807,23 @@ static void execute(adnn_plan *plan, const exec_args *e, uint8_t pattern) {
   if (ok) {
     for (size_t i = 0; i < e->n_inputs; i++) fill(in[i], e->in_bytes[i], pattern);
     fill(out, e->out_bytes, pattern);
+    void *packed = NULL, *w = NULL;
+    size_t packed_bytes = 0;
+    const int wi = e->prepacked_input - 1;
+    if (wi >= 0 && (size_t)wi < e->n_inputs &&
+        adnn_plan_get_packed_weights_bytes(plan, &packed_bytes) == ADNN_STATUS_SUCCESS &&
+        packed_bytes <= MAX_EXEC_BYTES &&
+        adnn_malloc(ctx, packed_bytes, &packed) == ADNN_STATUS_SUCCESS) {
+      (void)adnn_plan_pack_weights(plan, in[wi], packed, packed_bytes);
+      w = in[wi];
+      in[wi] = packed;
+    }
     (void)adnn_plan_execute(plan, (const void *const *)in, e->n_inputs, out);
     (void)adnn_context_synchronize(ctx);
+    if (packed != NULL) {
+      in[wi] = w;
+      (void)adnn_free(ctx, packed);
+    }
   }
   for (size_t i = 0; i < e->n_inputs; i++)
     if (in[i] != NULL) (void)adnn_free(ctx, in[i]);
