@@ -39,6 +39,7 @@
   X(conv2d, depthwise_direct)    \
   X(conv2d, gemm_1x1)            \
   X(conv2d, winograd_f2x3)       \
+  X(conv2d, direct)              \
   X(conv2d, im2col_gemm)         \
   X(conv2d, reference)
 
