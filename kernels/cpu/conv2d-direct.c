@@ -243,23 +243,40 @@ static void NAME(dc_row)(const dc_row_args *a, const float *x, const float *w, c
   }
 }
 
-/* Filters [k0, k1) of the G * Kg/VL blocks of w (KCRS dims, any strides)
- * into the packed [G][Kg/VL][R][S][Cg][VL] form. */
+/* Filter blocks [b0, b1) of the G * ceil(Kg/VL) blocks of w (KCRS dims, any
+ * strides) into the packed [G][Kg/VL][R][S][Cg][VL] form. Each filter k is
+ * read in its own storage order (c, r, s for KCRS; r, s, c for KRSC), so the
+ * reads stream and only the writes are strided, within one block's region
+ * (R*S*Cg*VL floats, in L2): reading in the packed order instead touched a
+ * new cache line and page for every float (40 ms of 47 on a 3x3x512x512
+ * layer). */
 static void NAME(dc_pack)(const adnn_plugin_conv2d *g, const float *w, float *dst, int64_t b0,
                           int64_t b1) {
   const int64_t *st = g->w.strides;
-  const int64_t kblk = (g->Kg + VL - 1) / VL;
+  const int64_t kblk = (g->Kg + VL - 1) / VL, R = g->R, S = g->S, Cg = g->Cg;
+  const int krsc = st[1] == 1 && Cg > 1;
   for (int64_t b = b0; b < b1; b++) {
     const int64_t gr = b / kblk, kb = b % kblk;
-    float *d = dst + b * g->R * g->S * g->Cg * VL;
-    for (int64_t r = 0; r < g->R; r++)
-      for (int64_t s = 0; s < g->S; s++)
-        for (int64_t c = 0; c < g->Cg; c++)
-          for (int v = 0; v < VL; v++) {
-            const int64_t k = kb * VL + v;
-            *d++ = k < g->Kg ? w[(gr * g->Kg + k) * st[0] + c * st[1] + r * st[2] + s * st[3]]
-                             : 0.0f;
-          }
+    float *d = dst + b * R * S * Cg * VL;
+    for (int v = 0; v < VL; v++) {
+      const int64_t k = kb * VL + v;
+      if (k >= g->Kg) {
+        for (int64_t i = 0; i < R * S * Cg; i++) d[i * VL + v] = 0.0f;
+        continue;
+      }
+      const float *wk = w + (gr * g->Kg + k) * st[0];
+      if (krsc) {
+        for (int64_t r = 0; r < R; r++)
+          for (int64_t s = 0; s < S; s++)
+            for (int64_t c = 0; c < Cg; c++)
+              d[((r * S + s) * Cg + c) * VL + v] = wk[c + r * st[2] + s * st[3]];
+      } else {
+        for (int64_t c = 0; c < Cg; c++)
+          for (int64_t r = 0; r < R; r++)
+            for (int64_t s = 0; s < S; s++)
+              d[((r * S + s) * Cg + c) * VL + v] = wk[c * st[1] + r * st[2] + s * st[3]];
+      }
+    }
   }
 }
 
