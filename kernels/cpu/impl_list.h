@@ -32,14 +32,17 @@
  * their supports() only accept those shapes. Winograd F(2x2, 3x3) does 2.25x
  * fewer multiplications than direct 3x3 but pays for its transforms per tile,
  * so it is preferred only with enough channels and tiles (the crossover
- * measured, see conv2d-winograd_f2x3.c); im2col_gemm runs any geometry of the
- * packed layouts; reference runs everything else, and F64. The tuner replaces
- * this guess with measurements. */
+ * measured, see conv2d-winograd_f2x3.c); direct (F32, no im2col copy) is
+ * preferred for the other filters larger than 1x1, where it measured faster
+ * than im2col_gemm (doc/cpu.md); im2col_gemm runs any geometry of the packed
+ * layouts; reference runs everything else, and F64. The tuner replaces this
+ * guess with measurements. */
 #define ADNN_CPU_CONV2D_IMPLS(X) \
   X(conv2d, depthwise_direct)    \
   X(conv2d, gemm_1x1)            \
   X(conv2d, winograd_f2x3)       \
   X(conv2d, winograd_f4x3)       \
+  X(conv2d, direct)              \
   X(conv2d, im2col_gemm)         \
   X(conv2d, reference)
 

@@ -69,11 +69,11 @@ static const char *conv2d_set_variant(harness_desc *hd, int v) {
   return algorithm_names[v];
 }
 
-/* The CPU plugin implements every algorithm but the CUDA-only direct kernel
- * (doc/cpu.md): each must pass on some case there. */
+/* The CPU plugin implements every algorithm (doc/cpu.md; direct since the
+ * channel-vectorized kernel of kernels/cpu/conv2d-direct.c): each must pass
+ * on some case there. */
 static int conv2d_variant_expected(const char *backend, int v) {
-  return strcmp(backend, "cpu") == 0 && algorithms[v] != ADNN_CONV2D_ALGO_AUTO &&
-         algorithms[v] != ADNN_CONV2D_ALGO_DIRECT;
+  return strcmp(backend, "cpu") == 0 && algorithms[v] != ADNN_CONV2D_ALGO_AUTO;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -326,6 +326,29 @@ static const conv_spec conv_specs[] = {
     {"3x3 wf4 kchunks", 1, 64, 7, 7, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
     {"3x3 wf4 kchunks", 1, 48, 7, 7, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
     {"3x3 wf4 big", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
+    /* The CPU direct kernel (kernels/cpu/conv2d-direct.c; every case above
+     * runs it too where it applies): output rows whose width is not a
+     * multiple of any tile width, channel counts that leave partial filter
+     * blocks and an odd number of blocks (a pair and a single), padding on
+     * every side (the border columns of an NHWC x are clipped, an NCHW x is
+     * copied padded), padding wider than the filter (pixels without a tap),
+     * stride 2 with 7x7 as a network's first layer, dilation, groups,
+     * batches, both filter layouts, bias and epilogues. Names start with
+     * "direct" for t/conformance-simd.sh. */
+    {"direct edge q", 2, 5, 9, 23, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, F32},
+    {"direct edge q", 2, 5, 9, 23, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
+    {"direct 7x7 s2", 2, 3, 29, 31, 20, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
+    {"direct 7x7 s2 asym", 2, 3, 29, 31, 20, 7, 7, 2, 2, 3, 2, 1, 3, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"direct dil2,3", 1, 10, 12, 13, 9, 3, 3, 1, 1, 2, 1, 3, 2, 2, 3, 1, 1, A_CLAMP, -0.3, 0.4, NCHW, F32},
+    {"direct dil2,3", 2, 10, 12, 13, 9, 3, 3, 2, 1, 2, 1, 3, 2, 2, 3, 1, 0, 0, 0, 0, NHWC, F32},
+    {"direct g3 s2", 2, 12, 7, 11, 18, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3, 1, A_SILU, 0, 0, NHWC, F32},
+    {"direct g2 k40", 1, 16, 9, 9, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0, NCHW, F32},
+    {"direct k40 s2", 1, 40, 10, 15, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F32},
+    {"direct 1x1 s2", 2, 17, 9, 9, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"direct wide", 1, 8, 5, 37, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_LEAKY, 0.1, 0, NCHW_KRSC, F32},
+    {"direct wide", 1, 9, 4, 53, 33, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1, 1, 1, A_TANH, 0, 0, NHWC_KCRS, F32},
+    {"direct pad>k", 1, 3, 4, 5, 9, 5, 5, 1, 1, 4, 4, 4, 5, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, F32},
+    {"direct 5x3 s3,2", 3, 7, 14, 16, 12, 5, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1, 1, A_ELU, 1.0, 0, NHWC, F32},
     /* F64: the CPU plugin runs these on its reference kernels, which the
      * oracle does not share. */
     {"3x3",      1, 3,  6,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F64},
