@@ -410,6 +410,26 @@ static void print_matmul(line_buf *p, const void *problem, const char **layout) 
   }
 }
 
+/* reorder: reorder:<dims>:<x layout>-><y layout>:<x dtype>-><y dtype>, a
+ * layout being nchw (packed; any rank), nhwc (4-D channels last) or strided
+ * (anything else), as adnn-bench reads it (doc/bench.md). */
+static const char *reorder_layout(const adnn_tensor_desc *t) {
+  static const int nhwc[4] = {0, 2, 3, 1};
+  if (packed(t, NULL)) return "nchw";
+  if (t->rank == 4 && packed(t, nhwc)) return "nhwc";
+  return "strided";
+}
+
+static void print_reorder(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_reorder *r = problem;
+  put(p, "reorder:");
+  if (r->x.rank == 0) put(p, "scalar");
+  put_dims(p, &r->x);
+  put(p, ":%s->%s:%s->%s", reorder_layout(&r->x), reorder_layout(&r->y),
+      adnn_plugin_dtype_name(r->x.dtype), adnn_plugin_dtype_name(r->y.dtype));
+}
+
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
 #define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
   [ADNN_PLUGIN_OP_##NAME] = print_##name,

@@ -163,6 +163,7 @@ harness_op_files = \
 	t/ops/norm_backward.c \
 	t/ops/softmax_cross_entropy.c \
 	t/ops/matmul.c \
+	t/ops/reorder.c \
 	t/ops/optimizer.c \
 	t/ops/attention.c \
 	t/ops/attention_backward.c
@@ -364,6 +365,12 @@ t_cpu_attention_backward_SOURCES = t/cpu-attention-backward.c t/tap.h t/rng.h
 t_cpu_attention_backward_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 t_cpu_attention_backward_LDADD = kernels/cpu/libadnn_cpu_kernels.la kernels/ref/libadnn_ref.la \
 	$(OPENBLAS_LIBS) -lpthread -lm
+# The reorder op's conversions bit for bit over every 16-bit pattern and an
+# F32/F64 sample, on every ready backend and every CPU instruction set.
+check_PROGRAMS += t/convert-exhaustive
+TESTS += t/convert-exhaustive
+t_convert_exhaustive_SOURCES = t/convert-exhaustive.c t/tap.h
+t_convert_exhaustive_LDADD = libadnn.la -lm
 t_optimizer_steps_SOURCES = t/optimizer-steps.c t/tap.h t/rng.h
 t_optimizer_steps_LDADD = libadnn.la -lm
 

@@ -38,6 +38,10 @@
  * ADNN_OP_DTYPE(ADNN_DTYPE_...) bits. */
 #define ADNN_OP_DTYPE(dtype) (1u << (unsigned)(dtype))
 #define ADNN_OP_DTYPES_FLOAT (ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F64))
+/* Every element type: the conversion op's column. */
+#define ADNN_OP_DTYPES_ALL                                                                \
+  (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16) | \
+   ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8) | ADNN_OP_DTYPE(ADNN_DTYPE_I32))
 
 /* X(NAME, name, value, v1_end, inputs, outputs, dtypes, flags)
  *
@@ -53,7 +57,13 @@
  *               defaults; see doc/versioning.md.
  *   inputs      the execute inputs in order, as documented ("[...]" optional).
  *   outputs     the outputs in order.
- *   dtypes      the element types the op accepts (all its tensors share one).
+ *   dtypes      the element types the op accepts. For most ops all its tensors
+ *               share one, of this mask (the core's check_dtype). An op whose
+ *               tensors mix dtypes by definition (reorder: y's dtype is the
+ *               conversion's target) lists every dtype its first input may
+ *               have, and its validator checks the combination itself with a
+ *               rule of its own (core/validate_reorder.c) and reports x's
+ *               dtype as the plugin op's dtype.
  *   flags       ADNN_OP_* flags.
  */
 #define ADNN_OP_LIST(X)                                                                   \
@@ -92,7 +102,8 @@
   X(ATTENTION, attention, 21, has_lse, "q, k, v[, bias][, key_lengths]", "o[, lse]",     \
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(ATTENTION_BACKWARD, attention_backward, 22, forward,                                  \
-    "q, k, v, o, do, lse[, bias][, key_lengths]", "dq, dk, dv", ADNN_OP_DTYPES_FLOAT, 0)
+    "q, k, v, o, do, lse[, bias][, key_lengths]", "dq, dk, dv", ADNN_OP_DTYPES_FLOAT, 0) \
+  X(REORDER, reorder, 23, y, "x", "y", ADNN_OP_DTYPES_ALL, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

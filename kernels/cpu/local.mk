@@ -56,6 +56,7 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/matmul_epilogue.h \
 	kernels/cpu/matmul_epilogue.c \
 	kernels/cpu/matmul.c \
+	kernels/cpu/reorder.c \
 	kernels/cpu/attention_backward.c \
 	kernels/cpu/attention_backward_tile.h
 kernels_cpu_libadnn_cpu_kernels_la_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
