@@ -8,9 +8,10 @@
  *   - rows: the innermost dim has stride 1 in both: each row goes through a
  *     contiguous converter, vectorized at the AVX2 level (F16C for F16; BF16
  *     and the F64 narrowings by integer arithmetic, see below);
- *   - tiles: x has stride 1 in the innermost dim and y in another one (NCHW
- *     <-> NHWC and every other transpose): the two dims are walked in 32 x 32
- *     tiles so that both the rows read and the rows written stay in L1;
+ *   - tiles: x has stride 1 in the innermost dim and y in another one, or
+ *     the other way round (NCHW <-> NHWC and every other transpose): the two dims are walked in 32 x 32
+ *     tiles so that both the rows read and the rows written stay in L1; a
+ *     4-byte copy (F32, I32) transposes 8 x 8 blocks in AVX2 registers;
  *   - strided: anything else, element by element along the innermost dim.
  * The work (rows, row chunks or tiles) is split over the plugin's threads
  * when the tensor is large enough for that to pay.
@@ -266,6 +267,39 @@ AVX2_FN void avx2_bf16_f16(const void *xv, void *yv, size_t n) {
   row_4_3(x + i, y + i, n - i);
 }
 
+/* One tile of a 4-byte same-dtype transpose (F32 or I32 copied):
+ * y[j * ysb + i] = x[i * xsa + j] for i < na, j < nb, in 8 x 8 blocks
+ * transposed in registers (pure bit moves, so NaN payloads pass unchanged);
+ * the ragged edges element by element. */
+AVX2_FN void avx2_tile_transpose32(const char *xv, int64_t xsa, char *yv, int64_t ysb, int64_t na,
+                                   int64_t nb) {
+  const float *x = (const float *)xv;
+  float *y = (float *)yv;
+  const int64_t i8 = na - na % 8, j8 = nb - nb % 8;
+  for (int64_t j = 0; j < j8; j += 8)
+    for (int64_t i = 0; i < i8; i += 8) {
+      __m256 r[8], t[8], u[8];
+      for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(x + (i + k) * xsa + j);
+      for (int k = 0; k < 8; k += 2) {
+        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+      }
+      for (int k = 0; k < 8; k += 4) {
+        u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+      }
+      for (int k = 0; k < 4; k++) {
+        _mm256_storeu_ps(y + (j + k) * ysb + i, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+        _mm256_storeu_ps(y + (j + k + 4) * ysb + i, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+      }
+    }
+  for (int64_t j = 0; j < nb; j++)
+    for (int64_t i = (j < j8 ? i8 : 0); i < na; i++)
+      memcpy(y + j * ysb + i, x + i * xsa + j, 4);
+}
+
 /* The AVX2 converter of a pair, or NULL. Pairs with F16 need F16C. */
 static row_fn avx2_row_for(int s, int d, int f16c) {
   const int f16 = s == ADNN_CVT_F16 || d == ADNN_CVT_F16;
@@ -298,13 +332,17 @@ typedef struct reorder_state {
   int st, dt;
   int64_t xsz, ysz;
   int path;
-  int tile_dim;       /* PATH_TILES: the dim where y has stride 1 */
+  int tile_dim;       /* PATH_TILES: the other dim of the transpose */
+  int tile_swap;      /* PATH_TILES: 0: x unit stride innermost and y at tile_dim;
+                         1: y unit stride innermost and x at tile_dim */
   int64_t chunks;     /* PATH_ROWS: chunks per row; PATH_TILES: tiles per outer index */
   int64_t tiles_a;    /* PATH_TILES: tiles along tile_dim */
   int64_t items;      /* work items */
   int64_t grain;      /* work items per task at least */
   row_fn row;         /* PATH_ROWS; NULL: memcpy */
   strided_fn strided; /* the other paths, and the scalar element */
+  /* PATH_TILES of a 4-byte copy at AVX2: the register transpose, else NULL */
+  void (*tile32)(const char *x, int64_t xsa, char *y, int64_t ysb, int64_t na, int64_t nb);
 } reorder_state;
 
 /* Element offsets in x and y of outer index `o` over every dim below
@@ -369,6 +407,11 @@ static void reorder_reshape(const void *problem, const adnn_cpu_env *env, void *
   if (s->nd.strides[0][r - 1] == 1)
     for (int i = 0; i < r - 1; i++)
       if (s->nd.strides[1][i] == 1) a = i;
+  if (a < 0 && s->nd.strides[1][r - 1] == 1) {
+    for (int i = 0; i < r - 1; i++)
+      if (s->nd.strides[0][i] == 1) a = i;
+    s->tile_swap = a >= 0;
+  }
   if (a >= 0) {
     s->path = PATH_TILES;
     s->tile_dim = a;
@@ -376,6 +419,10 @@ static void reorder_reshape(const void *problem, const adnn_cpu_env *env, void *
     s->chunks = s->tiles_a * ((inner + TILE - 1) / TILE);
     s->items = count / (inner * s->nd.dims[a]) * s->chunks;
     s->grain = per_task / (TILE * TILE) > 1 ? per_task / (TILE * TILE) : 1;
+#ifdef REORDER_X86
+    if (env->isa >= ADNN_CPU_ISA_AVX2 && s->st == s->dt && s->xsz == 4)
+      s->tile32 = avx2_tile_transpose32;
+#endif
     return;
   }
   s->path = PATH_STRIDED;
@@ -417,7 +464,25 @@ static void reorder_task(void *arg, int64_t begin, int64_t end, int thread) {
       const int64_t a0 = (tile % s->tiles_a) * TILE, b0 = (tile / s->tiles_a) * TILE;
       const int64_t na = nd->dims[t] - a0 < TILE ? nd->dims[t] - a0 : TILE;
       const int64_t nb = inner - b0 < TILE ? inner - b0 : TILE;
+      if (s->tile_swap) {
+        /* y unit stride along the innermost dim b, x along dim a. */
+        const int64_t xsb = nd->strides[0][r - 1], ysa = nd->strides[1][t];
+        const char *x0 = a->x + (xo + a0 + b0 * xsb) * s->xsz;
+        char *y0 = a->y + (yo + a0 * ysa + b0) * s->ysz;
+        if (s->tile32) {
+          s->tile32(x0, xsb, y0, ysa, nb, na);
+          continue;
+        }
+        for (int64_t i = 0; i < na; i++)
+          s->strided(x0 + i * s->xsz, xsb, y0 + i * ysa * s->ysz, 1, nb);
+        continue;
+      }
       const int64_t xsa = nd->strides[0][t], ysb = nd->strides[1][r - 1];
+      if (s->tile32) {
+        s->tile32(a->x + (xo + a0 * xsa + b0) * s->xsz, xsa, a->y + (yo + a0 + b0 * ysb) * s->ysz,
+                  ysb, na, nb);
+        continue;
+      }
       /* Down the columns of the tile: x is read at stride xsa, y written
        * contiguously along its unit-stride dim; the tile's 32 rows of x stay
        * in L1 between the columns. */

@@ -190,6 +190,19 @@ static void reorder_cases(harness_suite *s) {
                "[2,40,33,35] nchw->nhwc");
   reorder_case(s, F32, BF16, 4, big, HARNESS_NHWC, NULL, HARNESS_PACKED, NULL, 0,
                "[2,40,33,35] nhwc->nchw");
+  /* The AVX2 8 x 8 register transposes of 4-byte copies, with ragged edges
+   * on both sides of the tiles (40 = 32 + 8, 1155 = 36 * 32 + 3). */
+  reorder_case(s, F32, F32, 4, big, HARNESS_NHWC, NULL, HARNESS_PACKED, NULL, 0,
+               "[2,40,33,35] nhwc->nchw");
+  const int64_t odd[4] = {1, 13, 17, 11};
+  reorder_case(s, F32, F32, 4, odd, HARNESS_PACKED, NULL, HARNESS_NHWC, NULL, 0,
+               "[1,13,17,11] nchw->nhwc");
+  reorder_case(s, F32, F32, 4, odd, HARNESS_NHWC, NULL, HARNESS_PACKED, NULL, 0,
+               "[1,13,17,11] nhwc->nchw");
+  reorder_case(s, F16, F32, 4, big, HARNESS_NHWC, NULL, HARNESS_PACKED, NULL, 0,
+               "[2,40,33,35] nhwc->nchw");
+  reorder_case(s, ADNN_DTYPE_I32, ADNN_DTYPE_I32, 4, big, HARNESS_PACKED, NULL, HARNESS_NHWC,
+               NULL, 0, "[2,40,33,35] nchw->nhwc");
   reorder_case(s, F64, F16, 4, big, HARNESS_PACKED, NULL, HARNESS_NHWC, NULL, 0,
                "[2,40,33,35] nchw->nhwc");
   const int64_t large[1] = {300001};
