@@ -384,19 +384,21 @@ static void reorder_reshape(const void *problem, const adnn_cpu_env *env, void *
     s->grain = 1;
     return;
   }
+  /* The contiguous converter (NULL: memcpy), used by the rows and, on
+   * gathered columns, by the tiles. */
+  s->row = NULL;
+  if (s->st != s->dt) {
+    s->row = scalar_row_for(s->st, s->dt);
+#ifdef REORDER_X86
+    if (env->isa >= ADNN_CPU_ISA_AVX2) {
+      row_fn v = avx2_row_for(s->st, s->dt, env->features ? env->features->f16c : 0);
+      if (v) s->row = v;
+    }
+#endif
+  }
   const int64_t inner = s->nd.dims[r - 1];
   if (s->nd.strides[0][r - 1] == 1 && s->nd.strides[1][r - 1] == 1) {
     s->path = PATH_ROWS;
-    s->row = NULL;
-    if (s->st != s->dt) {
-      s->row = scalar_row_for(s->st, s->dt);
-#ifdef REORDER_X86
-      if (env->isa >= ADNN_CPU_ISA_AVX2) {
-        row_fn v = avx2_row_for(s->st, s->dt, env->features ? env->features->f16c : 0);
-        if (v) s->row = v;
-      }
-#endif
-    }
     s->chunks = (inner + CHUNK - 1) / CHUNK;
     s->items = (count / inner) * s->chunks;
     const int64_t elems_per_item = inner < CHUNK ? inner : CHUNK;
@@ -428,6 +430,15 @@ static void reorder_reshape(const void *problem, const adnn_cpu_env *env, void *
   s->path = PATH_STRIDED;
   s->items = count / inner;
   s->grain = per_task / inner > 1 ? per_task / inner : 1;
+}
+
+/* n elements of size bytes at element stride `stride` into the packed buf. */
+static void gather(const char *x, int64_t stride, int64_t size, int64_t n, char *buf) {
+  switch (size) {
+    case 2: for (int64_t k = 0; k < n; k++) memcpy(buf + 2 * k, x + 2 * k * stride, 2); break;
+    case 4: for (int64_t k = 0; k < n; k++) memcpy(buf + 4 * k, x + 4 * k * stride, 4); break;
+    default: for (int64_t k = 0; k < n; k++) memcpy(buf + 8 * k, x + 8 * k * stride, 8); break;
+  }
 }
 
 typedef struct reorder_args {
@@ -473,8 +484,17 @@ static void reorder_task(void *arg, int64_t begin, int64_t end, int thread) {
           s->tile32(x0, xsb, y0, ysa, nb, na);
           continue;
         }
-        for (int64_t i = 0; i < na; i++)
-          s->strided(x0 + i * s->xsz, xsb, y0 + i * ysa * s->ysz, 1, nb);
+        for (int64_t i = 0; i < na; i++) {
+          if (s->row) {
+            /* Gathered, the row converts with the vector code: the scalar
+             * definition of a 16-bit narrowing is far slower. */
+            _Alignas(32) char buf[TILE * 8];
+            gather(x0 + i * s->xsz, xsb, s->xsz, nb, buf);
+            s->row(buf, y0 + i * ysa * s->ysz, (size_t)nb);
+          } else {
+            s->strided(x0 + i * s->xsz, xsb, y0 + i * ysa * s->ysz, 1, nb);
+          }
+        }
         continue;
       }
       const int64_t xsa = nd->strides[0][t], ysb = nd->strides[1][r - 1];
@@ -486,9 +506,17 @@ static void reorder_task(void *arg, int64_t begin, int64_t end, int thread) {
       /* Down the columns of the tile: x is read at stride xsa, y written
        * contiguously along its unit-stride dim; the tile's 32 rows of x stay
        * in L1 between the columns. */
-      for (int64_t j = 0; j < nb; j++)
-        s->strided(a->x + (xo + a0 * xsa + b0 + j) * s->xsz, xsa,
-                   a->y + (yo + a0 + (b0 + j) * ysb) * s->ysz, 1, na);
+      for (int64_t j = 0; j < nb; j++) {
+        const char *xc = a->x + (xo + a0 * xsa + b0 + j) * s->xsz;
+        char *yc = a->y + (yo + a0 + (b0 + j) * ysb) * s->ysz;
+        if (s->row) {
+          _Alignas(32) char buf[TILE * 8];
+          gather(xc, xsa, s->xsz, na, buf);
+          s->row(buf, yc, (size_t)na);
+        } else {
+          s->strided(xc, xsa, yc, 1, na);
+        }
+      }
     } else {
       outer_offsets(nd, r - 1, -1, it, &xo, &yo);
       s->strided(a->x + xo * s->xsz, nd->strides[0][r - 1], a->y + yo * s->ysz,
