@@ -410,6 +410,31 @@ static void print_matmul(line_buf *p, const void *problem, const char **layout) 
   }
 }
 
+/* reorder: reorder:<dims>[:<nchw|nhwc>-><nchw|nhwc>][:<x dtype>-><y dtype>]
+ * as adnn-bench reads it (doc/bench.md): nchw is packed (any rank), nhwc 4-D
+ * channels last; a layout the grammar has no word for is reported as
+ * "strided" in the layout column, and rank 0 as its one element ("1"). */
+static const char *reorder_layout(const adnn_tensor_desc *t) {
+  static const int nhwc[4] = {0, 2, 3, 1};
+  if (packed(t, NULL)) return "nchw";
+  if (t->rank == 4 && packed(t, nhwc)) return "nhwc";
+  return "strided";
+}
+
+static void print_reorder(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_reorder *r = problem;
+  put(p, "reorder:");
+  if (r->x.rank == 0) put(p, "1");
+  put_dims(p, &r->x);
+  const char *lx = reorder_layout(&r->x), *ly = reorder_layout(&r->y);
+  if (strcmp(lx, "strided") == 0 || strcmp(ly, "strided") == 0)
+    *layout = "strided";
+  else if (strcmp(lx, "nchw") != 0 || strcmp(ly, "nchw") != 0)
+    put(p, ":%s->%s", lx, ly);
+  if (r->x.dtype != ADNN_DTYPE_F32 || r->y.dtype != ADNN_DTYPE_F32)
+    put(p, ":%s->%s", adnn_plugin_dtype_name(r->x.dtype), adnn_plugin_dtype_name(r->y.dtype));
+}
+
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
 #define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
   [ADNN_PLUGIN_OP_##NAME] = print_##name,

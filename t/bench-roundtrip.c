@@ -266,6 +266,16 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       p->ta = (int)(tap_rng_next(r) % 2);
       p->tb = (int)(tap_rng_next(r) % 2);
       return;
+    case BENCH_OP_REORDER: {
+      random_dims(r, &p->rank, p->dims);
+      if (p->rank == 4) {
+        p->rx_layout = (int)(tap_rng_next(r) % 2);
+        p->ry_layout = (int)(tap_rng_next(r) % 2);
+      }
+      p->rx_dtype = (int)pick(r, 1, 7);
+      p->ry_dtype = (int)pick(r, 1, 7);
+      break;
+    }
     case BENCH_OP_MATMUL: {
       p->batch_rank = (int)pick(r, 0, 2);
       for (int i = 0; i < p->batch_rank; i++) p->batch[i] = size_in(r, 9, 0);
@@ -604,6 +614,11 @@ static const struct {
     {"gemm:m2000000000n2000000000k1", "too many elements"},
     {"gemm:m4n4k4:ta:ta", "twice"},
     {"gemm:m4n4k4:tc", "expected ta or tb"},
+    {"reorder:", "no fields"},
+    {"reorder:2x3:nhwc->nchw", "nhwc needs 4-D"},
+    {"reorder:2x3:f32->f8", "expected <dims>"},
+    {"reorder:2x3:2x3", "expected <dims>"},
+    {"reorder:f32->f16", "needs reorder:<dims>"},
     {"matmul:", "no fields"},
     {"matmul:m4n4", "needs m, n and k"},
     {"matmul:m4n4k4:bias:bias", "twice"},
@@ -793,7 +808,8 @@ int main(void) {
         [BENCH_OP_REDUCE] = "reduce:max:3x4:axes1", [BENCH_OP_GEMM] = "gemm:m3n4k5",
         [BENCH_OP_XENT] = "xent:none:3x4",       [BENCH_OP_OPTIM] = "optim:adamw:3x4",
         [BENCH_OP_MATMUL] = "matmul:m3n4k5:bias:gelu",
-        [BENCH_OP_ATTENTION] = "attention:b1h2sq4d8"};
+        [BENCH_OP_ATTENTION] = "attention:b1h2sq4d8",
+        [BENCH_OP_REORDER] = "reorder:2x3x4x5:nchw->nhwc:f32->bf16"};
     int wrong = 0, taken = 0;
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
       const unsigned dirs_of_op = bench_op_dirs(op);
@@ -821,10 +837,10 @@ int main(void) {
         }
       }
     }
-    /* 32 pairs: conv 5; pool, act, softmax, bnorm, xent and attention 3
-     * each; lnorm and rmsnorm 2 each; binary, reduce, gemm, optim and matmul
-     * 1 each */
-    ok(wrong == 0 && taken == 32,
+    /* 33 pairs: conv 5; pool, act, softmax, bnorm, xent and attention 3
+     * each; lnorm and rmsnorm 2 each; binary, reduce, gemm, optim, matmul
+     * and reorder 1 each */
+    ok(wrong == 0 && taken == 33,
        "every op takes exactly its directions (%d of %d op-direction pairs), refusing the others "
        "by naming its own",
        taken, BENCH_OP_COUNT * BENCH_DIR_COUNT);

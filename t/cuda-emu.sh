@@ -26,7 +26,8 @@
 #      workspace limit.
 # Then t/optimizer-steps, which tests every ready backend itself, runs with
 # the emulated plugin too, and so do the gradient checks (t/gradcheck-*) and
-# the attention kernels' own test (t/cuda-emu/attention-kernels.cpp).
+# the attention kernels' own test (t/cuda-emu/attention-kernels.cpp), and
+# the reorder op's bit-exact conversions (t/convert-exhaustive).
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -60,7 +61,20 @@ diag_file() { sed 's/^/# /' "$1"; }
 if ! sh "$src/t/cuda-emu/build.sh" "$build" "$work/plugin" >"$work/build.log" 2>&1; then
   check 1 "the emulated plugin builds"
   diag_file "$work/build.log"
-  echo "1..$count"
+  # The reorder op's conversions bit for bit (t/convert-exhaustive): every
+# 16-bit pattern, the F32 sample and the F64 ties on the emulated plugin,
+# which runs kernels/common/convert.h as its kernel does on a GPU.
+if [ -x "$build/t/convert-exhaustive" ]; then
+  run_prog=$build/t/convert-exhaustive
+  run_prog_name=t/convert-exhaustive
+  run t/convert-exhaustive ADNN_CPU_SIMD=avx2
+  run_prog=
+  run_prog_name=
+  grep -q '^ok .* - cuda: f64 ties -> bf16' "$work/out"
+  check $? "[t/convert-exhaustive] ran the conversion checks on the cuda plugin"
+fi
+
+echo "1..$count"
   exit 0
 fi
 check 0 "the emulated plugin builds (t/cuda-emu/build.sh)"

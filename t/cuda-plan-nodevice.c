@@ -285,6 +285,15 @@ static int build_attention_backward(adnn_plugin_attention_backward *p, adnn_dtyp
   return 6;
 }
 
+/* reorder: x [1, 1, 3, 4] of dt to y of the same dims in F16 (F32 for an
+ * F16 dt), NHWC. */
+static int build_reorder(adnn_plugin_reorder *p, adnn_dtype dt) {
+  p->x = tensor4(dt, 1, 1, 3, 4);
+  p->y = tensor4(dt == ADNN_DTYPE_F16 ? ADNN_DTYPE_F32 : ADNN_DTYPE_F16, 1, 1, 3, 4);
+  p->count = 12;
+  return 1;
+}
+
 /* Storage for any op's problem. */
 typedef union any_problem {
 #define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \

@@ -170,6 +170,7 @@ harness_op_files = \
 	t/ops/norm_backward.c \
 	t/ops/softmax_cross_entropy.c \
 	t/ops/matmul.c \
+	t/ops/reorder.c \
 	t/ops/optimizer.c \
 	t/ops/attention.c \
 	t/ops/attention_backward.c
@@ -381,6 +382,14 @@ t_cpu_conv2d_direct_SOURCES = t/cpu-conv2d-direct.c t/tap.h t/rng.h
 t_cpu_conv2d_direct_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 t_cpu_conv2d_direct_LDADD = kernels/cpu/libadnn_cpu_kernels.la kernels/ref/libadnn_ref.la \
 	$(OPENBLAS_LIBS) -lpthread -lm
+
+# The reorder op's conversions bit for bit over every 16-bit pattern and an
+# F32/F64 sample, on every ready backend and every CPU instruction set.
+check_PROGRAMS += t/convert-exhaustive
+TESTS += t/convert-exhaustive
+t_convert_exhaustive_SOURCES = t/convert-exhaustive.c t/tap.h
+t_convert_exhaustive_LDADD = libadnn.la -lm
+
 t_optimizer_steps_SOURCES = t/optimizer-steps.c t/tap.h t/rng.h
 t_optimizer_steps_LDADD = libadnn.la -lm
 
@@ -509,7 +518,7 @@ EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__in
 	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py \
 	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
 	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py
-EXTRA_DIST += python/tests/test_training_loss.py
+EXTRA_DIST += python/tests/test_training_loss.py python/tests/test_reorder.py
 
 # ---- conv2d backward: gradient checks and determinism ------------------------
 # Central differences of the forward plan against backward data and weights in

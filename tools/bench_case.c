@@ -103,6 +103,15 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       c->ceil_mode = p->ceil_mode;
       return "pool2d";
     }
+    case BENCH_OP_REORDER: {
+      adnn_reorder_desc *c = &d->reorder;
+      adnn_reorder_desc_init(c);
+      c->x = harness_tensor_desc((adnn_dtype)p->rx_dtype, p->rank, p->dims,
+                                 p->rx_layout ? HARNESS_NHWC : HARNESS_PACKED);
+      c->y = harness_tensor_desc((adnn_dtype)p->ry_dtype, p->rank, p->dims,
+                                 p->ry_layout ? HARNESS_NHWC : HARNESS_PACKED);
+      return "reorder";
+    }
     case BENCH_OP_ACT: {
       adnn_activation_desc *c = &d->activation;
       adnn_activation_desc_init(c);
@@ -359,7 +368,9 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
     c->desc.conv2d_backward_data.forward = &c->forward.conv2d;
   if (strcmp(name, "conv2d_backward_weights") == 0)
     c->desc.conv2d_backward_weights.forward = &c->forward.conv2d;
-  op->traits->set_dtype(&c->desc, dtype);
+  /* reorder's descriptor names both dtypes itself. */
+  if (p->op == BENCH_OP_REORDER) c->dtype = (adnn_dtype)p->rx_dtype;
+  else op->traits->set_dtype(&c->desc, dtype);
   if (harness_case_alloc(c) != 0) return -1;
   /* matmul's residual may be y itself: the case then runs in place. */
   if (p->op == BENCH_OP_MATMUL && p->res_inplace) c->inplace = 2 + p->has_bias;

@@ -51,7 +51,7 @@ static const char *pool_word(adnn_pool_kind kind) {
 
 static const char *const op_names[] = {"conv",  "pool",   "act",    "softmax", "lnorm",
                                        "rmsnorm", "bnorm", "binary", "reduce", "gemm",
-                                       "xent",    "optim",  "matmul",  "attention"};
+                                       "xent",    "optim",  "matmul",  "attention", "reorder"};
 
 const char *bench_op_name(int op) {
   return op >= 0 && op < (int)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : "unknown";
@@ -576,6 +576,22 @@ static int once(unsigned *seen, unsigned bit, const field *f, const char *op, ch
   return 0;
 }
 
+/* reorder's layout words (0 nchw, 1 nhwc, -1 other) and dtype words (the
+ * adnn_dtype value, 0 for none), without libadnn's name functions. */
+static const char *const reorder_dtype_words[] = {NULL, "f32", "f64", "f16", "bf16",
+                                                  "i8", "i32", "u8"};
+static int reorder_layout_of(const char *s, size_t n) {
+  if (n == 4 && strncmp(s, "nchw", 4) == 0) return 0;
+  if (n == 4 && strncmp(s, "nhwc", 4) == 0) return 1;
+  return -1;
+}
+static int reorder_dtype_of(const char *s, size_t n) {
+  for (int d = 1; d < 8; d++)
+    if (strlen(reorder_dtype_words[d]) == n && strncmp(s, reorder_dtype_words[d], n) == 0)
+      return d;
+  return 0;
+}
+
 static int read_dims(const field *f, int64_t *dims, int *rank, const char *op, char *err,
                      size_t errlen) {
   const int r = parse_dims(f->s, f->n, dims, f->s, f->n, op, err, errlen);
@@ -762,6 +778,39 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token
       parse_geometry(f[2].s, f[2].n, all, v, NULL, "pool", err, errlen);
       mirror(v, K_OH, K_OW);
       return finish_pool(p, v[K_OH], v[K_OW], err, errlen);
+    }
+    case BENCH_OP_REORDER: {
+      p->rx_dtype = p->ry_dtype = 1; /* ADNN_DTYPE_F32 */
+      int have_dims = 0, have_layout = 0, have_dtype = 0;
+      for (int k = 1; k < nf; k++) {
+        const char *arrow = NULL;
+        for (size_t j = 0; j + 1 < f[k].n; j++)
+          if (f[k].s[j] == '-' && f[k].s[j + 1] == '>') arrow = f[k].s + j;
+        if (is_dims(&f[k]) && !have_dims) {
+          have_dims = 1;
+          ONCE(F_DIMS, k);
+          if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
+        } else if (arrow && !have_layout && reorder_layout_of(f[k].s, (size_t)(arrow - f[k].s)) >= 0 &&
+                   reorder_layout_of(arrow + 2, f[k].n - (size_t)(arrow - f[k].s) - 2) >= 0) {
+          have_layout = 1;
+          p->rx_layout = reorder_layout_of(f[k].s, (size_t)(arrow - f[k].s));
+          p->ry_layout = reorder_layout_of(arrow + 2, f[k].n - (size_t)(arrow - f[k].s) - 2);
+        } else if (arrow && !have_dtype && reorder_dtype_of(f[k].s, (size_t)(arrow - f[k].s)) > 0 &&
+                   reorder_dtype_of(arrow + 2, f[k].n - (size_t)(arrow - f[k].s) - 2) > 0) {
+          have_dtype = 1;
+          p->rx_dtype = reorder_dtype_of(f[k].s, (size_t)(arrow - f[k].s));
+          p->ry_dtype = reorder_dtype_of(arrow + 2, f[k].n - (size_t)(arrow - f[k].s) - 2);
+        } else {
+          return bad_field(&f[k], op,
+                           "expected <dims>, <nchw|nhwc>-><nchw|nhwc> or <dtype>-><dtype> "
+                           "(f32, f64, f16, bf16, i8, u8, i32), each once",
+                           err, errlen);
+        }
+      }
+      if (!have_dims) return fail(err, errlen, "reorder descriptor needs reorder:<dims>[:...]");
+      if ((p->rx_layout || p->ry_layout) && p->rank != 4)
+        return fail(err, errlen, "reorder: nhwc needs 4-D dims (have rank %d)", p->rank);
+      break;
     }
     case BENCH_OP_ACT: {
       if (nf < 3) return fail(err, errlen, "act descriptor needs act:<kind>:<dims>");
@@ -1195,7 +1244,8 @@ unsigned bench_op_dirs(int op) {
     case BENCH_OP_REDUCE:
     case BENCH_OP_GEMM:
     case BENCH_OP_OPTIM:
-    case BENCH_OP_MATMUL: return DIR_BIT(FWD_D);
+    case BENCH_OP_MATMUL:
+    case BENCH_OP_REORDER: return DIR_BIT(FWD_D);
   }
   return 0;
 }
@@ -1574,6 +1624,14 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       }
       break;
     }
+    case BENCH_OP_REORDER:
+      put(&s, "reorder:");
+      put_dims(&s, p->rank, p->dims);
+      if (p->rx_layout || p->ry_layout)
+        put(&s, ":%s->%s", p->rx_layout ? "nhwc" : "nchw", p->ry_layout ? "nhwc" : "nchw");
+      if (p->rx_dtype != 1 || p->ry_dtype != 1)
+        put(&s, ":%s->%s", reorder_dtype_words[p->rx_dtype], reorder_dtype_words[p->ry_dtype]);
+      break;
     case BENCH_OP_ATTENTION:
       put(&s, "attention:b%lldh%lldhkv%lldsq%lldskv%lldd%llddv%lld", (long long)p->att_b,
           (long long)p->att_h, (long long)p->att_hkv, (long long)p->att_sq, (long long)p->att_skv,
@@ -1712,6 +1770,12 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
       const double bt = count_of(p->batch_rank, p->batch), mn = bt * (double)p->m * p->n;
       return e * (bt * (double)p->m * p->k + (p->b_batched ? bt : 1.0) * (double)p->k * p->n +
                   mn + (p->has_bias ? (double)p->n : 0.0) + (p->has_residual ? mn : 0.0));
+    }
+    case BENCH_OP_REORDER: {
+      /* x read and y written once, each in its own dtype (--dtype does not
+       * apply). */
+      static const double size_of[8] = {0, 4, 8, 2, 2, 1, 4, 1};
+      return count_of(p->rank, p->dims) * (size_of[p->rx_dtype] + size_of[p->ry_dtype]);
     }
     case BENCH_OP_ATTENTION: {
       /* Forward: q, k, v, the bias and the key lengths (4-byte) in; o and

@@ -52,6 +52,10 @@
  *           sq, dv to d; bias<dims> of rank 1..4 broadcasts to [B, H, Sq, Skv];
  *           kl: per-batch key lengths; nolse: no lse output; bshd: q, k, v, o
  *           in the BSHD layout; scale 0, the default, is 1 / sqrt(D))
+ *     reorder:<dims>[:<nchw|nhwc>-><nchw|nhwc>][:<dtype>-><dtype>]
+ *           (y = x converted; nchw: packed (any rank), nhwc: 4-D channels last;
+ *           dtypes f32, f64, f16, bf16, i8, u8, i32; default nchw->nchw and
+ *           f32->f32; the descriptor's dtypes win over --dtype)
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
  *   pb<..>/pr<..> (convolution) give the bottom/right padding explicitly.
  *
@@ -85,6 +89,7 @@ enum bench_op {
   BENCH_OP_OPTIM, /* the fused optimizer step */
   BENCH_OP_MATMUL, /* GEMM with a fused epilogue (adnn_plan_create_matmul) */
   BENCH_OP_ATTENTION, /* scaled-dot-product attention (dir=BWD_D: its backward) */
+  BENCH_OP_REORDER,   /* dtype and layout conversion (adnn_plan_create_reorder) */
   BENCH_OP_COUNT  /* one past the last */
 };
 
@@ -176,6 +181,9 @@ typedef struct bench_problem {
   int causal, key_lengths, no_lse, bshd, bias_rank;
   int64_t bias_dims[4];
   double scale;
+  /* reorder: dims in rank/dims above; the layouts (0 nchw = packed, 1 nhwc)
+   * and the adnn_dtype values of x and y. */
+  int rx_layout, ry_layout, rx_dtype, ry_dtype;
 } bench_problem;
 
 /* Parses one descriptor (a NUL-terminated string; surrounding white space is

@@ -46,6 +46,10 @@
 #define ADNN_OP_DTYPES_MATMUL                                                                 \
   (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16) |    \
    ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8))
+/* Every element type: the conversion op's column. */
+#define ADNN_OP_DTYPES_ALL                                                                \
+  (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16) | \
+   ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8) | ADNN_OP_DTYPE(ADNN_DTYPE_I32))
 
 /* X(NAME, name, value, v1_end, inputs, outputs, dtypes, flags)
  *
@@ -61,9 +65,14 @@
  *               defaults; see doc/versioning.md.
  *   inputs      the execute inputs in order, as documented ("[...]" optional).
  *   outputs     the outputs in order.
- *   dtypes      the element types the op accepts (all its tensors share one,
- *               except matmul's: there it is a's, the input dtype, and the
- *               other tensors follow adnn/ops.h's matmul rules).
+ *   dtypes      the element types the op accepts. For most ops all its tensors
+ *               share one, of this mask (the core's check_dtype). Ops whose
+ *               tensors mix dtypes by definition list the dtypes of their first
+ *               input and check the combination in their own validator: matmul
+ *               (a's dtype; the other tensors follow adnn/ops.h's matmul rules,
+ *               core/validate_matmul.c) and reorder (y's dtype is the
+ *               conversion's target, core/validate_reorder.c); the plugin op's
+ *               dtype is then the first input's.
  *   flags       ADNN_OP_* flags.
  */
 #define ADNN_OP_LIST(X)                                                                   \
@@ -103,7 +112,8 @@
   X(ATTENTION, attention, 21, has_lse, "q, k, v[, bias][, key_lengths]", "o[, lse]",     \
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(ATTENTION_BACKWARD, attention_backward, 22, forward,                                  \
-    "q, k, v, o, do, lse[, bias][, key_lengths]", "dq, dk, dv", ADNN_OP_DTYPES_FLOAT, 0)
+    "q, k, v, o, do, lse[, bias][, key_lengths]", "dq, dk, dv", ADNN_OP_DTYPES_FLOAT, 0) \
+  X(REORDER, reorder, 23, y, "x", "y", ADNN_OP_DTYPES_ALL, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

@@ -1015,6 +1015,49 @@ ADNN_API adnn_status adnn_plan_create_attention_backward(
     adnn_context *ctx, const adnn_attention_backward_desc *desc, adnn_plan **plan);
 
 /* ------------------------------------------------------------------------ */
+/* Conversion (doc/ops.md, "Reorder")                                        */
+/* ------------------------------------------------------------------------ */
+
+/** reorder: y = x converted to y's dtype, element by element, between any two
+ *  layouts of the same logical dims. A layout change (NCHW <-> NHWC, any
+ *  permutation, a strided view into a packed copy or back) is a pair of
+ *  stride vectors; a dtype change is y's dtype.
+ *
+ *  x and y: rank 0..ADNN_MAX_RANK, the same dims; x any non-negative strides
+ *  (stride 0 broadcasts), y any strides that give every element its own
+ *  address. dtypes: x and y any pair of F32, F64, F16 and BF16 (a
+ *  conversion: widening exact, narrowing rounds to nearest even in one
+ *  rounding, NaN keeps its sign and becomes quiet, F16 overflow gives
+ *  infinity, subnormals kept; the exact rules are doc/numerics.md's "Low
+ *  precision"); or I8, U8 or I32 copied to the same dtype. A same-dtype
+ *  reorder copies the bits (signalling NaNs included). There is no scaling:
+ *  quantization is a separate op.
+ *  In place (y == x) only when y has x's dtype and layout (then a no-op).
+ *  Execute inputs: {x}; output: {y}. */
+typedef struct adnn_reorder_desc {
+  size_t struct_size;
+  adnn_tensor_desc x, y;
+} adnn_reorder_desc;
+
+/** Zeroes *d and sets struct_size. */
+static inline void adnn_reorder_desc_init(adnn_reorder_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+}
+
+/** Creates a reorder plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL (ctx, desc or plan NULL);
+ *  ADNN_STATUS_BAD_PARAM_HANDLE (ctx not live); ADNN_STATUS_BAD_PARAM
+ *  (invalid tensor, dims of x and y differ, y strides that make elements
+ *  share memory, struct_size too small); ADNN_STATUS_NOT_SUPPORTED (a dtype
+ *  pair outside the list above, e.g. F32 to I8: use quantization; or a
+ *  backend without the pair); ADNN_STATUS_OUT_OF_MEMORY. A y that overlaps x
+ *  without being exactly x is refused when the plan is executed
+ *  (ADNN_STATUS_BAD_PARAM). */
+ADNN_API adnn_status adnn_plan_create_reorder(adnn_context *ctx, const adnn_reorder_desc *desc,
+                                              adnn_plan **plan);
+
+/* ------------------------------------------------------------------------ */
 /* Plans                                                                     */
 /* ------------------------------------------------------------------------ */
 

@@ -519,6 +519,19 @@ typedef struct adnn_plugin_attention_backward {
   adnn_plugin_attention fwd;
 } adnn_plugin_attention_backward;
 
+/* ---- Conversion (doc/ops.md, "Reorder"; plugin ABI 2.4). */
+
+/** reorder: y = x converted to y.dtype, x and y of the same rank and dims
+ *  (any x strides, y strides disjoint). The core allows the dtype pairs of
+ *  any two of F32, F64, F16, BF16, and the same-dtype copies of I8, U8 and
+ *  I32; adnn_plugin_op's dtype is x's. count is the number of elements.
+ *  Inputs {x}; outputs {y}. */
+typedef struct adnn_plugin_reorder {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y;
+  int64_t count;
+} adnn_plugin_reorder;
+
 /** sizeof(adnn_plugin_<name>) for an op kind, as this header knows it; 0 for
  *  an unknown kind. */
 static inline size_t adnn_plugin_problem_size(adnn_plugin_op_kind kind) {

@@ -172,6 +172,12 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
   X(attention_backward, simd) X(attention_backward, reference)
 #define ADNN_CPU_ATTENTION_BACKWARD_FORCED NULL
 
+/* reorder (kernels/cpu/reorder.c): coalesced rows, 32 x 32 tiles for
+ * transposes and vectorized conversions, every dtype pair; the reference
+ * loops last. */
+#define ADNN_CPU_REORDER_IMPLS(X) X(reorder, simd) X(reorder, reference)
+#define ADNN_CPU_REORDER_FORCED NULL
+
 /** Whether the core changes an op's problem between executions (the
  *  optimizer's lr and step, adnn_plan_set_optimizer_step): the plugin then
  *  re-reads the core's problem into its copy before every run. */

@@ -364,6 +364,16 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_backward_launch(
     const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_softmax_backward *p,
     const adnn_cuda_softmax_layout *s, const void *y, const void *dy, void *dx);
 
+/* ---- reorder.cu ---------------------------------------------------------- */
+
+/** y = x converted to y's dtype (kernels/common/convert.h) over `e`, which
+ *  coalesces x and y (strides[0] x, strides[1] y); any dtype pair the core
+ *  allows, cudaErrorInvalidValue for another. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_reorder_launch(const adnn_cuda_launch_config *l,
+                                                      const adnn_plugin_reorder *p,
+                                                      const adnn_cuda_elementwise_layout *e,
+                                                      const void *x, void *y);
+
 /* ---- matmul_epilogue.cu ------------------------------------------------- */
 
 /** matmul's epilogue in place on y after a GEMM wrote alpha * (a @ b) there:

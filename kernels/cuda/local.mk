@@ -46,11 +46,13 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/norm_backward.cu \
 	kernels/cuda/softmax_cross_entropy.cu \
 	kernels/cuda/optimizer.cu \
-	kernels/cuda/matmul_epilogue.cu
+	kernels/cuda/matmul_epilogue.cu \
+	kernels/cuda/reorder.cu
 # The suffix rule has no dependency tracking: every kernel depends on these
 # headers (and, through them, on the public headers).
 cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/cuda_kernels.h \
-	$(srcdir)/kernels/common/nd.h $(srcdir)/include/adnn/plugin.h \
+	$(srcdir)/kernels/common/nd.h $(srcdir)/kernels/common/float16.h \
+	$(srcdir)/kernels/common/convert.h $(srcdir)/include/adnn/plugin.h \
 	$(srcdir)/include/adnn/op_list.h $(srcdir)/include/adnn/ops.h
 cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernels/cuda/binary.lo \
 	kernels/cuda/pool2d.lo kernels/cuda/softmax.lo kernels/cuda/norm.lo \
@@ -60,7 +62,7 @@ cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernel
 	kernels/cuda/softmax_backward.lo
 cuda_kernel_objects += kernels/cuda/batchnorm_training.lo kernels/cuda/norm_backward.lo
 cuda_kernel_objects += kernels/cuda/softmax_cross_entropy.lo kernels/cuda/optimizer.lo
-cuda_kernel_objects += kernels/cuda/matmul_epilogue.lo
+cuda_kernel_objects += kernels/cuda/matmul_epilogue.lo kernels/cuda/reorder.lo
 $(cuda_kernel_objects): $(cuda_kernel_headers)
 # conv2d backward (data, weights): the direct kernels of the CUDA plugin.
 kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/conv2d_backward_data-direct.cu \

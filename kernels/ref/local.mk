@@ -6,6 +6,7 @@ noinst_LTLIBRARIES += kernels/ref/libadnn_ref.la
 kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/ref.h \
 	kernels/common/float16.h \
+	kernels/common/convert.h \
 	kernels/ref/activation.c \
 	kernels/ref/conv2d.c \
 	kernels/ref/conv2d_backward_data.c \
@@ -26,6 +27,7 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/optimizer.c \
 	kernels/ref/matmul.c \
 	kernels/ref/attention.c \
-	kernels/ref/attention_backward.c
+	kernels/ref/attention_backward.c \
+	kernels/ref/reorder.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm

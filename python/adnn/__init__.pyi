@@ -125,6 +125,9 @@ def binary(ctx: Context, a: TensorLike, b: TensorLike, *, op: str = "add", alpha
            beta: float = ..., out: Optional[TensorLike] = None) -> Tensor: ...
 def reduce(ctx: Context, x: TensorLike, *, kind: str = "sum", axes: Axes = ...,
            keep_dims: bool = ..., out: Optional[TensorLike] = None) -> Tensor: ...
+# y = x converted into out's dtype and layout (f32/f64/f16/bf16 pairs, i8/u8/i32 copies);
+# without out=, a packed copy of x in its dtype.
+def reorder(ctx: Context, x: TensorLike, *, out: Optional[TensorLike] = None) -> Tensor: ...
 # y = act(alpha * (a @ b) + bias + residual_scale * residual); out=residual adds in place.
 def matmul(ctx: Context, a: TensorLike, b: TensorLike, bias: Optional[TensorLike] = None,
            residual: Optional[TensorLike] = None, *, alpha: float = ...,

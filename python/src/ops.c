@@ -45,6 +45,9 @@ typedef struct op_binding {
   input_spec inputs[MAX_INPUTS];
   param_spec params[MAX_PARAMS];
   size_t y_off; /* the output's adnn_tensor_desc */
+  /* 1: out= may have any dtype (reorder converts into it); otherwise it has
+   * x's. */
+  int out_any_dtype;
   /* The output dims from the filled descriptor; returns the rank or -1. */
   int (*output_dims)(const void *desc, TensorObject *const *in, int64_t *dims);
   /* The expected length of packed-vector input i, or -1 when not one. */
@@ -471,6 +474,17 @@ static const op_binding binding_softmax_cross_entropy, binding_softmax_cross_ent
 static const op_binding binding_attention;
 /* Attention backward's binding (after attention's). */
 static const op_binding binding_attention_backward;
+
+/* reorder: y = x converted to out's dtype and layout (any strides on both
+ * sides); without out=, a packed copy in x's dtype. */
+static const op_binding binding_reorder = {
+    .inputs = {T_IN("x", adnn_reorder_desc, x)},
+    .y_off = OFF(adnn_reorder_desc, y),
+    .output_dims = same_as_x,
+    .out_any_dtype = 1,
+    .doc = "Copy x into out= converting its dtype (f32, f64, f16, bf16 pairs; i8, u8, i32 "
+           "copies) and its layout (any strides); without out=, a packed copy.",
+};
 
 /* matmul: y = act(alpha * (a @ b) + bias + residual_scale * residual); y has
  * a's batch dims, M and b's N (the core checks every other rule). Passing
@@ -1761,7 +1775,8 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     char what[64];
     snprintf(what, sizeof what, "adnn.%s: out", op);
     if ((y = adnn_py_as_tensor(c, out_obj, 1, what)) == NULL) goto done;
-    int same = y->desc.rank == rank && y->desc.dtype == in[0]->desc.dtype;
+    int same = y->desc.rank == rank &&
+               (b->out_any_dtype || y->desc.dtype == in[0]->desc.dtype);
     for (int i = 0; same && i < rank; i++) same = y->desc.dims[i] == dims[i];
     if (!same) {
       PyObject *want = PyTuple_New(rank);

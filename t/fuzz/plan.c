@@ -771,6 +771,21 @@ static adnn_status fuzz_attention_backward(reader *r, adnn_plan **plan, exec_arg
   return adnn_plan_create_attention_backward(ctx, &d, plan);
 }
 
+/* reorder: x of rank 0..8 and any of the seven dtypes (F16 to I32 included,
+ * so unsupported pairs are tried), y usually x's dims in a perturbed layout
+ * and a dtype of its own. */
+static adnn_status fuzz_reorder(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_reorder_desc d;
+  adnn_reorder_desc_init(&d);
+  tensor_val(r, &d.x, byte(r) % 9, (adnn_dtype)(1 + byte(r) % 8));
+  same_as_x(r, &d.x, &d.y);
+  d.y.dtype = (adnn_dtype)(1 + byte(r) % 8);
+  e->n_inputs = 1;
+  e->in_bytes[0] = span(&d.x);
+  e->out_bytes = span(&d.y);
+  return adnn_plan_create_reorder(ctx, &d, plan);
+}
+
 /* One entry per row of the manifest: a row without its fuzz_<name> does not
  * compile. */
 typedef adnn_status (*fuzz_fn)(reader *, adnn_plan **, exec_args *);
