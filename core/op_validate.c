@@ -452,7 +452,8 @@ adnn_status adnn__batchnorm_validate(const char *func, const adnn_batchnorm_desc
   if ((st = check_elementwise_io(func, &d->x, &d->y, 2, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_epsilon(func, d->epsilon)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_activation(func, &d->activation)) != ADNN_STATUS_SUCCESS) return st;
-  size_t vec = (size_t)d->x.dims[1] * adnn_dtype_size(d->x.dtype);
+  /* The parameter vectors are F32 for F16/BF16 data (ADNN_OP_PARAM_DTYPE). */
+  size_t vec = (size_t)d->x.dims[1] * adnn_dtype_size(ADNN_OP_PARAM_DTYPE(d->x.dtype));
   for (int i = 1; i < 5; i++) io->input_bytes[i] = vec;
   io->n_inputs = 5;
   p->x = d->x;
@@ -478,7 +479,8 @@ adnn_status adnn__norm_validate(const char *func, const adnn_norm_desc *d, adnn_
     if (i < d->x.rank - d->norm_dims) rows *= d->x.dims[i];
     else dsize *= d->x.dims[i];
   }
-  size_t vec = (size_t)dsize * adnn_dtype_size(d->x.dtype);
+  /* The gain and bias are F32 for F16/BF16 data (ADNN_OP_PARAM_DTYPE). */
+  size_t vec = (size_t)dsize * adnn_dtype_size(ADNN_OP_PARAM_DTYPE(d->x.dtype));
   const int has_gain = d->has_gain ? 1 : 0, has_bias = d->has_bias ? 1 : 0;
   io->n_inputs = 1 + has_gain + has_bias;
   for (int i = 1; i < io->n_inputs; i++) io->input_bytes[i] = vec;

@@ -101,6 +101,11 @@ t_cpu_gemm_SOURCES = t/cpu-gemm.c t/tap.h
 t_cpu_gemm_LDADD = libadnn.la -lm
 # adnn's own F32 GEMM engine (kernels/cpu/gemm.c) compiled into the test and
 # called directly: every microkernel this CPU runs, 1 and 2 threads.
+check_PROGRAMS += t/cpu-lowp
+TESTS += t/cpu-lowp
+t_cpu_lowp_SOURCES = t/cpu-lowp.c t/tap.h kernels/cpu/lowp.c kernels/cpu/cpu_features.c
+t_cpu_lowp_LDADD = -lm
+
 check_PROGRAMS += t/cpu-sgemm-engine
 TESTS += t/cpu-sgemm-engine
 t_cpu_sgemm_engine_SOURCES = t/cpu-sgemm-engine.c t/tap.h t/rng.h kernels/cpu/gemm.c \

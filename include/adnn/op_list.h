@@ -50,6 +50,18 @@
 #define ADNN_OP_DTYPES_ALL                                                                \
   (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16) | \
    ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8) | ADNN_OP_DTYPE(ADNN_DTYPE_I32))
+/* The floating types plus the 16-bit ones (F16, BF16), for the forward ops
+ * that run in low precision: data is read and written in the 16-bit type and
+ * the arithmetic is done in F32 or wider (doc/numerics.md). */
+#define ADNN_OP_DTYPES_FLOAT_LOWP \
+  (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16))
+
+/* The dtype of an op's per-channel parameter vectors (batchnorm's scale,
+ * shift, mean and var; norm's gain and bias) for data of dtype `dt`: the
+ * data's dtype, except F32 for F16 and BF16 data (as cuDNN and PyTorch keep
+ * the statistics and affine parameters of half-precision data in F32). */
+#define ADNN_OP_PARAM_DTYPE(dt) \
+  (((dt) == ADNN_DTYPE_F16 || (dt) == ADNN_DTYPE_BF16) ? ADNN_DTYPE_F32 : (dt))
 
 /* X(NAME, name, value, v1_end, inputs, outputs, dtypes, flags)
  *
@@ -66,10 +78,11 @@
  *   inputs      the execute inputs in order, as documented ("[...]" optional).
  *   outputs     the outputs in order.
  *   dtypes      the element types the op accepts. For most ops all its tensors
- *               share one, of this mask (the core's check_dtype). Ops whose
- *               tensors mix dtypes by definition list the dtypes of their first
- *               input and check the combination in their own validator: matmul
- *               (a's dtype; the other tensors follow adnn/ops.h's matmul rules,
+ *               share one, of this mask (the core's check_dtype), except the
+ *               parameter vectors (ADNN_OP_PARAM_DTYPE). Ops whose tensors mix
+ *               dtypes by definition list the dtypes of their first input and
+ *               check the combination in their own validator: matmul (a's
+ *               dtype; the other tensors follow adnn/ops.h's matmul rules,
  *               core/validate_matmul.c) and reorder (y's dtype is the
  *               conversion's target, core/validate_reorder.c); the plugin op's
  *               dtype is then the first input's.
@@ -78,14 +91,14 @@
 #define ADNN_OP_LIST(X)                                                                   \
   X(CONV2D, conv2d, 1, algorithm, "x, w[, bias]", "y", ADNN_OP_DTYPES_FLOAT,             \
     ADNN_OP_TUNABLE)                                                                      \
-  X(POOL2D, pool2d, 2, ceil_mode, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
-  X(ACTIVATION, activation, 3, activation, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)            \
-  X(SOFTMAX, softmax, 4, log, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                         \
+  X(POOL2D, pool2d, 2, ceil_mode, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                     \
+  X(ACTIVATION, activation, 3, activation, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)            \
+  X(SOFTMAX, softmax, 4, log, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                         \
   X(BATCHNORM, batchnorm, 5, activation, "x, scale, shift, mean, var", "y",              \
-    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
-  X(NORM, norm, 6, has_bias, "x[, gain][, bias]", "y", ADNN_OP_DTYPES_FLOAT, 0)          \
-  X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
-  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT, 0)                     \
+    ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                              \
+  X(NORM, norm, 6, has_bias, "x[, gain][, bias]", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)          \
+  X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                     \
+  X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                     \
   X(CONV2D_BACKWARD_DATA, conv2d_backward_data, 9, algorithm, "dy, w", "dx",             \
     ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
   X(CONV2D_BACKWARD_WEIGHTS, conv2d_backward_weights, 10, algorithm, "x, dy", "dw[, db]", \

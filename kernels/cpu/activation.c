@@ -103,6 +103,7 @@ static const act_fns NAME(adnn_f32_activation) = {NAME(act_affine), NAME(act_aff
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h" /* the shared helpers, before the vector regions */
 
 /* One instruction set's copy of the vector code (see adnn_cpu_act). */
@@ -131,6 +132,8 @@ enum { PATH_CONTIGUOUS = 0, PATH_ROWS = 1, PATH_STRIDED = 2 };
 
 typedef struct act_state {
   adnn_cpu_act act;
+  adnn_dtype dtype; /* F32, or F16/BF16 (the run_lowp path) */
+  int isa;
   adnn_nd L;     /* y ([0]) and x ([1]) coalesced */
   int path;
   int64_t inner; /* elements of the innermost dim (all of them when contiguous) */
@@ -156,6 +159,8 @@ static void act_reshape(const void *problem, const adnn_cpu_env *env, void *stat
     s->grain = grain > 1 ? grain : 1;
   }
   adnn_cpu_act_init(&s->act, &p->activation, env->isa);
+  s->dtype = p->x.dtype;
+  s->isa = env->isa;
   *workspace_bytes = 0;
 }
 
@@ -203,11 +208,69 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+/* F16/BF16, any path: each row (the whole run when contiguous) goes through
+ * an F32 stack block: widened, transformed by the F32 vector code, rounded
+ * back once (kernels/cpu/lowp.h). Strided elements are gathered into a
+ * 16-bit block first. Reading a whole block before writing it keeps in-place
+ * use correct. */
+typedef struct act_lowp_task {
+  const act_state *s;
+  const uint16_t *x;
+  uint16_t *y;
+} act_lowp_task;
+
+static void act_lowp_span(const act_state *s, const uint16_t *x, int64_t sx, uint16_t *y,
+                          int64_t sy, int64_t len) {
+  const adnn_cpu_act *a = &s->act;
+  float buf[ADNN_CPU_LOWP_BLOCK];
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (int64_t j0 = 0; j0 < len; j0 += ADNN_CPU_LOWP_BLOCK) {
+    const int64_t m = len - j0 < ADNN_CPU_LOWP_BLOCK ? len - j0 : ADNN_CPU_LOWP_BLOCK;
+    const uint16_t *src = x + j0 * sx;
+    if (sx != 1) {
+      for (int64_t j = 0; j < m; j++) h[j] = src[j * sx];
+      src = h;
+    }
+    adnn_cpu_lowp_to_f32(s->isa, s->dtype, src, buf, (size_t)m);
+    a->affine(&a->act, buf, buf, (size_t)m, 0.0f, 1.0f, 0.0f, 0.0f, 0);
+    if (sy == 1) {
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, buf, y + j0, (size_t)m);
+    } else {
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, buf, h, (size_t)m);
+      for (int64_t j = 0; j < m; j++) y[(j0 + j) * sy] = h[j];
+    }
+  }
+}
+
+static void run_lowp(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const act_lowp_task *t = arg;
+  const act_state *s = t->s;
+  if (s->path == PATH_CONTIGUOUS) {
+    act_lowp_span(s, t->x + begin, 1, t->y + begin, 1, end - begin);
+    return;
+  }
+  const adnn_nd *L = &s->L;
+  const int in = L->rank - 1;
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_cpu_loop_row_offsets(L, row, off);
+    act_lowp_span(s, t->x + off[1], L->strides[1][in], t->y + off[0], L->strides[0][in],
+                  L->dims[in]);
+  }
+}
+
 static void act_run(const void *problem, const void *state, const void *const *inputs,
                     void *const *outputs, void *workspace) {
   (void)problem;
   (void)workspace;
   const act_state *s = state;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16) {
+    act_lowp_task lt = {s, inputs[0], outputs[0]};
+    adnn_cpu_parallel_for(s->path == PATH_CONTIGUOUS ? s->inner : s->outer, s->grain, run_lowp,
+                          &lt);
+    return;
+  }
   act_task t = {s, inputs[0], outputs[0]};
   if (s->path == PATH_CONTIGUOUS)
     adnn_cpu_parallel_for(s->inner, s->grain, run_contiguous, &t);
@@ -218,7 +281,8 @@ static void act_run(const void *problem, const void *state, const void *const *i
 const adnn_cpu_impl adnn_cpu_activation_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
     .state_size = sizeof(act_state),
     .reshape = act_reshape,
     .run = act_run,

@@ -87,6 +87,7 @@ static const bin_fns NAME(adnn_f32_binary) = {NAME(bin_row)};
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 /* One instruction set's copy of the vector code. */
@@ -109,6 +110,8 @@ typedef struct bin_state {
   adnn_nd L;     /* y ([0]), a ([1]) and b ([2]) coalesced */
   int path;
   int op;
+  adnn_dtype dtype; /* F32, or F16/BF16 (the run_lowp path) */
+  int isa;
   float alpha, beta;
   int64_t inner; /* elements of the innermost dim */
   int64_t outer; /* rows */
@@ -127,6 +130,8 @@ static void bin_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   s->fn = bin_by_isa[env->isa];
   s->path = !vec_inner ? PATH_STRIDED : (s->L.rank == 1 ? PATH_FLAT : PATH_ROWS);
   s->op = (int)p->op;
+  s->dtype = p->y.dtype;
+  s->isa = env->isa;
   s->alpha = (float)p->alpha;
   s->beta = (float)p->beta;
   s->inner = s->L.dims[in];
@@ -198,11 +203,81 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+/* F16/BF16, any path: per row (the whole run when flat), blocks of a and b
+ * are widened into F32 stack buffers (an operand at stride 0 is one element
+ * widened once), combined by the F32 vector row and rounded back once
+ * (kernels/cpu/lowp.h). A block is read whole before y's block is written,
+ * so y may be a or b. */
+typedef struct bin_lowp_task {
+  const bin_state *s;
+  const uint16_t *a, *b;
+  uint16_t *y;
+} bin_lowp_task;
+
+/* Widens m elements of src at stride st (0: one element) into buf; returns
+ * the stride the row function reads buf with. */
+static int lowp_operand(const bin_state *s, const uint16_t *src, int64_t st, int64_t m,
+                        float *buf, uint16_t *h) {
+  if (st == 0) {
+    adnn_cpu_lowp_to_f32(s->isa, s->dtype, src, buf, 1);
+    return 0;
+  }
+  if (st != 1) {
+    for (int64_t j = 0; j < m; j++) h[j] = src[j * st];
+    src = h;
+  }
+  adnn_cpu_lowp_to_f32(s->isa, s->dtype, src, buf, (size_t)m);
+  return 1;
+}
+
+static void bin_lowp_span(const bin_state *s, uint16_t *y, int64_t sy, const uint16_t *a,
+                          int64_t sa, const uint16_t *b, int64_t sb, int64_t len) {
+  float ba[ADNN_CPU_LOWP_BLOCK], bb[ADNN_CPU_LOWP_BLOCK];
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (int64_t j0 = 0; j0 < len; j0 += ADNN_CPU_LOWP_BLOCK) {
+    const int64_t m = len - j0 < ADNN_CPU_LOWP_BLOCK ? len - j0 : ADNN_CPU_LOWP_BLOCK;
+    const int ua = lowp_operand(s, a + j0 * sa, sa, m, ba, h);
+    const int ub = lowp_operand(s, b + j0 * sb, sb, m, bb, h);
+    s->fn->row(s->op, ba, ba, ua, bb, ub, (size_t)m, s->alpha, s->beta);
+    if (sy == 1) {
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, ba, y + j0, (size_t)m);
+    } else {
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, ba, h, (size_t)m);
+      for (int64_t j = 0; j < m; j++) y[(j0 + j) * sy] = h[j];
+    }
+  }
+}
+
+static void run_lowp(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const bin_lowp_task *t = arg;
+  const bin_state *s = t->s;
+  const adnn_nd *L = &s->L;
+  if (s->path == PATH_FLAT) {
+    const int64_t sa = L->strides[1][0], sb = L->strides[2][0];
+    bin_lowp_span(s, t->y + begin, 1, t->a + begin * sa, sa, t->b + begin * sb, sb,
+                  end - begin);
+    return;
+  }
+  const int in = L->rank - 1;
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_cpu_loop_row_offsets(L, row, off);
+    bin_lowp_span(s, t->y + off[0], L->strides[0][in], t->a + off[1], L->strides[1][in],
+                  t->b + off[2], L->strides[2][in], L->dims[in]);
+  }
+}
+
 static void bin_run(const void *problem, const void *state, const void *const *inputs,
                     void *const *outputs, void *workspace) {
   (void)problem;
   (void)workspace;
   const bin_state *s = state;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16) {
+    bin_lowp_task lt = {s, inputs[0], inputs[1], outputs[0]};
+    adnn_cpu_parallel_for(s->path == PATH_FLAT ? s->inner : s->outer, s->grain, run_lowp, &lt);
+    return;
+  }
   bin_task t = {s, inputs[0], inputs[1], outputs[0]};
   if (s->path == PATH_FLAT)
     adnn_cpu_parallel_for(s->inner, s->grain, run_flat, &t);
@@ -213,7 +288,8 @@ static void bin_run(const void *problem, const void *state, const void *const *i
 const adnn_cpu_impl adnn_cpu_binary_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
     .state_size = sizeof(bin_state),
     .reshape = bin_reshape,
     .run = bin_run,

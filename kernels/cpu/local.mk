@@ -37,6 +37,8 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/conv2d_backward_data-depthwise_direct.c \
 	kernels/cpu/conv2d_backward_weights-gemm.c \
 	kernels/cpu/conv2d_backward_weights-depthwise_direct.c \
+	kernels/cpu/lowp.h \
+	kernels/cpu/lowp.c \
 	kernels/cpu/activation.c \
 	kernels/cpu/binary.c \
 	kernels/cpu/reduce.c \

@@ -30,7 +30,7 @@
  * cap is a minimum. Plain macros, because the vector code tests them with
  * #if to use an intrinsic where one exists. */
 #define ADNN_CPU_ISA_BASE 0   /* SSE2 on x86-64, whatever the compiler targets elsewhere */
-#define ADNN_CPU_ISA_AVX2 1   /* AVX2 and FMA */
+#define ADNN_CPU_ISA_AVX2 1   /* AVX2, FMA and F16C (the F16 conversions, kernels/cpu/lowp.c) */
 #define ADNN_CPU_ISA_AVX512 2 /* AVX-512F */
 #define ADNN_CPU_ISA_COUNT 3
 
@@ -41,7 +41,7 @@
  * caller can expand the list with a parameter (ADNN_CPU_ISA_TABLE does). */
 #define ADNN_CPU_ISA_LIST(X, arg)                  \
   X(AVX512, avx512, (f)->avx512f, arg)             \
-  X(AVX2, avx2, (f)->avx2 && (f)->fma, arg)        \
+  X(AVX2, avx2, (f)->avx2 && (f)->fma && (f)->f16c, arg) \
   X(BASE, base, 1, arg)
 
 /* A designated initializer of an array indexed by ADNN_CPU_ISA_* holding the

@@ -14,15 +14,16 @@ void adnn_ref_batchnorm(const adnn_plugin_batchnorm *p, const void *const *input
   const void *var = inputs[4];
   void *y = outputs[0];
   const adnn_dtype t = xd->dtype;
+  const adnn_dtype pt = ADNN_OP_PARAM_DTYPE(t); /* F32 for F16/BF16 data */
   const int64_t n = adnn_ref_count(xd);
   int64_t inner = 1; /* elements per channel step in the row-major linear index */
   for (int i = 2; i < xd->rank; i++) inner *= xd->dims[i];
   for (int64_t i = 0; i < n; i++) {
     const int64_t c = (i / inner) % p->C;
     const double v = adnn_ref_load(x, t, adnn_ref_offset(xd, i));
-    const double r = adnn_ref_load(scale, t, c) * (v - adnn_ref_load(mean, t, c)) /
-                         sqrt(adnn_ref_load(var, t, c) + p->epsilon) +
-                     adnn_ref_load(shift, t, c);
+    const double r = adnn_ref_load(scale, pt, c) * (v - adnn_ref_load(mean, pt, c)) /
+                         sqrt(adnn_ref_load(var, pt, c) + p->epsilon) +
+                     adnn_ref_load(shift, pt, c);
     adnn_ref_store(y, yd->dtype, adnn_ref_offset(yd, i),
                    adnn_ref_activation_apply(&p->activation, r));
   }

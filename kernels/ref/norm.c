@@ -15,6 +15,7 @@ void adnn_ref_norm(const adnn_plugin_norm *p, const void *const *inputs, void *c
   const void *bias = p->has_bias ? inputs[1 + p->has_gain] : NULL;
   void *y = outputs[0];
   const adnn_dtype t = xd->dtype;
+  const adnn_dtype pt = ADNN_OP_PARAM_DTYPE(t); /* F32 for F16/BF16 data */
   const int64_t D = p->D;
   for (int64_t row = 0; row < p->rows; row++) {
     const int64_t base = row * D; /* row-major linear index of the row's first element */
@@ -37,8 +38,8 @@ void adnn_ref_norm(const adnn_plugin_norm *p, const void *const *inputs, void *c
     const double inv = 1.0 / sqrt(var + p->epsilon);
     for (int64_t j = 0; j < D; j++) {
       double v = (adnn_ref_load(x, t, adnn_ref_offset(xd, base + j)) - mean) * inv;
-      if (gain) v *= adnn_ref_load(gain, t, j);
-      if (bias) v += adnn_ref_load(bias, t, j);
+      if (gain) v *= adnn_ref_load(gain, pt, j);
+      if (bias) v += adnn_ref_load(bias, pt, j);
       adnn_ref_store(y, yd->dtype, adnn_ref_offset(yd, base + j), v);
     }
   }

@@ -16,7 +16,8 @@
  * resolved); inputs and outputs are in the order the manifest documents, an
  * optional input present only when the problem's has_* flag says so. Every
  * kernel works for any strides and for F32 and F64 (reading and writing the
- * tensors' dtype), allocates nothing, and is a direct transcription of the
+ * tensors' dtype; the low-precision forward ops also F16 and BF16, with
+ * batchnorm's and norm's parameter vectors in ADNN_OP_PARAM_DTYPE), allocates nothing, and is a direct transcription of the
  * definition in doc/ops.md. In-place use (y == x with the same layout) works
  * where the op allows it, because each element is read before the y at the
  * same place is written.
@@ -28,19 +29,30 @@
 
 #include <adnn/plugin.h>
 
-/** Loads element `off` (an element offset) of a buffer of dtype t (F32 or F64)
- *  as a double. */
+#include "kernels/common/float16.h"
+
+/** Loads element `off` (an element offset) of a buffer of dtype t (F32, F64,
+ *  F16 or BF16) as a double; the 16-bit types widen exactly
+ *  (kernels/common/float16.h). */
 static inline double adnn_ref_load(const void *base, adnn_dtype t, int64_t off) {
-  return t == ADNN_DTYPE_F64 ? ((const double *)base)[off] : (double)((const float *)base)[off];
+  switch (t) {
+    case ADNN_DTYPE_F64: return ((const double *)base)[off];
+    case ADNN_DTYPE_F16: return adnn_f16_to_f64(((const uint16_t *)base)[off]);
+    case ADNN_DTYPE_BF16: return adnn_bf16_to_f64(((const uint16_t *)base)[off]);
+    default: return (double)((const float *)base)[off];
+  }
 }
 
-/** Stores v into element `off` of a buffer of dtype t (F32 or F64), rounding
- *  to float for F32. */
+/** Stores v into element `off` of a buffer of dtype t, with one rounding to
+ *  nearest even from the double: to float for F32, straight to F16/BF16 for
+ *  the 16-bit types (never through float, which would round twice). */
 static inline void adnn_ref_store(void *base, adnn_dtype t, int64_t off, double v) {
-  if (t == ADNN_DTYPE_F64)
-    ((double *)base)[off] = v;
-  else
-    ((float *)base)[off] = (float)v;
+  switch (t) {
+    case ADNN_DTYPE_F64: ((double *)base)[off] = v; break;
+    case ADNN_DTYPE_F16: ((uint16_t *)base)[off] = adnn_f64_to_f16(v); break;
+    case ADNN_DTYPE_BF16: ((uint16_t *)base)[off] = adnn_f64_to_bf16(v); break;
+    default: ((float *)base)[off] = (float)v; break;
+  }
 }
 
 /** The element offset (sum of index * stride) of the linear row-major index

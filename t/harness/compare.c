@@ -81,3 +81,19 @@ harness_tolerance harness_scale_tolerance(harness_tolerance t, double k) {
   t.max_abs *= k;
   return t;
 }
+
+double harness_unit_roundoff(adnn_dtype dtype) {
+  switch (dtype) {
+    case ADNN_DTYPE_F16: return ldexp(1.0, -11);
+    case ADNN_DTYPE_BF16: return ldexp(1.0, -8);
+    case ADNN_DTYPE_F64: return ldexp(1.0, -53);
+    default: return ldexp(1.0, -24);
+  }
+}
+
+harness_tolerance harness_lowp_tolerance(adnn_dtype dtype, harness_tolerance own,
+                                         harness_tolerance f32, double roundings) {
+  if (dtype != ADNN_DTYPE_F16 && dtype != ADNN_DTYPE_BF16) return own;
+  const double u = roundings * harness_unit_roundoff(dtype);
+  return (harness_tolerance){f32.rel_l2 + u, f32.max_abs + u};
+}

@@ -381,6 +381,17 @@ void harness_describe(const harness_comparison *c, harness_tolerance t, char *bu
 harness_tolerance harness_dot_tolerance(adnn_dtype dtype, int64_t n);
 /** t with both bounds multiplied by k. */
 harness_tolerance harness_scale_tolerance(harness_tolerance t, double k);
+/** The unit roundoff of a floating dtype's storage: 2^-11 for F16, 2^-8 for
+ *  BF16, 2^-24 for F32, 2^-53 for F64. */
+double harness_unit_roundoff(adnn_dtype dtype);
+/** The tolerance of an op whose F16/BF16 form computes in F32 and rounds its
+ *  result once to the storage type (doc/numerics.md, "Low precision"): for
+ *  F16 and BF16, f32 (the op's F32 tolerance, which bounds the F32 compute
+ *  error) plus `roundings` units of roundoff of dtype in both measures (they
+ *  are relative to max(1, max |ref|), and one rounding moves y by at most
+ *  u |y|); for F32 and F64, `own` unchanged. */
+harness_tolerance harness_lowp_tolerance(adnn_dtype dtype, harness_tolerance own,
+                                         harness_tolerance f32, double roundings);
 
 /** The oracle of adnn_gemm (not a manifest op: adnn-bench's gemm: problems):
  *  C = op(A) op(B) for packed row-major A (m x k, or k x m stored when

@@ -19,8 +19,10 @@ static void activation_set_dtype(harness_desc *hd, adnn_dtype dt) {
 }
 
 static harness_tolerance activation_tolerance(const harness_desc *hd, adnn_dtype dt) {
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12}
-                              : (harness_tolerance){4e-6, 1e-5};
+  /* F16/BF16: the F32 bound plus one rounding of y (doc/numerics.md). */
+  const harness_tolerance f32 = {4e-6, 1e-5};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12} : f32,
+                                f32, 1.0);
 }
 
 /* [-4, 4): both sides of every knee (hardswish at +-3, clamp(0, 6)). */
@@ -203,6 +205,19 @@ static void activation_cases(harness_suite *suite) {
            "[7,33] specials in-place");
   act_case(suite, ADNN_ACTIVATION_HARDSWISH, 0, 0, 4, d4, HARNESS_PADDED, F64, 0, 8.0,
            "[2,3,5,7] padded");
+  /* F16 and BF16: every activation on the specials (rounded to the type,
+   * NaN and infinities included), a wide padded range, and a long vector in
+   * place whose length leaves a vector tail. */
+  static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < n_acts; i++) {
+      act_case(suite, acts[i].k, acts[i].a, acts[i].b, 2, d2, HARNESS_PACKED, lowp[t], 0, 8.0,
+               "[7,33] specials");
+      act_case(suite, acts[i].k, acts[i].a, acts[i].b, 4, d4, HARNESS_PADDED, lowp[t], 0, 120.0,
+               "[2,3,5,7] wide padded");
+      act_case(suite, acts[i].k, acts[i].a, acts[i].b, 1, d1003, HARNESS_PACKED, lowp[t], 1, 4.0,
+               "[1003] in-place");
+    }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -10,7 +10,7 @@ static int batchnorm_inputs(const harness_desc *hd, harness_tensor *in) {
   const adnn_batchnorm_desc *d = &hd->batchnorm;
   static const char *const names[5] = {"x", "scale", "shift", "mean", "var"};
   in[0] = (harness_tensor){names[0], d->x};
-  const adnn_tensor_desc v = harness_vector_desc(d->x.dtype, d->x.rank >= 2 ? d->x.dims[1] : 1);
+  const adnn_tensor_desc v = harness_vector_desc(ADNN_OP_PARAM_DTYPE(d->x.dtype), d->x.rank >= 2 ? d->x.dims[1] : 1);
   for (int i = 1; i < 5; i++) in[i] = (harness_tensor){names[i], v};
   return 5;
 }
@@ -22,8 +22,11 @@ static void batchnorm_set_dtype(harness_desc *hd, adnn_dtype dt) {
 }
 
 static harness_tolerance batchnorm_tolerance(const harness_desc *hd, adnn_dtype dt) {
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12}
-                              : (harness_tolerance){2e-6, 1e-5};
+  /* F16/BF16: the F32 bound (F32 parameters) plus one rounding of y
+   * (doc/numerics.md). */
+  const harness_tolerance f32 = {2e-6, 1e-5};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12} : f32,
+                                f32, 1.0);
 }
 
 /* Values in [-1, 1), variances in [0.5, 1.5): var + epsilon stays away from 0. */
@@ -115,6 +118,17 @@ static void batchnorm_cases(harness_suite *s) {
   bn_case(s, 4, nchw, HARNESS_PADDED, F64, ADNN_ACTIVATION_LEAKY_RELU, 0.2, 0, 0, 1e-5,
           "[3,8,5,7] padded");
   bn_case(s, 3, r3, P, F64, ADNN_ACTIVATION_SILU, 0, 0, 1, 0.0, "[2,5,11]");
+  /* F16 and BF16 data with F32 scale, shift, mean and var
+   * (ADNN_OP_PARAM_DTYPE), one rounding of y. */
+  static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+  for (int t = 0; t < 2; t++) {
+    bn_case(s, 4, nchw, P, lowp[t], ADNN_ACTIVATION_IDENTITY, 0, 0, 0, 1e-5, "[3,8,5,7] nchw");
+    bn_case(s, 4, nchw, NHWC, lowp[t], ADNN_ACTIVATION_RELU, 0, 0, 1, 1e-5, "[3,8,5,7] nhwc");
+    bn_case(s, 4, nchw, HARNESS_PADDED, lowp[t], ADNN_ACTIVATION_LEAKY_RELU, 0.2, 0, 0, 1e-5,
+            "[3,8,5,7] padded");
+    bn_case(s, 4, cuda, P, lowp[t], ADNN_ACTIVATION_SIGMOID, 0, 0, 0, 1e-5, "[3,5,6,7] nchw");
+    bn_case(s, 4, big, NHWC, lowp[t], ADNN_ACTIVATION_CLAMP, 0, 6, 0, 1e-5, "[2,64,28,28] nhwc");
+  }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -20,8 +20,10 @@ static void binary_set_dtype(harness_desc *hd, adnn_dtype dt) {
 }
 
 static harness_tolerance binary_tolerance(const harness_desc *hd, adnn_dtype dt) {
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){4e-15, 4e-15}
-                              : (harness_tolerance){1e-6, 1e-6};
+  /* F16/BF16: the F32 bound plus one rounding of y (doc/numerics.md). */
+  const harness_tolerance f32 = {1e-6, 1e-6};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){4e-15, 4e-15} : f32,
+                                f32, 1.0);
 }
 
 /* Values in [-1, 1); a divisor in +-[0.5, 1.5), away from 0. */
@@ -231,6 +233,27 @@ static void binary_cases(harness_suite *s) {
   bin_case(s, ADNN_BINARY_MAX, OPND(5, 6), OPND(6), OPND(5, 6), 1, 1, F64, 0, 1, "row");
   bin_case(s, ADNN_BINARY_ADD, OPND(2, 3, 4, 5), OPND(1, 3, 1, 1), OPND(2, 3, 4, 5), 1, -1, F64, 1,
            0, "bias-add");
+  /* F16 and BF16: every op, equal shapes and broadcasts, scaled, in place,
+   * with the specials, and a long one with a vector tail. */
+  static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+  for (int t = 0; t < 2; t++) {
+    const adnn_dtype dt = lowp[t];
+    for (int op = ADNN_BINARY_ADD; op <= ADNN_BINARY_MIN; op++) {
+      const adnn_binary_op o = (adnn_binary_op)op;
+      bin_case(s, o, OPND(3, 4, 5), OPND(3, 4, 5), OPND(3, 4, 5), 1, 1, dt, 0, 0, "equal");
+      bin_case(s, o, OPND(6, 7), OPND(7), OPND(6, 7), 1.5, -0.5, dt, 0, 1, "row");
+      bin_case(s, o, OPND(3, 1), OPND(1, 4), OPND(3, 4), 1, 1, dt, 0, 0, "both");
+      bin_case(s, o, OPND(2, 5, 3, 4), OPND(1, 5, 1, 1), OPND(2, 5, 3, 4), 0.5, 2, dt, 1, 0,
+               "bias-add");
+      bin_case(s, o, OPND(1003), OPND(1003), OPND(1003), 1.5, -0.5, dt, 0, 1, "1003");
+    }
+    bin_case(s, ADNN_BINARY_ADD, with_layout(OPND(2, 6, 5, 4), HARNESS_NHWC), OPND(1, 6, 1, 1),
+             with_layout(OPND(2, 6, 5, 4), HARNESS_NHWC), 1, 1, dt, 0, 0, "bias-add nhwc");
+    bin_case(s, ADNN_BINARY_MUL, with_layout(OPND(4, 5, 6), HARNESS_PADDED), OPND(5, 1),
+             with_layout(OPND(4, 5, 6), HARNESS_PADDED), 1, 1, dt, 0, 0, "padded");
+    bin_case(s, ADNN_BINARY_ADD, OPND(64, 1031), OPND(1031), OPND(64, 1031), 1, 1, dt, 1, 0,
+             "big");
+  }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -18,7 +18,7 @@ static int64_t row_length(const adnn_norm_desc *d) {
 /* x, then gain if has_gain, then bias if has_bias: packed vectors of D. */
 static int norm_inputs(const harness_desc *hd, harness_tensor *in) {
   const adnn_norm_desc *d = &hd->norm;
-  const adnn_tensor_desc v = harness_vector_desc(d->x.dtype, row_length(d));
+  const adnn_tensor_desc v = harness_vector_desc(ADNN_OP_PARAM_DTYPE(d->x.dtype), row_length(d));
   int n = 0;
   in[n++] = (harness_tensor){"x", d->x};
   if (d->has_gain) in[n++] = (harness_tensor){"gain", v};
@@ -33,8 +33,11 @@ static void norm_set_dtype(harness_desc *hd, adnn_dtype dt) {
 }
 
 static harness_tolerance norm_tolerance(const harness_desc *hd, adnn_dtype dt) {
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-12, 1e-11}
-                              : (harness_tolerance){1e-5, 5e-5};
+  /* F16/BF16: the F32 bound (F32 statistics, F32 gain and bias) plus one
+   * rounding of y (doc/numerics.md). */
+  const harness_tolerance f32 = {1e-5, 5e-5};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-12, 1e-11} : f32,
+                                f32, 1.0);
 }
 
 static void norm_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
@@ -175,6 +178,16 @@ static void norm_cases(harness_suite *s) {
     norm_case(s, kind, 3, two, 2, 1, 1, P, F64, 0, 0.0, 1e-5, "[5,7,33] D=231");
     norm_case(s, kind, 3, odd, 2, 0, 1, HARNESS_PADDED, F64, 1, 0.0, 1e-6, "[3,5,7] D=35");
     norm_case(s, kind, 2, d1, 1, 1, 1, P, F64, 0, 0.0, 1e-5, "[4,1] D=1");
+    /* F16 and BF16 data with F32 gain and bias (ADNN_OP_PARAM_DTYPE), F32
+     * statistics, one rounding of y. */
+    static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+    for (int t = 0; t < 2; t++) {
+      norm_case(s, kind, 3, odd, 1, 1, 1, P, lowp[t], 0, 0.0, 1e-5, "[3,5,7] D=7");
+      norm_case(s, kind, 3, odd, 2, 0, 1, HARNESS_PADDED, lowp[t], 1, 0.0, 1e-6, "[3,5,7] D=35");
+      norm_case(s, kind, 2, big, 1, 1, 0, P, lowp[t], 0, 1.0, 1e-5, "[3,4099] D=4099");
+      norm_case(s, kind, 2, wide, 1, 1, 1, P, lowp[t], 0, 2.0, 1e-5, "[16,768] D=768");
+      norm_case(s, kind, 2, d1, 1, 1, 1, P, lowp[t], 0, 0.0, 1e-5, "[4,1] D=1");
+    }
   }
   /* A mean far larger than the spread (doc/ops.md: no E[x^2] - E[x]^2). */
   norm_case(s, ADNN_NORM_LAYER, 2, long_rows, 1, 1, 0, P, F32, 0, 1000.0, 1e-5,

@@ -21,8 +21,11 @@ static void pool2d_set_dtype(harness_desc *hd, adnn_dtype dt) {
  * and divide once. */
 static harness_tolerance pool2d_tolerance(const harness_desc *hd, adnn_dtype dt) {
   if (hd->pool2d.kind == ADNN_POOL_MAX) return (harness_tolerance){0.0, 0.0};
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-14, 1e-14}
-                              : (harness_tolerance){1e-6, 1e-6};
+  /* F16/BF16: the F32 bound plus one rounding of y (doc/numerics.md); max
+   * pooling stays exact (above). */
+  const harness_tolerance f32 = {1e-6, 1e-6};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-14, 1e-14} : f32,
+                                f32, 1.0);
 }
 
 static void pool2d_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
@@ -169,6 +172,8 @@ static void pool_case(harness_suite *suite, const pool_spec *s) {
 
 #define F32 ADNN_DTYPE_F32
 #define F64 ADNN_DTYPE_F64
+#define F16 ADNN_DTYPE_F16
+#define BF16 ADNN_DTYPE_BF16
 #define PMAX ADNN_POOL_MAX
 #define PINC ADNN_POOL_AVG_INCLUDE_PAD
 #define PEXC ADNN_POOL_AVG_EXCLUDE_PAD
@@ -220,6 +225,21 @@ static const pool_spec pool_specs[] = {
     {"2x2 s2", PINC, 2, 3, 8, 8, 2, 2, 2, 2, 1, 1, 1, 1, 1, NCHW, F64, 0},
     {"padded", PEXC, 2, 3, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, PADDED, F64, 0},
     {"3x2 asym", PMAX, 2, 3, 10, 7, 3, 2, 2, 2, 0, 1, 1, 0, 1, NHWC, F64, 0},
+    /* F16 and BF16: max exact, averages summed in F32 and rounded once. */
+    {"3x3 s2", PMAX, 1, 4, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NCHW, F16, 0},
+    {"nan", PMAX, 1, 3, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NHWC, F16, 1},
+    {"asym", PINC, 3, 4, 9, 7, 3, 3, 2, 2, 0, 1, 1, 0, 1, NHWC, F16, 0},
+    {"3x3 s2 asym", PINC, 2, 3, 10, 11, 3, 3, 2, 2, 1, 1, 1, 0, 1, NCHW, F16, 0},
+    {"padded", PEXC, 2, 3, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, PADDED, F16, 0},
+    {"big", PEXC, 2, 32, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1, 1, NHWC, F16, 0},
+    {"global 7x7", PINC, 3, 8, 7, 7, 7, 7, 1, 1, 0, 0, 0, 0, 0, NCHW, F16, 0},
+    {"3x3 s2", PMAX, 1, 4, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NCHW, BF16, 0},
+    {"nan", PMAX, 1, 3, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NHWC, BF16, 1},
+    {"asym", PINC, 3, 4, 9, 7, 3, 3, 2, 2, 0, 1, 1, 0, 1, NHWC, BF16, 0},
+    {"3x3 s2 asym", PINC, 2, 3, 10, 11, 3, 3, 2, 2, 1, 1, 1, 0, 1, NCHW, BF16, 0},
+    {"padded", PEXC, 2, 3, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, PADDED, BF16, 0},
+    {"big", PEXC, 2, 32, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1, 1, NHWC, BF16, 0},
+    {"global 7x7", PINC, 3, 8, 7, 7, 7, 7, 1, 1, 0, 0, 0, 0, 0, NCHW, BF16, 0},
 };
 
 static void pool2d_cases(harness_suite *suite) {

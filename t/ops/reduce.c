@@ -24,8 +24,11 @@ static void reduce_set_dtype(harness_desc *hd, adnn_dtype dt) {
 static harness_tolerance reduce_tolerance(const harness_desc *hd, adnn_dtype dt) {
   if (hd->reduce.kind == ADNN_REDUCE_MAX || hd->reduce.kind == ADNN_REDUCE_MIN)
     return (harness_tolerance){0.0, 0.0};
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-13}
-                              : (harness_tolerance){1e-6, 1e-6};
+  /* F16/BF16: the F32 accumulation bound plus one rounding of y
+   * (doc/numerics.md); max and min stay exact (above). */
+  const harness_tolerance f32 = {1e-6, 1e-6};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-13} : f32,
+                                f32, 1.0);
 }
 
 static void reduce_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
@@ -208,6 +211,17 @@ static void reduce_cases(harness_suite *s) {
     reduce_case(s, kind, 2, rows, AX(1), 0, P, P, F64, SPECIALS_NONE);
     reduce_case(s, kind, 4, nchw, AX(0) | AX(2) | AX(3), 1, PAD, P, F64, SPECIALS_NONE);
     reduce_case(s, kind, 3, b, AX(0) | AX(1) | AX(2), 0, P, P, F64, SPECIALS_NAN);
+    /* F16 and BF16: F32 accumulation, one rounding of y. */
+    static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+    for (int t = 0; t < 2; t++) {
+      reduce_case(s, kind, 2, rows, AX(1), 0, P, P, lowp[t], SPECIALS_NONE);
+      reduce_case(s, kind, 2, rows, AX(0), 1, P, P, lowp[t], SPECIALS_NONE);
+      reduce_case(s, kind, 4, nchw, AX(0) | AX(2) | AX(3), 1, PAD, P, lowp[t], SPECIALS_NONE);
+      reduce_case(s, kind, 3, bert, AX(2), 1, P, P, lowp[t], SPECIALS_NONE);
+      reduce_case(s, kind, 3, b, AX(0) | AX(1) | AX(2), 0, P, P, lowp[t], SPECIALS_NONE);
+      reduce_case(s, kind, 2, rows, AX(1), 0, P, P, lowp[t], SPECIALS_NAN);
+      reduce_case(s, kind, 2, rows, AX(0), 0, P, P, lowp[t], SPECIALS_INF);
+    }
   }
   /* Long sums, where the accumulation order and precision show (and where
    * the CPU cuts each output's elements into parts). */

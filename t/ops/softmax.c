@@ -18,8 +18,11 @@ static void softmax_set_dtype(harness_desc *hd, adnn_dtype dt) {
 }
 
 static harness_tolerance softmax_tolerance(const harness_desc *hd, adnn_dtype dt) {
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12}
-                              : (harness_tolerance){4e-6, 1e-5};
+  /* F16/BF16: the F32 bound (F32 exponentials and sums) plus one rounding
+   * of y (doc/numerics.md). */
+  const harness_tolerance f32 = {4e-6, 1e-5};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12} : f32,
+                                f32, 1.0);
 }
 
 /* [-8, 8): slices whose largest element dominates, and others. */
@@ -162,6 +165,17 @@ static void softmax_cases(harness_suite *s) {
     softmax_case(s, 2, rows, -1, log, HARNESS_PACKED, F64, 1, 20.0, 1);
     softmax_case(s, 4, nchw, 1, log, HARNESS_PADDED, F64, 0, 2.0, 0);
     softmax_case(s, 2, wide, 0, log, HARNESS_PACKED, F64, 0, 100.0, 0);
+    /* F16 and BF16: F32 exponentials and sums, one rounding of y. */
+    static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+    for (int t = 0; t < 2; t++) {
+      softmax_case(s, 2, a, -1, log, HARNESS_PACKED, lowp[t], 0, 3.0, 0);
+      softmax_case(s, 3, b, 1, log, HARNESS_PACKED, lowp[t], 0, 3.0, 0);
+      softmax_case(s, 4, nchw, 1, log, HARNESS_PADDED, lowp[t], 0, 2.0, 0);
+      softmax_case(s, 2, sp, 1, log, HARNESS_PACKED, lowp[t], 0, 3.0, 1);
+      softmax_case(s, 2, rows, -1, log, HARNESS_PACKED, lowp[t], 1, 20.0, 1);
+      softmax_case(s, 2, big, -1, log, HARNESS_PACKED, lowp[t], 0, 5.0, 0);
+      softmax_case(s, 2, wide, 0, log, HARNESS_PACKED, lowp[t], 0, 10.0, 0);
+    }
   }
 }
 
