@@ -28,25 +28,32 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t adnn_f32_bits(float f) {
+/* Every function's qualifiers: nvcc code that calls these in device code
+ * (kernels/cuda/float16.cuh) defines it as `static inline __host__
+ * __device__` before including this header. */
+#ifndef ADNN_F16_FN
+#define ADNN_F16_FN static inline
+#endif
+
+ADNN_F16_FN uint32_t adnn_f32_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   return u;
 }
 
-static inline float adnn_f32_from_bits(uint32_t u) {
+ADNN_F16_FN float adnn_f32_from_bits(uint32_t u) {
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
 }
 
-static inline uint64_t adnn_f64_bits(double d) {
+ADNN_F16_FN uint64_t adnn_f64_bits(double d) {
   uint64_t u;
   memcpy(&u, &d, sizeof u);
   return u;
 }
 
-static inline double adnn_f64_from_bits(uint64_t u) {
+ADNN_F16_FN double adnn_f64_from_bits(uint64_t u) {
   double d;
   memcpy(&d, &u, sizeof d);
   return d;
@@ -55,9 +62,9 @@ static inline double adnn_f64_from_bits(uint64_t u) {
 /* ---- BF16 ---------------------------------------------------------------- */
 
 /* BF16 is the top half of an F32: widening appends 16 zero bits. */
-static inline float adnn_bf16_to_f32(uint16_t h) { return adnn_f32_from_bits((uint32_t)h << 16); }
+ADNN_F16_FN float adnn_bf16_to_f32(uint16_t h) { return adnn_f32_from_bits((uint32_t)h << 16); }
 
-static inline uint16_t adnn_f32_to_bf16(float f) {
+ADNN_F16_FN uint16_t adnn_f32_to_bf16(float f) {
   uint32_t u = adnn_f32_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u); /* NaN: quiet */
   /* Adding 0x7fff plus the lowest kept bit rounds to nearest with ties to
@@ -69,7 +76,7 @@ static inline uint16_t adnn_f32_to_bf16(float f) {
 
 /* ---- F16 ----------------------------------------------------------------- */
 
-static inline float adnn_f16_to_f32(uint16_t h) {
+ADNN_F16_FN float adnn_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t man = h & 0x3ffu;
@@ -92,7 +99,7 @@ static inline float adnn_f16_to_f32(uint16_t h) {
 
 /* Rounds the magnitude `mag` (an unsigned fixed-point value with `drop` bits
  * below the F16 result's last place) to nearest even, dropping those bits. */
-static inline uint32_t adnn_f16__round_shift(uint64_t mag, unsigned drop) {
+ADNN_F16_FN uint32_t adnn_f16__round_shift(uint64_t mag, unsigned drop) {
   if (drop >= 64) return 0;
   uint64_t kept = mag >> drop;
   uint64_t rest = mag & (((uint64_t)1 << drop) - 1);
@@ -105,7 +112,7 @@ static inline uint32_t adnn_f16__round_shift(uint64_t mag, unsigned drop) {
  * bias `bias`, given as sign, biased exponent and mantissa fields of a finite
  * nonzero value: one rounding, carries into the exponent and to infinity
  * included. */
-static inline uint16_t adnn_f16__from_fields(uint32_t sign, int64_t exp, uint64_t man,
+ADNN_F16_FN uint16_t adnn_f16__from_fields(uint32_t sign, int64_t exp, uint64_t man,
                                              unsigned mbits, int64_t bias) {
   uint64_t sig = man;      /* significand as an integer: value = sig * 2^(e) */
   int64_t e;               /* unbiased exponent of the significand's last bit */
@@ -144,7 +151,7 @@ static inline uint16_t adnn_f16__from_fields(uint32_t sign, int64_t exp, uint64_
   return (uint16_t)(sign | bits);
 }
 
-static inline uint16_t adnn_f32_to_f16(float f) {
+ADNN_F16_FN uint16_t adnn_f32_to_f16(float f) {
   uint32_t u = adnn_f32_bits(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t exp = (u >> 23) & 0xffu;
@@ -157,7 +164,7 @@ static inline uint16_t adnn_f32_to_f16(float f) {
   return adnn_f16__from_fields(sign, exp, man, 23, 127);
 }
 
-static inline uint16_t adnn_f64_to_f16(double d) {
+ADNN_F16_FN uint16_t adnn_f64_to_f16(double d) {
   uint64_t u = adnn_f64_bits(d);
   uint32_t sign = (uint32_t)(u >> 48) & 0x8000u;
   int64_t exp = (int64_t)((u >> 52) & 0x7ffu);
@@ -173,10 +180,10 @@ static inline uint16_t adnn_f64_to_f16(double d) {
   return adnn_f16__from_fields(sign, exp, man, 52, 1023);
 }
 
-static inline double adnn_f16_to_f64(uint16_t h) { return (double)adnn_f16_to_f32(h); }
-static inline double adnn_bf16_to_f64(uint16_t h) { return (double)adnn_bf16_to_f32(h); }
+ADNN_F16_FN double adnn_f16_to_f64(uint16_t h) { return (double)adnn_f16_to_f32(h); }
+ADNN_F16_FN double adnn_bf16_to_f64(uint16_t h) { return (double)adnn_bf16_to_f32(h); }
 
-static inline uint16_t adnn_f64_to_bf16(double d) {
+ADNN_F16_FN uint16_t adnn_f64_to_bf16(double d) {
   uint64_t u = adnn_f64_bits(d);
   uint32_t sign = (uint32_t)(u >> 48) & 0x8000u;
   int64_t exp = (int64_t)((u >> 52) & 0x7ffu);
