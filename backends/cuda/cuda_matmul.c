@@ -21,7 +21,12 @@
  *                        separate residual and any activation.
  *   cuda:matmul_direct   our kernel for layouts cuBLAS cannot take (no unit
  *                        stride in either of the last two dims of a, b or y,
- *                        or sizes beyond 32-bit ints).
+ *                        or sizes beyond 32-bit ints), and for every
+ *                        low-precision matmul (F16/BF16 or INT8 inputs,
+ *                        doc/ops.md "Matmul dtypes"): cuBLAS's and
+ *                        cuBLASLt's F16/BF16/INT8 GEMMs are not used yet,
+ *                        because the host emulation (t/cuda-emu) cannot
+ *                        compute them, so they could not be tested here.
  * The cuBLASLt plan falls back to the GEMM path at execution when a pointer
  * is not 16-byte aligned (the alignment its algorithm was chosen for).
  * cuBLASLt runs on the context's cuBLAS handle: a cublasHandle_t may be
@@ -298,7 +303,9 @@ static adnn_status mm_create(adnn_plugin_plan *plan) {
   mm_plan *m = plan->impl;
   adnn_plugin_op_problem(plan->op, &m->p, sizeof m->p);
   const adnn_plugin_matmul *p = &m->p;
-  m->gemm_ok = mm_gemm_setup(p, &m->g);
+  /* Low-precision inputs run on the direct kernel only (see above). */
+  const int lowp = plan->op->dtype != ADNN_DTYPE_F32 && plan->op->dtype != ADNN_DTYPE_F64;
+  m->gemm_ok = !lowp && mm_gemm_setup(p, &m->g);
   m->lt_ok = m->gemm_ok && lt_epilogue(p) >= 0 && m->g.y_t && m->g.outer == 1 &&
              (!p->has_bias || p->N == 1 || p->bias.strides[0] == 1) &&
              (!p->has_residual || m->g.c_ok);
@@ -364,6 +371,13 @@ static adnn_status mm_execute(adnn_plugin_plan *plan, const void *const *in, voi
   void *y = out[0];
   const int r_in_place = r != NULL && r == (const void *)y;
   const adnn_dtype dt = plan->op->dtype;
+  if (dt != ADNN_DTYPE_F32 && dt != ADNN_DTYPE_F64) {
+    /* INT8 has no residual; its per-channel scales follow bias (and r). */
+    const void *scales = p->has_requant_scales ? in[2 + p->has_bias + p->has_residual] : NULL;
+    return adnn_cuda__check_launch(
+        adnn_cuda_matmul_lowp_launch(&plan->launch, p, a, b, bias, r, scales, y),
+        "matmul direct (low precision)");
+  }
   /* alpha 0 leaves a and b unread (doc/ops.md); cuBLAS does not promise
    * that, our kernel does. */
   if (m->path == MM_DIRECT || p->alpha == 0.0)

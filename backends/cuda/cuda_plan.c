@@ -45,9 +45,14 @@ adnn_status adnn_cuda__plan_create(adnn_plugin_context *ctx, const adnn_plugin_o
                                  "cuda: op kind %d is not one this plugin knows (built against "
                                  "plugin ABI %d.%d)",
                                  (int)op->kind, ADNN_PLUGIN_ABI_MAJOR, ADNN_PLUGIN_ABI_MINOR);
-  /* The manifest may accept dtypes (f16, ...) that these kernels do not;
-   * reorder's kernel converts every pair the core allows. */
-  if (op->dtype != ADNN_DTYPE_F32 && op->dtype != ADNN_DTYPE_F64 &&
+  /* The manifest may accept dtypes (f16, ...) that these kernels do not.
+   * reorder's kernel converts every pair the core allows; matmul takes its
+   * low-precision inputs (F16, BF16, I8, U8: a's dtype is op->dtype) on its
+   * direct kernel (cuda_matmul.c). */
+  const int lowp_matmul = op->kind == ADNN_PLUGIN_OP_MATMUL &&
+                          (op->dtype == ADNN_DTYPE_F16 || op->dtype == ADNN_DTYPE_BF16 ||
+                           op->dtype == ADNN_DTYPE_I8 || op->dtype == ADNN_DTYPE_U8);
+  if (op->dtype != ADNN_DTYPE_F32 && op->dtype != ADNN_DTYPE_F64 && !lowp_matmul &&
       op->kind != ADNN_PLUGIN_OP_REORDER)
     return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
                                  "cuda: %s: dtype %s is not supported by the DNN ops (f32 and "

@@ -30,6 +30,10 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Every function's qualifiers: host and device under nvcc (the reorder and
+ * matmul kernels call these in device code), static inline elsewhere; a
+ * translation unit may define it first (kernels/cuda/float16.cuh). */
+#ifndef ADNN_F16_FN
 #if defined(__CUDACC__)
 #define ADNN_F16_FN __host__ __device__ static inline
 #else

@@ -396,6 +396,20 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_matmul_direct_launch(const adnn_cuda_laun
                                                             const void *bias, const void *r,
                                                             void *y);
 
+/** matmul's low-precision storage (doc/ops.md, "Matmul dtypes"), any
+ *  strides, one thread per element of y: F16/BF16 a and b (F32 accumulation
+ *  and epilogue, F32 bias, r in y's dtype, y F32/F16/BF16 rounded once as
+ *  kernels/common/float16.h does), or I8/U8 a with an I8 b (exact
+ *  accumulation, I32 bias, y I32 saturated or I8/U8 requantized with
+ *  `scales`, p->requant_scales's F32 vector, or p->requant_scale when NULL).
+ *  bias, r and scales may be NULL; r may be y (in place).
+ *  cudaErrorInvalidValue for an a dtype other than those four. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_matmul_lowp_launch(const adnn_cuda_launch_config *l,
+                                                          const adnn_plugin_matmul *p,
+                                                          const void *a, const void *b,
+                                                          const void *bias, const void *r,
+                                                          const void *scales, void *y);
+
 /* ---- attention.cu, attention_backward.cu -------------------------------- */
 
 /** How the attention kernels run a problem, sized once at plan creation by

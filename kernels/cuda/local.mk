@@ -47,7 +47,8 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/softmax_cross_entropy.cu \
 	kernels/cuda/optimizer.cu \
 	kernels/cuda/matmul_epilogue.cu \
-	kernels/cuda/reorder.cu
+	kernels/cuda/reorder.cu \
+	kernels/cuda/float16.cuh
 # The suffix rule has no dependency tracking: every kernel depends on these
 # headers (and, through them, on the public headers).
 cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/cuda_kernels.h \
@@ -64,6 +65,9 @@ cuda_kernel_objects += kernels/cuda/batchnorm_training.lo kernels/cuda/norm_back
 cuda_kernel_objects += kernels/cuda/softmax_cross_entropy.lo kernels/cuda/optimizer.lo
 cuda_kernel_objects += kernels/cuda/matmul_epilogue.lo kernels/cuda/reorder.lo
 $(cuda_kernel_objects): $(cuda_kernel_headers)
+# matmul's low-precision kernels convert through the device copies of
+# kernels/common/float16.h.
+kernels/cuda/matmul_epilogue.lo: $(srcdir)/kernels/cuda/float16.cuh
 # conv2d backward (data, weights): the direct kernels of the CUDA plugin.
 kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/conv2d_backward_data-direct.cu \
 	kernels/cuda/conv2d_backward_weights-direct.cu

@@ -30,10 +30,12 @@ using std::isinf;
 using std::isnan;
 #undef __global__
 #undef __device__
+#undef __host__
 #undef __forceinline__
 #undef __shared__
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 // "__shared__" arrays become function statics: one copy per kernel
 // instantiation, shared by the fibers of the block that runs (blocks run one
