@@ -39,6 +39,7 @@
 #else
 #define ADNN_F16_FN static inline
 #endif
+#endif
 
 ADNN_F16_FN uint32_t adnn_f32_bits(float f) {
   uint32_t u;
