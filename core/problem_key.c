@@ -95,6 +95,10 @@ static void key_conv2d(out_buf *o, const void *problem) {
   if (d->has_bias) put_tensor(o, "bias", &d->bias);
   else put(o, " nobias");
   put_activation(o, &d->activation);
+  /* A prepacked plan is measured without the weight reorder that a plain
+   * plan repeats at every run (doc/tuning.md), so the two are different
+   * problems for the tuner; keys without the mark stay as they were. */
+  if (d->weights_prepacked) put(o, " prepacked");
 }
 
 /* conv2d backward data and backward weights: the forward key's fields after
@@ -145,6 +149,7 @@ static void key_matmul(out_buf *o, const void *problem) {
   if (d->has_residual && d->residual_scale != 0.0) put_tensor(o, "residual", &d->residual);
   else put(o, " noresidual");
   put_activation(o, &d->activation);
+  if (d->weights_prepacked) put(o, " prepacked"); /* as conv2d's */
 }
 
 /* The key printer of each op that has one: every ADNN_OP_TUNABLE op of the

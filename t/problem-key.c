@@ -71,6 +71,11 @@ int main(void) {
   ok(strcmp(k1, k2) != 0 && strstr(k2, " ws=1048576 det=0") != NULL,
      "another workspace limit is another key (%s)", strstr(k2, " ws="));
   op.workspace_limit = (uint64_t)256 << 20;
+  fwd.weights_prepacked = 1;
+  adnn__problem_key(&op, k2, sizeof k2);
+  fwd.weights_prepacked = 0;
+  ok(strcmp(k1, k2) != 0 && strstr(k2, "act=relu prepacked ws=") != NULL,
+     "a prepacked conv2d (tuned without the weight reorder) is another key");
 
   /* Backward directions: keys of their own, differing from each other and
    * from the forward one. */
@@ -154,6 +159,11 @@ int main(void) {
   adnn__problem_key(&opm, k4, sizeof k4);
   ok(strstr(k3, " residual=1x1x128x3072:") != NULL && strcmp(k2, k3) != 0 && strcmp(k3, k4) != 0,
      "a residual, and a transposed b, are other matmul keys");
+  mm.weights_prepacked = 1;
+  adnn__problem_key(&opm, k3, sizeof k3);
+  mm.weights_prepacked = 0;
+  ok(strstr(k3, " prepacked") != NULL && strcmp(k3, k4) != 0,
+     "a prepacked matmul (tuned without the weight packing) is another key");
 
   /* Ops without a key format. */
   adnn_plugin_op act = op_of(ADNN_PLUGIN_OP_ACTIVATION, &fwd, sizeof fwd);

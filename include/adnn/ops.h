@@ -888,9 +888,11 @@ typedef struct adnn_matmul_desc {
   /* Requantization of an I8/U8 y from the I32 accumulator (plugin ABI 2.4;
    * unread for every other y dtype):
    *   y[m, n] = saturate(round_half_even(acc[m, n] * s[n]) + y_zero_point)
-   * with acc = a @ b (+ bias) exact in I32, the product formed in F64, and
+   * with acc = a @ b + bias exact (a @ b cannot leave I32 for the K the core
+   * accepts; the bias is added in 64 bits), the product formed in F64, and
    * s[n] = requant_scales[n] (has_requant_scales: per output channel) or
-   * requant_scale (per tensor). */
+   * requant_scale (per tensor). The rounding assumes the default
+   * floating-point rounding mode (to nearest), as every kernel does. */
   double requant_scale;          /**< per-tensor scale (1 by default); finite, > 0 */
   int32_t y_zero_point;          /**< added after rounding (0 by default); in y's range */
   int32_t has_requant_scales;    /**< 1: per-channel scales from requant_scales */

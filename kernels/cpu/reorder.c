@@ -35,8 +35,9 @@
  *     vcvtpd2ps rounds to nearest, so the truncation is obtained by stepping
  *     back one F32 ulp where the rounding went away from zero;
  *   - a same-dtype reorder is memcpy.
- * These rely on the default MXCSR (no flush-to-zero, no denormals-are-zero),
- * as every F32 kernel of the plugin does. The AVX-512 level runs the AVX2
+ * MXCSR's flush-to-zero and denormals-are-zero bits are cleared while a
+ * reorder runs (reorder_task), so an application that sets them still gets
+ * the exact conversions. The AVX-512 level runs the AVX2
  * converters (a reorder is bound by memory bandwidth, not by vector width).
  */
 #include "config.h"
@@ -447,7 +448,7 @@ typedef struct reorder_args {
   char *y;
 } reorder_args;
 
-static void reorder_task(void *arg, int64_t begin, int64_t end, int thread) {
+static void reorder_task_body(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const reorder_args *a = arg;
   const reorder_state *s = a->s;
@@ -523,6 +524,23 @@ static void reorder_task(void *arg, int64_t begin, int64_t end, int thread) {
                  nd->strides[1][r - 1], inner);
     }
   }
+}
+
+/* The vector converters narrow F64 through F32 with vcvtpd2ps and widen and
+ * narrow F32 with SSE/AVX arithmetic, whose results on subnormals depend on
+ * MXCSR's flush-to-zero and denormals-are-zero bits, which applications (and
+ * DL frameworks) may set. Each task clears them while it runs and restores
+ * the caller's MXCSR, so the results are those of kernels/common/convert.h
+ * whatever the thread's floating-point environment. */
+static void reorder_task(void *arg, int64_t begin, int64_t end, int thread) {
+#ifdef REORDER_X86
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr(csr & ~0x8040u); /* FTZ (bit 15) and DAZ (bit 6) off */
+  reorder_task_body(arg, begin, end, thread);
+  _mm_setcsr(csr);
+#else
+  reorder_task_body(arg, begin, end, thread);
+#endif
 }
 
 static void reorder_run(const void *problem, const void *state, const void *const *inputs,
