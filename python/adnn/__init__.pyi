@@ -129,9 +129,13 @@ def reduce(ctx: Context, x: TensorLike, *, kind: str = "sum", axes: Axes = ...,
 # without out=, a packed copy of x in its dtype.
 def reorder(ctx: Context, x: TensorLike, *, out: Optional[TensorLike] = None) -> Tensor: ...
 # y = act(alpha * (a @ b) + bias + residual_scale * residual); out=residual adds in place.
+# Low precision (doc/ops.md "Matmul dtypes"): a and b F16/BF16 (out= F32, F16 or BF16; bias
+# F32) or I8/U8 x I8 (out= I32, or I8/U8 requantized with requant_scale or the per-channel
+# requant_scales [N] F32, plus y_zero_point); without out=, y has a's dtype.
 def matmul(ctx: Context, a: TensorLike, b: TensorLike, bias: Optional[TensorLike] = None,
-           residual: Optional[TensorLike] = None, *, alpha: float = ...,
-           residual_scale: float = ..., activation: ActivationSpec = ...,
+           residual: Optional[TensorLike] = None, requant_scales: Optional[TensorLike] = None,
+           *, alpha: float = ..., residual_scale: float = ..., activation: ActivationSpec = ...,
+           requant_scale: float = ..., y_zero_point: int = ...,
            out: Optional[TensorLike] = None) -> Tensor: ...
 # Backward convolutions: the keywords describe the forward convolution; x_shape / w_shape
 # as in torch.nn.grad.conv2d_input / conv2d_weight. beta != 0 accumulates into out=.

@@ -39,6 +39,9 @@ typedef struct input_spec {
   size_t desc_off; /* its adnn_tensor_desc in the descriptor, or NO_OFFSET */
   size_t flag_off; /* an int32 has_<name> flag set when given, or NO_OFFSET */
   int packed_vector; /* a packed vector whose length check() verifies */
+  /* 1: its dtype may differ from x's (the library checks the combination:
+   * matmul's F32 bias of F16/BF16 inputs, its per-channel scales). */
+  int own_dtype;
 } input_spec;
 
 typedef struct op_binding {
@@ -503,13 +506,22 @@ static int matmul_dims(const void *desc, TensorObject *const *in, int64_t *dims)
 }
 
 static const op_binding binding_matmul = {
-    .inputs = {T_IN("a", adnn_matmul_desc, a), T_IN("b", adnn_matmul_desc, b),
-               {"bias", 1, OFF(adnn_matmul_desc, bias), OFF(adnn_matmul_desc, has_bias), 0},
+    .inputs = {T_IN("a", adnn_matmul_desc, a),
+               /* b is I8 for U8 a (u8 x s8) */
+               {"b", 0, OFF(adnn_matmul_desc, b), NO_OFFSET, 0, 1},
+               {"bias", 1, OFF(adnn_matmul_desc, bias), OFF(adnn_matmul_desc, has_bias), 0, 1},
                {"residual", 1, OFF(adnn_matmul_desc, residual),
-                OFF(adnn_matmul_desc, has_residual), 0}},
+                OFF(adnn_matmul_desc, has_residual), 0, 1},
+               {"requant_scales", 1, OFF(adnn_matmul_desc, requant_scales),
+                OFF(adnn_matmul_desc, has_requant_scales), 0, 1}},
     .params = {{"alpha", P_DOUBLE, OFF(adnn_matmul_desc, alpha)},
                {"residual_scale", P_DOUBLE, OFF(adnn_matmul_desc, residual_scale)},
-               {"activation", P_ACT, OFF(adnn_matmul_desc, activation)}},
+               {"activation", P_ACT, OFF(adnn_matmul_desc, activation)},
+               {"requant_scale", P_DOUBLE, OFF(adnn_matmul_desc, requant_scale)},
+               {"y_zero_point", P_INT32, OFF(adnn_matmul_desc, y_zero_point)}},
+    /* y's dtype may differ from a's (F16/BF16 inputs into F32, INT8 into
+     * I32); without out= it is a's (requantized for I8/U8). */
+    .out_any_dtype = 1,
     .y_off = OFF(adnn_matmul_desc, y),
     .output_dims = matmul_dims,
     .doc = "GEMM with a fused epilogue: y = act(alpha * (a @ b) + bias + residual_scale * "
@@ -1701,7 +1713,7 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     char what[64];
     snprintf(what, sizeof what, "adnn.%s: %s", op, s->name);
     if ((in[i] = adnn_py_as_tensor(c, in_obj[i], 0, what)) == NULL) goto done;
-    if (in[i]->desc.dtype != in[0]->desc.dtype) {
+    if (!s->own_dtype && in[i]->desc.dtype != in[0]->desc.dtype) {
       adnn_py_fail(AdnnTypeError, "adnn.%s: %s is %s but x is %s (all tensors share one dtype)",
                    op, s->name, adnn_dtype_name(in[i]->desc.dtype),
                    adnn_dtype_name(in[0]->desc.dtype));

@@ -59,3 +59,34 @@ def test_bad_shapes_are_refused(ctx, rng):
         adnn.matmul(ctx, a, b)
     with pytest.raises(adnn.Error, match="bias has 3 elements"):
         adnn.matmul(ctx, a, data(rng, (3, 5), np.float32), data(rng, (3,), np.float32))
+
+
+def test_f16_inputs_into_f32(ctx, rng):
+    # F16 inputs, F32 accumulation and output: within K * 2^-24 * sum|a||b|
+    # of the exact product of the rounded inputs (doc/numerics.md).
+    a = rng.uniform(-1, 1, (33, 70)).astype(np.float16)
+    b = rng.uniform(-1, 1, (70, 19)).astype(np.float16)
+    out = np.full((33, 19), np.nan, np.float32)
+    adnn.matmul(ctx, a, b, out=out)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 70 * 2.0**-24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    assert np.all(np.abs(out - want) <= bound + 2.0**-24 * np.abs(want))
+
+
+def test_s8_inputs_into_i32_exact(ctx, rng):
+    a = rng.integers(-128, 128, (17, 45)).astype(np.int8)
+    b = rng.integers(-128, 128, (45, 23)).astype(np.int8)
+    out = np.full((17, 23), 7777777, np.int32)
+    adnn.matmul(ctx, a, b, out=out)
+    assert np.array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
+
+
+def test_u8_s8_requantized_per_channel(ctx, rng):
+    a = rng.integers(0, 256, (9, 31)).astype(np.uint8)
+    b = rng.integers(-128, 128, (31, 12)).astype(np.int8)
+    scales = rng.uniform(0.0005, 0.002, 12).astype(np.float32)
+    out = np.zeros((9, 12), np.uint8)
+    adnn.matmul(ctx, a, b, requant_scales=scales, y_zero_point=100, out=out)
+    acc = a.astype(np.int64) @ b.astype(np.int64)
+    want = np.clip(np.rint(acc * scales.astype(np.float64)) + 100, 0, 255)
+    assert np.array_equal(out, want.astype(np.uint8))
