@@ -37,6 +37,7 @@
 #include "kernels/common/float16.h"
 #include "kernels/cpu/gemm_kernel.h"
 #include "kernels/cpu/gemm_lowp.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd_isa.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -52,47 +53,14 @@
 
 /* ---- widening F16/BF16 runs to F32 --------------------------------------- */
 
-/* n contiguous F16 or BF16 values at src into dst, exactly as
- * kernels/common/float16.h widens them (F16C's vcvtph2ps quiets a
- * signalling NaN as adnn_f16_to_f32 does; BF16 is a 16-bit shift). */
-static inline void widen_run_base(adnn_dtype t, const uint16_t *src, int64_t n, float *dst) {
-  if (t == ADNN_DTYPE_F16)
-    for (int64_t i = 0; i < n; i++) dst[i] = adnn_f16_to_f32(src[i]);
-  else
-    for (int64_t i = 0; i < n; i++) dst[i] = adnn_bf16_to_f32(src[i]);
-}
-
-#if LOWP_X86
-__attribute__((target("avx2,f16c"))) static void widen_run_avx2(adnn_dtype t,
-                                                                 const uint16_t *src, int64_t n,
-                                                                 float *dst) {
-  int64_t i = 0;
-  if (t == ADNN_DTYPE_F16) {
-    for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
-  } else {
-    for (; i + 8 <= n; i += 8) {
-      const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(src + i)));
-      _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
-    }
-  }
-  widen_run_base(t, src + i, n - i, dst + i);
-}
-#endif
-
+/* The conversions are kernels/cpu/lowp.c's (the same bits as
+ * kernels/common/float16.h, shared with every low-precision op). The
+ * FLOAT paths run AVX2 + F16C code at both the avx2 and avx512 levels. */
 typedef void (*widen_fn)(adnn_dtype, const uint16_t *, int64_t, float *);
 
 #if LOWP_X86
-/* F32 to F16 with F16C's vcvtps2ph, round to nearest even: the same bits as
- * adnn_f32_to_f16 (checked over all 2^32 inputs with kernels/common/
- * float16.h). Returns how many it converted (whole vectors). */
-__attribute__((target("avx2,f16c"))) static int64_t narrow_f16_avx2(const float *src,
-                                                                    int64_t n, uint16_t *dst) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(dst + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-  return i;
+static void widen_run_avx2(adnn_dtype t, const uint16_t *src, int64_t n, float *dst) {
+  adnn_cpu_lowp_to_f32(ADNN_CPU_ISA_AVX2, t, src, dst, (size_t)n);
 }
 #endif
 
@@ -127,7 +95,7 @@ static void pack_float_panel(widen_fn widen, adnn_dtype t, const uint16_t *src, 
 }
 
 #if LOWP_X86
-/* 8 F16 or BF16 values at src widened to F32 (as widen_run_avx2). */
+/* 8 F16 or BF16 values at src widened to F32 (as adnn_cpu_lowp_to_f32). */
 __attribute__((target("avx2,f16c"))) static inline __m256 widen8(adnn_dtype t,
                                                                   const uint16_t *src) {
   const __m128i h = _mm_loadu_si128((const __m128i *)src);
@@ -442,11 +410,13 @@ size_t adnn_cpu_lowp_thread_bytes(const adnn_cpu_lowp_path *path) {
 
 void adnn_cpu_lowp_narrow_f16(const adnn_cpu_lowp_path *path, const float *src, int64_t n,
                               uint16_t *dst) {
-  int64_t i = 0;
+  /* lowp.c's narrowing: F16C's vcvtps2ph with round to nearest even on
+   * the FLOAT paths, float16.h's rule otherwise (the same bits). */
 #if LOWP_X86
-  if (path->kind == ADNN_CPU_LOWP_FLOAT) i = narrow_f16_avx2(src, n, dst);
+  const int isa = path->kind == ADNN_CPU_LOWP_FLOAT ? ADNN_CPU_ISA_AVX2 : ADNN_CPU_ISA_BASE;
 #else
   (void)path;
+  const int isa = ADNN_CPU_ISA_BASE;
 #endif
-  for (; i < n; i++) dst[i] = adnn_f32_to_f16(src[i]);
+  adnn_cpu_lowp_from_f32(isa, ADNN_DTYPE_F16, src, dst, (size_t)n);
 }

@@ -146,41 +146,53 @@ AVX2_FN __m128 ps4_odd_from_pd4(__m256d d) {
 
 #define RNE_ (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 
-AVX2_FN void avx2_f32_f16(const void *xv, void *yv, size_t n) {
-  const float *x = xv;
-  uint16_t *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), RNE_));
-  row_1_3(x + i, y + i, n - i);
+/* Eight elements loaded as F32 lanes (exactly; F64 rounded to odd, for a
+ * 16-bit target only) and eight F32 lanes stored in the target type (the
+ * header's rounding). Every pair through a 16-bit type is one load and one
+ * store of these. */
+AVX2_FN __m256 ld8_f32(const float *x) { return _mm256_loadu_ps(x); }
+AVX2_FN __m256 ld8_f16(const uint16_t *x) {
+  return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)x));
+}
+AVX2_FN __m256 ld8_bf16(const uint16_t *x) {
+  return ps8_from_bf16(_mm_loadu_si128((const __m128i *)x));
+}
+AVX2_FN __m256 ld8_f64_odd(const double *x) {
+  const __m128 lo = ps4_odd_from_pd4(_mm256_loadu_pd(x));
+  const __m128 hi = ps4_odd_from_pd4(_mm256_loadu_pd(x + 4));
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+}
+AVX2_FN void st8_f32(float *y, __m256 v) { _mm256_storeu_ps(y, v); }
+AVX2_FN void st8_f16(uint16_t *y, __m256 v) {
+  _mm_storeu_si128((__m128i *)y, _mm256_cvtps_ph(v, RNE_));
+}
+AVX2_FN void st8_bf16(uint16_t *y, __m256 v) { _mm_storeu_si128((__m128i *)y, bf16_from_ps8(v)); }
+AVX2_FN void st8_f64(double *y, __m256 v) {
+  _mm256_storeu_pd(y, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  _mm256_storeu_pd(y + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
-AVX2_FN void avx2_f16_f32(const void *xv, void *yv, size_t n) {
-  const uint16_t *x = xv;
-  float *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i))));
-  row_3_1(x + i, y + i, n - i);
-}
-
-AVX2_FN void avx2_f32_bf16(const void *xv, void *yv, size_t n) {
-  const float *x = xv;
-  uint16_t *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(y + i), bf16_from_ps8(_mm256_loadu_ps(x + i)));
-  row_1_4(x + i, y + i, n - i);
-}
-
-AVX2_FN void avx2_bf16_f32(const void *xv, void *yv, size_t n) {
-  const uint16_t *x = xv;
-  float *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, ps8_from_bf16(_mm_loadu_si128((const __m128i *)(x + i))));
-  row_4_1(x + i, y + i, n - i);
-}
+/* avx2_<from>_<to>: whole vectors through ld8/st8, the tail by the scalar
+ * row_<a>_<b> of the dtype codes (1 f32, 2 f64, 3 f16, 4 bf16). */
+#define AVX2_PAIR_(from, to, XT, YT, LD, a, b)              \
+  AVX2_FN void avx2_##from##_##to(const void *xv, void *yv, size_t n) { \
+    const XT *x = xv;                                         \
+    YT *y = yv;                                               \
+    size_t i = 0;                                             \
+    for (; i + 8 <= n; i += 8) st8_##to(y + i, LD(x + i));    \
+    row_##a##_##b(x + i, y + i, n - i);                       \
+  }
+AVX2_PAIR_(f32, f16, float, uint16_t, ld8_f32, 1, 3)
+AVX2_PAIR_(f16, f32, uint16_t, float, ld8_f16, 3, 1)
+AVX2_PAIR_(f32, bf16, float, uint16_t, ld8_f32, 1, 4)
+AVX2_PAIR_(bf16, f32, uint16_t, float, ld8_bf16, 4, 1)
+AVX2_PAIR_(f64, f16, double, uint16_t, ld8_f64_odd, 2, 3)
+AVX2_PAIR_(f64, bf16, double, uint16_t, ld8_f64_odd, 2, 4)
+AVX2_PAIR_(f16, f64, uint16_t, double, ld8_f16, 3, 2)
+AVX2_PAIR_(bf16, f64, uint16_t, double, ld8_bf16, 4, 2)
+AVX2_PAIR_(f16, bf16, uint16_t, uint16_t, ld8_f16, 3, 4)
+AVX2_PAIR_(bf16, f16, uint16_t, uint16_t, ld8_bf16, 4, 3)
+#undef AVX2_PAIR_
 
 AVX2_FN void avx2_f32_f64(const void *xv, void *yv, size_t n) {
   const float *x = xv;
@@ -196,76 +208,6 @@ AVX2_FN void avx2_f64_f32(const void *xv, void *yv, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) _mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_loadu_pd(x + i)));
   row_2_1(x + i, y + i, n - i);
-}
-
-AVX2_FN void avx2_f64_f16(const void *xv, void *yv, size_t n) {
-  const double *x = xv;
-  uint16_t *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128 lo = ps4_odd_from_pd4(_mm256_loadu_pd(x + i));
-    const __m128 hi = ps4_odd_from_pd4(_mm256_loadu_pd(x + i + 4));
-    const __m256 f = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-    _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(f, RNE_));
-  }
-  row_2_3(x + i, y + i, n - i);
-}
-
-AVX2_FN void avx2_f64_bf16(const void *xv, void *yv, size_t n) {
-  const double *x = xv;
-  uint16_t *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128 lo = ps4_odd_from_pd4(_mm256_loadu_pd(x + i));
-    const __m128 hi = ps4_odd_from_pd4(_mm256_loadu_pd(x + i + 4));
-    const __m256 f = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-    _mm_storeu_si128((__m128i *)(y + i), bf16_from_ps8(f));
-  }
-  row_2_4(x + i, y + i, n - i);
-}
-
-AVX2_FN void avx2_f16_f64(const void *xv, void *yv, size_t n) {
-  const uint16_t *x = xv;
-  double *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 f = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
-    _mm256_storeu_pd(y + i, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
-    _mm256_storeu_pd(y + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
-  }
-  row_3_2(x + i, y + i, n - i);
-}
-
-AVX2_FN void avx2_bf16_f64(const void *xv, void *yv, size_t n) {
-  const uint16_t *x = xv;
-  double *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 f = ps8_from_bf16(_mm_loadu_si128((const __m128i *)(x + i)));
-    _mm256_storeu_pd(y + i, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
-    _mm256_storeu_pd(y + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
-  }
-  row_4_2(x + i, y + i, n - i);
-}
-
-AVX2_FN void avx2_f16_bf16(const void *xv, void *yv, size_t n) {
-  const uint16_t *x = xv;
-  uint16_t *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(y + i),
-                     bf16_from_ps8(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)))));
-  row_3_4(x + i, y + i, n - i);
-}
-
-AVX2_FN void avx2_bf16_f16(const void *xv, void *yv, size_t n) {
-  const uint16_t *x = xv;
-  uint16_t *y = yv;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(y + i),
-                     _mm256_cvtps_ph(ps8_from_bf16(_mm_loadu_si128((const __m128i *)(x + i))), RNE_));
-  row_4_3(x + i, y + i, n - i);
 }
 
 /* One tile of a 4-byte same-dtype transpose (F32 or I32 copied):
