@@ -419,4 +419,6 @@ const adnn_cuda__op_impl adnn_cuda__matmul_op = {
     .select = mm_select,
     .execute = mm_execute,
     .destroy = mm_destroy,
+    /* F16/BF16/I8/U8 inputs (a's dtype) run on the direct kernel. */
+    .dtypes = ADNN_OP_DTYPES_MATMUL,
 };

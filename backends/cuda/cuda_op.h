@@ -49,6 +49,11 @@ typedef struct adnn_cuda__op_impl {
   adnn_status (*execute)(adnn_plugin_plan *plan, const void *const *inputs,
                          void *const *outputs);
   void (*destroy)(adnn_plugin_plan *plan);
+  /* The dtypes (ADNN_OP_DTYPE bits of the plugin op's dtype) this plugin's
+   * code runs for the op; 0 means F32 and F64. The manifest may accept more
+   * (F16, BF16 on the CPU) than these kernels do: plan_create refuses the
+   * rest with NOT_SUPPORTED. */
+  uint32_t dtypes;
 } adnn_cuda__op_impl;
 
 /* adnn_cuda__<name>_op, one per op of the manifest, defined in cuda_<name>.c.

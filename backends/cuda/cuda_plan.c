@@ -45,18 +45,14 @@ adnn_status adnn_cuda__plan_create(adnn_plugin_context *ctx, const adnn_plugin_o
                                  "cuda: op kind %d is not one this plugin knows (built against "
                                  "plugin ABI %d.%d)",
                                  (int)op->kind, ADNN_PLUGIN_ABI_MAJOR, ADNN_PLUGIN_ABI_MINOR);
-  /* The manifest may accept dtypes (f16, ...) that these kernels do not.
-   * reorder's kernel converts every pair the core allows; matmul takes its
-   * low-precision inputs (F16, BF16, I8, U8: a's dtype is op->dtype) on its
-   * direct kernel (cuda_matmul.c). */
-  const int lowp_matmul = op->kind == ADNN_PLUGIN_OP_MATMUL &&
-                          (op->dtype == ADNN_DTYPE_F16 || op->dtype == ADNN_DTYPE_BF16 ||
-                           op->dtype == ADNN_DTYPE_I8 || op->dtype == ADNN_DTYPE_U8);
-  if (op->dtype != ADNN_DTYPE_F32 && op->dtype != ADNN_DTYPE_F64 && !lowp_matmul &&
-      op->kind != ADNN_PLUGIN_OP_REORDER)
+  /* The manifest may accept dtypes (f16, ...) that these kernels do not:
+   * each op says which its code runs (adnn_cuda__op_impl.dtypes). */
+  const uint32_t dtypes = op_table[op->kind]->dtypes ? op_table[op->kind]->dtypes
+                                                     : ADNN_OP_DTYPES_FLOAT;
+  if ((unsigned)op->dtype >= 32 || !(dtypes & ADNN_OP_DTYPE(op->dtype)))
     return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
-                                 "cuda: %s: dtype %s is not supported by the DNN ops (f32 and "
-                                 "f64 are)",
+                                 "cuda: %s: dtype %s is not supported by this op on the cuda "
+                                 "backend",
                                  name, adnn_plugin_dtype_name(op->dtype));
   adnn_status st = adnn_cuda__context_enter(ctx);
   if (st != ADNN_STATUS_SUCCESS) return st;

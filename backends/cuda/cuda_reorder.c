@@ -41,4 +41,6 @@ const adnn_cuda__op_impl adnn_cuda__reorder_op = {
     .select = reorder_select,
     .execute = reorder_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    /* Every pair the core allows (op->dtype is x's). */
+    .dtypes = ADNN_OP_DTYPES_ALL,
 };
