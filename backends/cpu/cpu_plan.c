@@ -214,7 +214,8 @@ adnn_status adnn_cpu__plan_candidates(adnn_plugin_plan *p, adnn_plugin_candidate
       snprintf(out[n].name, sizeof out[n].name, "%s", impl->name);
       out[n].workspace_bytes = ws;
       out[n].deterministic = (impl->flags & ADNN_CPU_IMPL_DETERMINISTIC) != 0;
-      out[n].slow = (impl->flags & ADNN_CPU_IMPL_SLOW) != 0;
+      out[n].slow = (impl->flags & ADNN_CPU_IMPL_SLOW) != 0 ||
+                    (impl->slow_for != NULL && impl->slow_for(&p->problem, &adnn_cpu__env));
     }
     n++;
   }

@@ -568,6 +568,7 @@ const adnn_cpu_impl adnn_cpu_conv2d_direct = {
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
     .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
     .supports = dc_supports,
+    .slow_for = adnn_cpu_conv2d_generic_slow,
     .preferred = dc_preferred,
     .state_size = sizeof(dc_state),
     .reshape = dc_reshape,

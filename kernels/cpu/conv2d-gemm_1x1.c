@@ -173,6 +173,7 @@ const adnn_cpu_impl adnn_cpu_conv2d_gemm_1x1 = {
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
     .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
     .supports = gemm_1x1_supports,
+    .slow_for = adnn_cpu_conv2d_generic_slow,
     .state_size = sizeof(state_1x1),
     .reshape = gemm_1x1_reshape,
     .run = gemm_1x1_run,

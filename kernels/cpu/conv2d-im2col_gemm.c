@@ -335,6 +335,7 @@ const adnn_cpu_impl adnn_cpu_conv2d_im2col_gemm = {
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
     .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
     .supports = im2col_supports,
+    .slow_for = adnn_cpu_conv2d_generic_slow,
     .state_size = sizeof(im2col_state),
     .reshape = im2col_reshape,
     .run = im2col_run,

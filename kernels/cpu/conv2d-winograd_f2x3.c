@@ -690,6 +690,7 @@ const adnn_cpu_impl adnn_cpu_conv2d_winograd_f2x3 = {
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
     .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
     .supports = wino_supports,
+    .slow_for = adnn_cpu_conv2d_generic_slow,
     .preferred = wino_preferred,
     .state_size = sizeof(wino_state),
     .reshape = wino_reshape,

@@ -635,6 +635,7 @@ const adnn_cpu_impl adnn_cpu_conv2d_winograd_f4x3 = {
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
     .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
     .supports = wf4_supports,
+    .slow_for = adnn_cpu_conv2d_generic_slow,
     .preferred = wf4_preferred,
     .state_size = sizeof(wf4_state),
     .reshape = wf4_reshape,

@@ -64,6 +64,17 @@ static inline int adnn_cpu_conv2d_common_supports(const adnn_plugin_conv2d *d, c
   return layout;
 }
 
+/** The slow_for predicate of the generic convolution algorithms (im2col_gemm,
+ *  gemm_1x1, winograd_*, direct): a depthwise problem (groups == C == K > 1),
+ *  which depthwise_direct runs. With one channel per group their GEMMs or
+ *  vector lanes hold a single channel: measured 4x to 180x slower on the
+ *  MobileNet-v1 layers (doc/tuning.md). */
+static inline int adnn_cpu_conv2d_generic_slow(const void *problem, const adnn_cpu_env *env) {
+  (void)env;
+  const adnn_plugin_conv2d *d = (const adnn_plugin_conv2d *)problem;
+  return d->groups > 1 && d->groups == d->C && d->K == d->C;
+}
+
 /** Whether w is packed [K, Cg, R, S] (KCRS), the layout the GEMM algorithms
  *  use as it is. */
 static inline int adnn_cpu_conv2d_w_is_kcrs(const adnn_plugin_conv2d *d) {

@@ -100,6 +100,14 @@ typedef struct adnn_cpu_impl {
    *  user pays a weight reorder once instead of at every execute. Without the
    *  flag, run reorders w itself (into its workspace) inside the measured time. */
   void (*pack_weights)(const void *problem, const void *state, const void *w, void *packed);
+  /** Optional: 1 when this implementation, though it supports the problem, is
+   *  a last resort for it because another implementation of the op is made for
+   *  that kind of problem and is far faster (a generic convolution algorithm on
+   *  a depthwise problem: 4x to 180x slower, measured in doc/tuning.md). The
+   *  tuner then treats it as ADNN_CPU_IMPL_SLOW for this problem: measured only
+   *  in exhaustive mode or when nothing else ran, so one hopeless warm-up run
+   *  does not spend the tuning budget. It can still be forced. NULL: never. */
+  int (*slow_for)(const void *problem, const adnn_cpu_env *env);
 } adnn_cpu_impl;
 
 /** The name of the implementation a problem forces, or NULL when the plugin
