@@ -129,6 +129,7 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
   adnn__tune_options_from_env(&ctx->tune);
   pthread_rwlock_init(&ctx->alloc_lock, NULL);
   pthread_mutex_init(&ctx->tune_lock, NULL);
+  pthread_mutex_init(&ctx->gemm_choice_lock, NULL);
   st = rec->table->context_create(device, &ctx->pctx);
   if (st != ADNN_STATUS_SUCCESS) {
     /* Keep the plugin's message, but say which call it belongs to. */
@@ -136,6 +137,7 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
     snprintf(msg, sizeof msg, "%s", adnn_last_error());
     pthread_rwlock_destroy(&ctx->alloc_lock);
     pthread_mutex_destroy(&ctx->tune_lock);
+    pthread_mutex_destroy(&ctx->gemm_choice_lock);
     free(ctx);
     return adnn__fail(st, "adnn_context_create: backend %s device %d: %s", rec->info.name, device,
                       msg);
@@ -144,6 +146,7 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
     rec->table->context_destroy(ctx->pctx);
     pthread_rwlock_destroy(&ctx->alloc_lock);
     pthread_mutex_destroy(&ctx->tune_lock);
+    pthread_mutex_destroy(&ctx->gemm_choice_lock);
     free(ctx);
     return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY,
                       "adnn_context_create: out of host memory for the handle registry");
@@ -188,6 +191,7 @@ void adnn_context_destroy(adnn_context *ctx) {
   ctx->table->context_destroy(ctx->pctx);
   pthread_rwlock_destroy(&ctx->alloc_lock);
   pthread_mutex_destroy(&ctx->tune_lock);
+  pthread_mutex_destroy(&ctx->gemm_choice_lock);
   free(ctx);
 }
 

@@ -81,6 +81,20 @@ void adnn__alloc_map_free(adnn__alloc_map *map);
 struct adnn__plugin_record;
 struct adnn_plan;
 
+/* One measured choice of the plan-less GEMM (core/tuner.c, adnn__tune_gemm):
+ * the plugin's implementation index for a shape, 0 for its own choice. */
+typedef struct adnn__gemm_choice {
+  int used;
+  adnn_dtype dtype;
+  int ta, tb;
+  int64_t m, n, k;
+  int32_t impl;
+} adnn__gemm_choice;
+
+/* How many GEMM shapes a context remembers (a ring: the oldest is dropped;
+ * a dropped shape is found again in the performance database). */
+#define ADNN__GEMM_CHOICES 64
+
 /* The context behind the opaque public handle. */
 struct adnn_context {
   struct adnn__plugin_record *plugin;
@@ -94,6 +108,11 @@ struct adnn_context {
   adnn__alloc_map allocs;
   adnn_tune_options tune; /* from the environment at creation (core/tuner.c) */
   pthread_mutex_t tune_lock; /* one measurement at a time on this context */
+  /* The plan-less GEMM's choices by shape, guarded by gemm_choice_lock (held
+   * only to read or insert, never while measuring). */
+  adnn__gemm_choice gemm_choices[ADNN__GEMM_CHOICES];
+  unsigned gemm_choice_next;
+  pthread_mutex_t gemm_choice_lock;
   /* The live plans created on this context, linked through adnn__plan_link;
    * guarded by the handle registry's lock (core/handles.c). */
   struct adnn_plan *plans;

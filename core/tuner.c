@@ -90,10 +90,8 @@ static void sanitize(char *s) {
     if (*s == '\t' || *s == '\n' || *s == '\r') *s = ' ';
 }
 
-/* problem \t backend \t device identity \t adnn version. 0 when none. */
-static int build_key(adnn_context *ctx, const adnn_plugin_op *op, char *key, size_t size) {
-  char problem[1024];
-  if (adnn__problem_key(op, problem, sizeof problem) == 0) return 0;
+/* problem \t backend \t device identity \t adnn version. 0 when it does not fit. */
+static int key_for_problem(adnn_context *ctx, const char *problem, char *key, size_t size) {
   char ident[512] = "";
   const adnn_plugin *t = ctx->table;
   if (ADNN_PLUGIN_HAS(t, device_identity)) {
@@ -104,6 +102,13 @@ static int build_key(adnn_context *ctx, const adnn_plugin_op *op, char *key, siz
   sanitize(ident);
   int n = snprintf(key, size, "%s\t%s\t%s\t%s", problem, t->name, ident, ADNN_VERSION_STRING);
   return n > 0 && (size_t)n < size;
+}
+
+/* The key of an op's problem; 0 when none. */
+static int build_key(adnn_context *ctx, const adnn_plugin_op *op, char *key, size_t size) {
+  char problem[1024];
+  if (adnn__problem_key(op, problem, sizeof problem) == 0) return 0;
+  return key_for_problem(ctx, problem, key, size);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -564,4 +569,201 @@ adnn_status adnn__tuner_plan_create(adnn_context *ctx, const adnn_plugin_op *op,
   }
   *out = plan;
   return ADNN_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The plan-less GEMM                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* The most implementations a plugin may list for one dtype. */
+enum { GEMM_MAX_IMPLS = 8 };
+
+static int gemm_choice_find(adnn_context *ctx, const adnn_plugin_gemm_args *g, int32_t *impl) {
+  int found = 0;
+  pthread_mutex_lock(&ctx->gemm_choice_lock);
+  for (unsigned i = 0; i < ADNN__GEMM_CHOICES; i++) {
+    const adnn__gemm_choice *c = &ctx->gemm_choices[i];
+    if (c->used && c->dtype == g->dtype && c->ta == (int)g->ta && c->tb == (int)g->tb &&
+        c->m == g->m && c->n == g->n && c->k == g->k) {
+      *impl = c->impl;
+      found = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&ctx->gemm_choice_lock);
+  return found;
+}
+
+static void gemm_choice_add(adnn_context *ctx, const adnn_plugin_gemm_args *g, int32_t impl) {
+  pthread_mutex_lock(&ctx->gemm_choice_lock);
+  adnn__gemm_choice *c = &ctx->gemm_choices[ctx->gemm_choice_next++ % ADNN__GEMM_CHOICES];
+  c->used = 1;
+  c->dtype = g->dtype;
+  c->ta = (int)g->ta;
+  c->tb = (int)g->tb;
+  c->m = g->m;
+  c->n = g->n;
+  c->k = g->k;
+  c->impl = impl;
+  pthread_mutex_unlock(&ctx->gemm_choice_lock);
+}
+
+/* One GEMM on the scratch operands with implementation `impl`, synchronized. */
+static adnn_status gemm_run_once(adnn_context *ctx, const adnn_plugin_gemm_args *args,
+                                 double *ms) {
+  double t0 = now_ms();
+  adnn_status st = ctx->table->gemm(ctx->pctx, args);
+  if (st == ADNN_STATUS_SUCCESS) st = ctx->table->synchronize(ctx->pctx);
+  *ms = now_ms() - t0;
+  return st;
+}
+
+/* Measures each implementation on scratch A, B and C of the call's shape
+ * (packed, seeded values; the caller's buffers are never touched) with the
+ * same protocol as the plans' candidates: a warm-up, then timed runs until
+ * the candidate's share of the budget is used (at least ADNN__TUNE_MIN_RUNS
+ * while the budget lasts); a first timed run ADNN__TUNE_PRUNE_FACTOR times the
+ * best so far stops there. Returns the fastest index, or 0 when nothing could
+ * be measured; *best_ms is its median. */
+static int32_t gemm_measure(adnn_context *ctx, const adnn_plugin_gemm_args *g, int32_t n_impls,
+                            const char *const *names, double *best_ms) {
+  const adnn_plugin *t = ctx->table;
+  const adnn_tune_options *o = &ctx->tune;
+  const size_t esize = adnn_dtype_size(g->dtype);
+  const int64_t a_cols = g->ta ? g->m : g->k, b_cols = g->tb ? g->k : g->n;
+  const size_t bytes[3] = {(size_t)(g->m * g->k) * esize, (size_t)(g->k * g->n) * esize,
+                           (size_t)(g->m * g->n) * esize};
+  void *buf[3] = {NULL, NULL, NULL};
+  void *host = malloc(bytes[0] > bytes[1] ? bytes[0] : bytes[1]);
+  int okay = host != NULL;
+  for (int i = 0; okay && i < 3; i++) {
+    if (t->mem_alloc(ctx->pctx, bytes[i], &buf[i]) != ADNN_STATUS_SUCCESS) {
+      buf[i] = NULL;
+      okay = 0;
+    } else if (i < 2) {
+      fill_host(host, bytes[i], g->dtype, (unsigned)i + 1);
+      okay = t->mem_copy(ctx->pctx, buf[i], host, bytes[i], ADNN_MEMCPY_HOST_TO_DEVICE) ==
+             ADNN_STATUS_SUCCESS;
+    } else {
+      okay = t->mem_set(ctx->pctx, buf[i], 0, bytes[i]) == ADNN_STATUS_SUCCESS;
+    }
+  }
+  free(host);
+  if (okay) okay = t->synchronize(ctx->pctx) == ADNN_STATUS_SUCCESS;
+  int32_t best = 0;
+  double best_t = -1;
+  const double start = now_ms(), budget = o->time_budget_ms;
+  const int exhaustive = o->mode == ADNN_TUNE_EXHAUSTIVE;
+  for (int32_t i = 1; okay && i <= n_impls; i++) {
+    if (!exhaustive && now_ms() - start >= budget) break;
+    adnn_plugin_gemm_args s = *g;
+    s.a = buf[0];
+    s.lda = a_cols;
+    s.b = buf[1];
+    s.ldb = b_cols;
+    s.c = buf[2];
+    s.ldc = g->n;
+    s.alpha = 1.0;
+    s.beta = 0.0;
+    s.batch = 1;
+    s.stride_a = s.stride_b = s.stride_c = 0;
+    s.impl = i;
+    double warm, last, times[ADNN__TUNE_MAX_RUNS];
+    adnn_status st = gemm_run_once(ctx, &s, &warm);
+    if (st != ADNN_STATUS_SUCCESS) {
+      adnn__log(ADNN_LOG_DEBUG, "core", "tuner: gemm %s: failed (%s): %s", names[i - 1],
+                adnn_status_name(st), adnn_last_error());
+      continue;
+    }
+    const int left = n_impls - i + 1;
+    const double share = exhaustive ? budget : (budget - (now_ms() - start)) / left;
+    const double cstart = now_ms();
+    int k = 0;
+    last = warm;
+    while (k < ADNN__TUNE_MAX_RUNS) {
+      double now = now_ms();
+      if (k >= ADNN__TUNE_MIN_RUNS &&
+          (now - cstart + last > share || (!exhaustive && now - cstart >= ADNN__TUNE_ENOUGH * budget)))
+        break;
+      if (k >= 1 && !exhaustive && now - start + last > budget) break;
+      if (gemm_run_once(ctx, &s, &last) != ADNN_STATUS_SUCCESS) break;
+      times[k++] = last;
+      if (k == 1 && best_t >= 0 && last > ADNN__TUNE_PRUNE_FACTOR * best_t) break;
+    }
+    const double med = k > 0 ? median(times, k) : warm;
+    adnn__log(ADNN_LOG_DEBUG, "core", "tuner: gemm %s: %.4f ms (median of %d run%s)",
+              names[i - 1], med, k, k == 1 ? "" : "s");
+    if (best_t < 0 || med < best_t) {
+      best_t = med;
+      best = i;
+    }
+  }
+  for (int i = 0; i < 3; i++)
+    if (buf[i]) t->mem_free(ctx->pctx, buf[i]);
+  if (!okay)
+    adnn__log(ADNN_LOG_WARN, "core", "tuner: cannot allocate scratch buffers for measuring a "
+              "GEMM; using the backend's own choice");
+  *best_ms = best_t;
+  return best;
+}
+
+int32_t adnn__tune_gemm(adnn_context *ctx, const adnn_plugin_gemm_args *g) {
+  const adnn_plugin *t = ctx->table;
+  if (ctx->tune.mode == ADNN_TUNE_OFF || !ADNN_PLUGIN_HAS(t, gemm_impl_name)) return 0;
+  /* Small products cost less than the lookup would save: the plugin's own
+   * choice runs them. */
+  if ((double)g->m * (double)g->n * (double)g->k < ADNN__TUNE_GEMM_MIN_MNK) return 0;
+  int32_t impl;
+  if (gemm_choice_find(ctx, g, &impl)) return impl;
+
+  const char *names[GEMM_MAX_IMPLS];
+  int32_t n_impls = 0;
+  while (n_impls < GEMM_MAX_IMPLS &&
+         (names[n_impls] = t->gemm_impl_name(ctx->pctx, g->dtype, n_impls + 1)) != NULL)
+    n_impls++;
+  if (n_impls < 2) {
+    gemm_choice_add(ctx, g, 0);
+    return 0;
+  }
+
+  /* Two threads tuning on one context would time each other's work. */
+  pthread_mutex_lock(&ctx->tune_lock);
+  if (gemm_choice_find(ctx, g, &impl)) { /* another thread measured it meanwhile */
+    pthread_mutex_unlock(&ctx->tune_lock);
+    return impl;
+  }
+  char problem[256], key[1024];
+  snprintf(problem, sizeof problem, "gemm %s ta=%d tb=%d m=%lld n=%lld k=%lld",
+           adnn_dtype_name(g->dtype), g->ta == ADNN_TRANS, g->tb == ADNN_TRANS, (long long)g->m,
+           (long long)g->n, (long long)g->k);
+  const int have_key = key_for_problem(ctx, problem, key, sizeof key);
+  impl = 0;
+  if (have_key && ctx->tune.mode == ADNN_TUNE_DEFAULT) {
+    adnn__perfdb_entry e;
+    memset(&e, 0, sizeof e);
+    if (adnn__perfdb_lookup(key, &e, NULL)) {
+      e.algorithm[sizeof e.algorithm - 1] = '\0';
+      for (int32_t i = 0; i < n_impls; i++)
+        if (strcmp(names[i], e.algorithm) == 0) impl = i + 1;
+      if (impl == 0)
+        adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: the performance database's %s is not an "
+                  "implementation of this backend; measuring", problem, e.algorithm);
+    }
+  }
+  if (impl == 0) {
+    double ms = -1;
+    impl = gemm_measure(ctx, g, n_impls, names, &ms);
+    if (impl > 0 && have_key) {
+      adnn__perfdb_entry e;
+      memset(&e, 0, sizeof e);
+      snprintf(e.algorithm, sizeof e.algorithm, "%s", names[impl - 1]);
+      e.time_ms = ms;
+      adnn__perfdb_store(key, &e);
+    }
+    adnn__log(ADNN_LOG_DEBUG, "core", "tuner: %s: chose %s", problem,
+              impl > 0 ? names[impl - 1] : "the backend's own choice");
+  }
+  gemm_choice_add(ctx, g, impl);
+  pthread_mutex_unlock(&ctx->tune_lock);
+  return impl;
 }

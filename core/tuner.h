@@ -107,6 +107,18 @@ adnn_status adnn__tuner_plan_create(struct adnn_context *ctx, const adnn_plugin_
 
 void adnn__tune_record_free(adnn__tune_record *rec);
 
+/* GEMMs with m * n * k below this run the plugin's own choice untuned. */
+#define ADNN__TUNE_GEMM_MIN_MNK 262144.0
+
+/* The plan-less GEMM's implementation for a validated call (core/gemm.c):
+ * 0 (the plugin's own choice) when tuning is off, the plugin lists fewer than
+ * two implementations for the dtype (its gemm_impl_name slot), or the product
+ * is small; otherwise the index of the implementation the context chose for
+ * this shape before, else the performance database's, else the one measured
+ * now (stored in the database). Thread-safe; never fails (a measuring failure
+ * falls back to 0 with a log line). doc/tuning.md, "The plan-less GEMM". */
+int32_t adnn__tune_gemm(struct adnn_context *ctx, const adnn_plugin_gemm_args *g);
+
 /* Fills o from the environment (ADNN_TUNE, ADNN_TUNE_BUDGET_MS,
  * ADNN_TUNE_WORKSPACE_LIMIT, ADNN_DETERMINISTIC); invalid values are ignored
  * with a warning. */

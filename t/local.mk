@@ -99,6 +99,10 @@ check_PROGRAMS += t/cpu-gemm
 TESTS += t/cpu-gemm
 t_cpu_gemm_SOURCES = t/cpu-gemm.c t/tap.h
 t_cpu_gemm_LDADD = libadnn.la -lm
+check_PROGRAMS += t/gemm-tune
+TESTS += t/gemm-tune
+t_gemm_tune_SOURCES = t/gemm-tune.c t/tap.h t/tmpdir.h
+t_gemm_tune_LDADD = libadnn.la -lm
 # adnn's own F32 GEMM engine (kernels/cpu/gemm.c) compiled into the test and
 # called directly: every microkernel this CPU runs, 1 and 2 threads.
 check_PROGRAMS += t/cpu-lowp

@@ -56,6 +56,7 @@ static const adnn_plugin cpu_plugin = {
     .mem_register = adnn_cpu__mem_register,
     .plan_packed_weights_bytes = adnn_cpu__plan_packed_weights_bytes,
     .plan_pack_weights = adnn_cpu__plan_pack_weights,
+    .gemm_impl_name = adnn_cpu__gemm_impl_name,
 };
 
 ADNN_PLUGIN_EXPORT const adnn_plugin *adnn_plugin_entry(uint32_t host_abi_version,

@@ -52,6 +52,9 @@ adnn_status adnn_cpu__mem_register(adnn_plugin_context *ctx, void *ptr, size_t b
 
 /** The gemm slot: OpenBLAS's row-major CBLAS, a loop for batches. */
 adnn_status adnn_cpu__gemm(adnn_plugin_context *ctx, const adnn_plugin_gemm_args *args);
+/* The names of the F32 GEMM implementations adnn_plugin_gemm_args.impl picks
+ * (1: "engine", 2: "openblas"); NULL for other dtypes or past the last. */
+const char *adnn_cpu__gemm_impl_name(adnn_plugin_context *ctx, adnn_dtype dtype, int32_t impl);
 
 /** The plan_create slot (cpu_plan.c): copies the problem and finds the
  *  implementations of the op's list that support it. */

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define ADNN_PLUGIN_ABI_MAJOR 2
-#define ADNN_PLUGIN_ABI_MINOR 4
+#define ADNN_PLUGIN_ABI_MINOR 5
 #define ADNN_PLUGIN_ABI_VERSION ((uint32_t)((ADNN_PLUGIN_ABI_MAJOR << 16) | ADNN_PLUGIN_ABI_MINOR))
 #define ADNN_PLUGIN_ENTRY_SYMBOL "adnn_plugin_entry"
 
@@ -221,6 +221,12 @@ typedef struct adnn_plugin_gemm_args {
   int64_t ldc, stride_c;
   int64_t batch;
   uint32_t flags; /**< the context's adnn_context_flag bits */
+  /** ABI 2.5: which of the plugin's GEMM implementations runs the call: 0, the
+   *  plugin's own choice; i >= 1, the implementation gemm_impl_name(dtype, i)
+   *  names (the core measured them and chose it: doc/tuning.md, "The plan-less
+   *  GEMM"). A plugin reads it only when struct_size covers it; an index it
+   *  does not know means its own choice. */
+  int32_t impl;
 } adnn_plugin_gemm_args;
 
 /* ---- DNN operations ------------------------------------------------------ */
@@ -762,6 +768,14 @@ typedef struct adnn_plugin {
    *  Ordered like plan_execute (a GPU plugin queues it on its stream). Must
    *  not allocate. plan_execute then receives `packed` as that input. */
   adnn_status (*plan_pack_weights)(adnn_plugin_plan *plan, const void *w, void *packed);
+  /** Optional (ABI 2.5). The stable name of the plugin's GEMM implementation
+   *  `impl` (1, 2, ...) for dtype, e.g. "engine" or "openblas"; NULL past the
+   *  last one. When it names two or more for a dtype, the core measures them
+   *  once per GEMM shape (on scratch buffers, within the context's tuning
+   *  budget), remembers the winner in the performance database and passes its
+   *  index in adnn_plugin_gemm_args.impl. The names must not change between
+   *  calls; the core may call it from any thread. */
+  const char *(*gemm_impl_name)(adnn_plugin_context *ctx, adnn_dtype dtype, int32_t impl);
 } adnn_plugin;
 
 /** The one exported symbol. `host_abi_version` is the core's
