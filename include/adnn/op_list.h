@@ -89,7 +89,7 @@
  *   flags       ADNN_OP_* flags.
  */
 #define ADNN_OP_LIST(X)                                                                   \
-  X(CONV2D, conv2d, 1, algorithm, "x, w[, bias]", "y", ADNN_OP_DTYPES_FLOAT,             \
+  X(CONV2D, conv2d, 1, algorithm, "x, w[, bias]", "y", ADNN_OP_DTYPES_FLOAT_LOWP,        \
     ADNN_OP_TUNABLE)                                                                      \
   X(POOL2D, pool2d, 2, ceil_mode, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                     \
   X(ACTIVATION, activation, 3, activation, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)            \

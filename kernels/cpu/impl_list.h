@@ -35,9 +35,12 @@
  * measured, see conv2d-winograd_f2x3.c); direct (F32, no im2col copy) is
  * preferred for the other filters larger than 1x1, where it measured faster
  * than im2col_gemm (doc/cpu.md); im2col_gemm runs any geometry of the packed
- * layouts; reference runs everything else, and F64. The tuner replaces this
+ * layouts; reference runs everything else, and F64. F16 and BF16 run "lowp"
+ * (widened to F32 for the F32 algorithm this order picks, one output
+ * rounding; conv2d-lowp.c), else the reference loops. The tuner replaces this
  * guess with measurements. */
 #define ADNN_CPU_CONV2D_IMPLS(X) \
+  X(conv2d, lowp)                \
   X(conv2d, depthwise_direct)    \
   X(conv2d, gemm_1x1)            \
   X(conv2d, winograd_f2x3)       \

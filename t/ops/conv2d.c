@@ -41,10 +41,16 @@ static void conv2d_set_dtype(harness_desc *hd, adnn_dtype dt) {
 /* The terms of each output's sum: C/G * R * S. */
 static harness_tolerance conv2d_tolerance(const harness_desc *hd, adnn_dtype dt) {
   const adnn_conv2d_desc *d = &hd->conv2d;
-  harness_tolerance t = harness_dot_tolerance(dt, d->w.dims[1] * d->w.dims[2] * d->w.dims[3]);
-  if (d->algorithm == ADNN_CONV2D_ALGO_WINOGRAD_F4X3)
+  const int64_t terms = d->w.dims[1] * d->w.dims[2] * d->w.dims[3];
+  harness_tolerance t = harness_dot_tolerance(dt, terms);
+  harness_tolerance f32 = harness_dot_tolerance(ADNN_DTYPE_F32, terms);
+  if (d->algorithm == ADNN_CONV2D_ALGO_WINOGRAD_F4X3) {
     t = harness_scale_tolerance(t, WINOGRAD_F4X3_ERROR_FACTOR);
-  return t;
+    f32 = harness_scale_tolerance(f32, WINOGRAD_F4X3_ERROR_FACTOR);
+  }
+  /* F16/BF16 (rounded inputs, F32 accumulation): the F32 bound plus one
+   * rounding of y (doc/numerics.md, "conv2d in F16/BF16"). */
+  return harness_lowp_tolerance(dt, t, f32, 1.0);
 }
 
 static void conv2d_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
@@ -229,6 +235,8 @@ static void conv_case(harness_suite *suite, const conv_spec *s) {
 
 #define F32 ADNN_DTYPE_F32
 #define F64 ADNN_DTYPE_F64
+#define F16 ADNN_DTYPE_F16
+#define BF16 ADNN_DTYPE_BF16
 #define A_RELU ADNN_ACTIVATION_RELU
 #define A_CLAMP ADNN_ACTIVATION_CLAMP
 #define A_GELU ADNN_ACTIVATION_GELU
@@ -359,6 +367,29 @@ static const conv_spec conv_specs[] = {
     {"3x3 dil2 s2 g2", 3, 4, 11, 10, 6, 3, 3, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 0, 0, 0, NHWC, F64},
     {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_CLAMP, -0.5, 0.5, PADDED, F64},
     {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F64},
+    /* F16 and BF16 (rounded inputs, F32 arithmetic, one rounding of y): the CPU's
+     * lowp path on each F32 algorithm it picks, the reference loops for the
+     * padded layout. */
+    {"1x1",      3, 5,  4,  6,  7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, F16},
+    {"1x1 resnet", 2, 64, 14, 14, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F16},
+    {"3x3",      2, 6,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_SILU, 0, 0, NCHW, F16},
+    {"3x3 big",  1, 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, F16},
+    {"3x3 s2 g2", 3, 8, 11, 10, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0, NHWC, F16},
+    {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F16},
+    {"dw 3x3 s2", 3, 16, 10, 10, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16, 1, A_CLAMP, 0, 6, NHWC, F16},
+    {"dw 5x5 odd", 2, 19, 11, 13, 19, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 19, 0, 0, 0, 0, NCHW, F16},
+    {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, PADDED, F16},
+    {"3x3 krsc", 2, 6,  5,  5,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_GELU, 0, 0, NCHW_KRSC, F16},
+    {"1x1",      3, 5,  4,  6,  7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, BF16},
+    {"1x1 resnet", 2, 64, 14, 14, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, BF16},
+    {"3x3",      2, 6,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_SILU, 0, 0, NCHW, BF16},
+    {"3x3 big",  1, 32, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, BF16},
+    {"3x3 s2 g2", 3, 8, 11, 10, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1, 0, 0, 0, NHWC, BF16},
+    {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, BF16},
+    {"dw 3x3 s2", 3, 16, 10, 10, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16, 1, A_CLAMP, 0, 6, NHWC, BF16},
+    {"dw 5x5 odd", 2, 19, 11, 13, 19, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 19, 0, 0, 0, 0, NCHW, BF16},
+    {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, PADDED, BF16},
+    {"3x3 krsc", 2, 6,  5,  5,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_GELU, 0, 0, NCHW_KRSC, BF16},
 };
 
 static void conv2d_cases(harness_suite *suite) {
