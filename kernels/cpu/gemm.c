@@ -118,25 +118,44 @@ static const adnn_cpu_gemm_ukr *ukr_for(int isa) {
   return NULL;
 }
 
-/* The block sizes (see doc/cpu.md):
- *  kc: the B micro-panel (kc x NR floats) fills about the L1 data cache, so
- *      that it stays there while the A micro-panels stream past it from L2
- *      (on the development machine's 48 KiB L1, kc = 384 for AVX-512 ran
- *      1024^3 1.05-1.1x faster per CPU-second than kc = 192, half of L1);
- *  mc: the packed A block (mc x kc) fills about a quarter of L2;
- *  nc: the packed B panel (kc x nc) about half of the core's L3 share. */
+/* The block sizes (see doc/cpu.md), as data: one row per microkernel.
+ *  kc: the B micro-panel (kc x NR floats) fills l1_pct percent of the L1
+ *      data cache, so that it stays there while the A micro-panels stream
+ *      past it from L2 and the C tile and the A stream still have room;
+ *  mc: the packed A block (mc x kc) fills l2_pct percent of L2;
+ *  nc: the packed B panel (kc x nc) l3_pct percent of the core's L3 share.
+ * AVX-512 (development machine, 48 KiB L1): kc = 384, the whole L1, ran
+ * 1024^3 1.05-1.1x faster per CPU-second than kc = 192. AVX2 (Zen3, 32 KiB
+ * L1): kc = 512 (the whole L1) against 256 and 384 at 1 thread, issue 15:
+ * 512 was as fast or faster on 1024^3, 256^3, 64 x 3136 x 256 and BERT's
+ * 128 x 2304 x 768 (doc/performance.md), so the row keeps the whole L1. */
+typedef struct blocking_row {
+  int mr, nr;            /* the microkernel the row is for */
+  int l1_pct, l2_pct, l3_pct;
+  int64_t kc_min, kc_max; /* clamps of kc */
+  int64_t mc_panels_max;  /* mc at most this many MR panels */
+} blocking_row;
+
+static const blocking_row blocking_table[] = {
+    {12, 32, 100, 25, 50, 128, 512, 80}, /* AVX-512 */
+    {6, 16, 100, 25, 50, 128, 512, 80},  /* AVX2 + FMA */
+};
+
 static void blocking_for(const adnn_cpu_gemm_ukr *u, adnn_cpu_gemm_blocking *bl) {
   pthread_once(&caches_once, detect_caches);
+  const blocking_row *r = &blocking_table[1];
+  for (size_t i = 0; i < sizeof blocking_table / sizeof blocking_table[0]; i++)
+    if (blocking_table[i].mr == u->mr && blocking_table[i].nr == u->nr) r = &blocking_table[i];
   bl->mr = u->mr;
   bl->nr = u->nr;
   bl->l1d = caches.l1d;
   bl->l2 = caches.l2;
   bl->l3 = caches.l3;
-  int64_t kc = caches.l1d / ((int64_t)u->nr * (int64_t)sizeof(float));
-  kc = clamp64(kc / 16 * 16, 128, 512);
-  int64_t mc = caches.l2 / 4 / (kc * (int64_t)sizeof(float));
-  mc = clamp64(mc / u->mr * u->mr, u->mr * 4, u->mr * 80);
-  int64_t nc = caches.l3 / 2 / (kc * (int64_t)sizeof(float));
+  int64_t kc = caches.l1d * r->l1_pct / 100 / ((int64_t)u->nr * (int64_t)sizeof(float));
+  kc = clamp64(kc / 16 * 16, r->kc_min, r->kc_max);
+  int64_t mc = caches.l2 * r->l2_pct / 100 / (kc * (int64_t)sizeof(float));
+  mc = clamp64(mc / u->mr * u->mr, u->mr * 4, u->mr * r->mc_panels_max);
+  int64_t nc = caches.l3 * r->l3_pct / 100 / (kc * (int64_t)sizeof(float));
   nc = clamp64(nc / u->nr * u->nr, u->nr * 8, 4096 / u->nr * u->nr);
   bl->kc = kc;
   bl->mc = mc;
@@ -277,11 +296,14 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
       const int64_t kk = j->k - pc < kc ? j->k - pc : kc;
       const float beta = pc == 0 ? j->beta : 1.0f;
       const int last = pc + kk >= j->k;
-      for (int64_t jr = 0; jr < nn; jr += NR) {
-        const int cols = nn - jr < NR ? (int)(nn - jr) : NR;
-        const float *src = j->tb ? j->b + (j0 + jr) * j->ldb + pc : j->b + pc * j->ldb + j0 + jr;
-        u->pack_b(j->tb, src, j->ldb, cols, kk, bp + jr * kk);
-      }
+      if (!j->tb && u->pack_b_rows)
+        u->pack_b_rows(j->b + pc * j->ldb + j0, j->ldb, nn, kk, bp);
+      else
+        for (int64_t jr = 0; jr < nn; jr += NR) {
+          const int cols = nn - jr < NR ? (int)(nn - jr) : NR;
+          const float *src = j->tb ? j->b + (j0 + jr) * j->ldb + pc : j->b + pc * j->ldb + j0 + jr;
+          u->pack_b(j->tb, src, j->ldb, cols, kk, bp + jr * kk);
+        }
       for (int64_t ic = 0; ic < mm; ic += mc) {
         const int64_t mi = mm - ic < mc ? mm - ic : mc;
         for (int64_t ir = 0; ir < mi; ir += MR) {
