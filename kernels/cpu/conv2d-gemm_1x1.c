@@ -15,6 +15,15 @@
  * GEMMs, for the reasons measured in conv2d-im2col_gemm.c: each tile's
  * epilogue stays on the core that wrote the tile, and GEMMs this thin split
  * poorly across OpenBLAS's threads.
+ *
+ * When there are too few tiles to keep every thread busy (batch 1 at 14x14
+ * or 7x7 makes one tile per image: ResNet-50's res4 and res5 layers ran on
+ * one of two threads, issue 15), the GEMM of each image and group is instead
+ * called from outside a pool task with one pack slice per thread: the engine
+ * then splits it over the pool itself, and the bias and activation run as
+ * its epilogue hook on each finished tile. Each element's sum is formed in
+ * the same order either way (gemm.h), so the two schedules give the same
+ * bits.
  */
 #include "config.h"
 
@@ -72,6 +81,8 @@ typedef struct state_1x1 {
   int64_t tiles; /* tiles per image (NCHW) or over all images (NHWC) */
   size_t pack_off;   /* where the GEMM pack slices start in the workspace */
   size_t pack_bytes; /* one thread's GEMM pack space */
+  int whole;         /* one threaded GEMM per image and group, not tile tasks */
+  int threads;       /* the pack slices the workspace holds */
 } state_1x1;
 
 static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -87,8 +98,14 @@ static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void 
   s->tile = pixels_per_tile(g, pixels);
   s->tiles = (pixels + s->tile - 1) / s->tile;
   /* The packed filters (when needed), then one GEMM pack slice per thread. */
-  s->pack_bytes = s->nhwc ? adnn_cpu_sgemm_pack_bytes(env->isa, s->tile, g->Kg, g->Cg)
-                          : adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, s->tile, g->Cg);
+  /* Tile tasks when there are at least two per thread (the pool balances
+   * them), else the engine's own split of each whole GEMM. */
+  const int64_t tasks = (s->nhwc ? 1 : g->N) * g->groups * s->tiles;
+  s->whole = env->threads > 1 && tasks < 2 * (int64_t)env->threads;
+  s->threads = env->threads;
+  const int64_t cols = s->whole ? pixels : s->tile;
+  s->pack_bytes = s->nhwc ? adnn_cpu_sgemm_pack_bytes(env->isa, cols, g->Kg, g->Cg)
+                          : adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, cols, g->Cg);
   size_t wbytes = s->ldw ? 0 : (size_t)(g->K * g->Cg * (int64_t)sizeof(float));
   s->pack_off = (wbytes + 63) / 64 * 64;
   *workspace_bytes = s->pack_off + s->pack_bytes * (size_t)env->threads;
@@ -149,6 +166,50 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
   }
 }
 
+/* The bias and activation as the engine's epilogue hook (the whole-GEMM
+ * schedule): NCHW tiles' rows are output channels, NHWC tiles' columns. */
+typedef struct epi_1x1 {
+  const adnn_cpu_act *act;
+  const float *bias; /* the group's first channel's, or NULL */
+  int nhwc;
+} epi_1x1;
+
+static void epi_1x1_fn(const void *arg, float *c, int64_t ldc, int64_t row0, int64_t col0,
+                       int64_t rows, int64_t cols) {
+  const epi_1x1 *e = arg;
+  for (int64_t i = 0; i < rows; i++) {
+    if (!e->nhwc)
+      adnn_cpu_epilogue_f32(e->act, c + i * ldc, (size_t)cols, e->bias ? e->bias[row0 + i] : 0.0f);
+    else if (e->bias)
+      adnn_cpu_epilogue_vec_f32(e->act, c + i * ldc, (size_t)cols, e->bias + col0);
+    else
+      adnn_cpu_epilogue_f32(e->act, c + i * ldc, (size_t)cols, 0.0f);
+  }
+}
+
+/* The whole-GEMM schedule: per image (NCHW) and group, one GEMM over all the
+ * pixels, threaded by the engine over the pool (one pack slice per thread). */
+static void run_whole(const job_1x1 *j) {
+  const adnn_plugin_conv2d *g = j->g;
+  const state_1x1 *s = j->s;
+  const adnn_cpu_gemm_pack pack = {j->packs, s->pack_bytes, s->threads};
+  const int64_t hw = g->H * g->W, total = g->N * hw;
+  for (int64_t ng = 0; ng < (s->nhwc ? 1 : g->N) * g->groups; ng++) {
+    const int64_t gr = ng % g->groups, n = ng / g->groups;
+    epi_1x1 e = {&s->act, j->bias ? j->bias + gr * g->Kg : NULL, s->nhwc};
+    const adnn_cpu_gemm_epilogue epi = {epi_1x1_fn, &e};
+    const adnn_cpu_gemm_epilogue *ep = s->epilogue ? &epi : NULL;
+    if (s->nhwc)
+      adnn_cpu_sgemm_ws(s->isa, 0, 1, total, g->Kg, g->Cg, 1.0f, j->x + gr * g->Cg, g->C,
+                        j->w + gr * g->Kg * j->ldw, j->ldw, 0.0f, j->y + gr * g->Kg, g->K, ep,
+                        &pack);
+    else
+      adnn_cpu_sgemm_ws(s->isa, 0, 0, g->Kg, hw, g->Cg, 1.0f, j->w + gr * g->Kg * j->ldw, j->ldw,
+                        j->x + (n * g->C + gr * g->Cg) * hw, hw, 0.0f,
+                        j->y + (n * g->K + gr * g->Kg) * hw, hw, ep, &pack);
+  }
+}
+
 /* Inputs {x, w} or {x, w, bias}. */
 static void gemm_1x1_run(const void *problem, const void *state, const void *const *inputs,
                          void *const *outputs, void *workspace) {
@@ -162,7 +223,9 @@ static void gemm_1x1_run(const void *problem, const void *state, const void *con
     j.w = workspace;
     j.ldw = g->Cg;
   }
-  if (s->nhwc)
+  if (s->whole)
+    run_whole(&j);
+  else if (s->nhwc)
     adnn_cpu_parallel_for(j.tiles * g->groups, 1, nhwc_task, &j);
   else
     adnn_cpu_parallel_for(g->N * g->groups * j.tiles, 1, nchw_task, &j);
