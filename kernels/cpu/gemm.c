@@ -259,11 +259,39 @@ typedef struct gemm_job {
   float *c;
   const adnn_cpu_gemm_epilogue *epi;
   const adnn_cpu_gemm_pack *pack; /* NULL: pack buffers from the free list */
+  const float *apk;       /* pre-packed op(A) (adnn_cpu_sgemm_pack_a), or NULL */
+  int64_t mpad;           /* m rounded up to MR: the packed A's rows */
   int64_t mb, nb;         /* task tile */
   int64_t mtiles, ntiles; /* tasks = mtiles * ntiles */
 } gemm_job;
 
 static void openblas_block(const gemm_job *j, int64_t i0, int64_t j0, int64_t mm, int64_t nn);
+
+/* A block of C from a pre-packed A when no pack buffer could be had (memory
+ * exhausted): a plain loop, each sum in k order. */
+static void packed_a_block_plain(const gemm_job *j, int64_t i0, int64_t j0, int64_t mm,
+                                 int64_t nn) {
+  const int64_t MR = j->u->mr, kc = j->bl.kc;
+  for (int64_t i = i0; i < i0 + mm; i++)
+    for (int64_t x = j0; x < j0 + nn; x++) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < j->k; p++) {
+        const int64_t pc = p / kc * kc, kk = j->k - pc < kc ? j->k - pc : kc;
+        const float av = j->apk[pc * j->mpad + i / MR * MR * kk + (p - pc) * MR + i % MR];
+        const float bv = j->tb ? j->b[x * j->ldb + p] : j->b[p * j->ldb + x];
+        sum += av * bv;
+      }
+      float *cv = j->c + i * j->ldc + x;
+      *cv = j->beta == 0.0f ? j->alpha * sum : j->alpha * sum + j->beta * *cv;
+    }
+  if (j->epi)
+    for (int64_t i = 0; i < mm; i += ADNN_CPU_GEMM_TILE_MAX)
+      for (int64_t x = 0; x < nn; x += ADNN_CPU_GEMM_TILE_MAX) {
+        int64_t r = mm - i < ADNN_CPU_GEMM_TILE_MAX ? mm - i : ADNN_CPU_GEMM_TILE_MAX;
+        int64_t q = nn - x < ADNN_CPU_GEMM_TILE_MAX ? nn - x : ADNN_CPU_GEMM_TILE_MAX;
+        j->epi->fn(j->epi->arg, j->c + (i0 + i) * j->ldc + j0 + x, j->ldc, i0 + i, j0 + x, r, q);
+      }
+}
 
 static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const gemm_job *j = arg;
@@ -288,10 +316,14 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
     const int64_t mm = j->m - i0 < j->mb ? j->m - i0 : j->mb;
     const int64_t nn = j->n - j0 < j->nb ? j->n - j0 : j->nb;
     if (!buf) {
-      openblas_block(j, i0, j0, mm, nn);
+      if (j->apk)
+        packed_a_block_plain(j, i0, j0, mm, nn);
+      else
+        openblas_block(j, i0, j0, mm, nn);
       continue;
     }
-    float *bp = buf->data, *ap = buf->data + kmax * nb_pad;
+    float *bp = buf->data, *apbuf = buf->data + kmax * nb_pad;
+    const float *ap = apbuf;
     for (int64_t pc = 0; pc < j->k; pc += kc) {
       const int64_t kk = j->k - pc < kc ? j->k - pc : kc;
       const float beta = pc == 0 ? j->beta : 1.0f;
@@ -306,11 +338,14 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
         }
       for (int64_t ic = 0; ic < mm; ic += mc) {
         const int64_t mi = mm - ic < mc ? mm - ic : mc;
-        for (int64_t ir = 0; ir < mi; ir += MR) {
+        /* i0 and ic are whole panels (mb and mc are multiples of MR), so a
+         * pre-packed A's block is read where it lies. */
+        if (j->apk) ap = j->apk + pc * j->mpad + (i0 + ic) * kk;
+        for (int64_t ir = 0; ir < mi && !j->apk; ir += MR) {
           const int rows = mi - ir < MR ? (int)(mi - ir) : MR;
           const int64_t row = i0 + ic + ir;
           const float *src = j->ta ? j->a + pc * j->lda + row : j->a + row * j->lda + pc;
-          u->pack_a(j->ta, src, j->lda, rows, kk, ap + ir * kk);
+          u->pack_a(j->ta, src, j->lda, rows, kk, apbuf + ir * kk);
         }
         for (int64_t jr = 0; jr < nn; jr += NR) {
           const int cols = nn - jr < NR ? (int)(nn - jr) : NR;
@@ -449,7 +484,8 @@ adnn_cpu_sgemm_impl adnn_cpu_sgemm_choose(int isa, int ta, int tb, int64_t m, in
 static void sgemm_run(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int64_t m, int64_t n,
                       int64_t k, float alpha, const float *a, int64_t lda, const float *b,
                       int64_t ldb, float beta, float *c, int64_t ldc,
-                      const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack) {
+                      const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack,
+                      const float *apk) {
   if (m <= 0 || n <= 0) return;
   if (epilogue && !epilogue->fn) epilogue = NULL;
   if (k <= 0 || alpha == 0.0f) {
@@ -461,9 +497,18 @@ static void sgemm_run(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int64_t
                 .beta = beta, .a = a, .b = b, .lda = lda, .ldb = ldb, .ldc = ldc, .c = c,
                 .epi = epilogue, .pack = pack};
   j.u = impl == ADNN_CPU_SGEMM_ENGINE ? ukr_for(isa) : NULL;
-  if (j.u && pack &&
-      (!pack->base || pack->slices < 1 || pack->slice_bytes < adnn_cpu_sgemm_pack_bytes(isa, m, n, k)))
+  const int small_pack = pack && (!pack->base || pack->slices < 1 ||
+                                  pack->slice_bytes < adnn_cpu_sgemm_pack_bytes(isa, m, n, k));
+  if (apk) {
+    /* A pre-packed A needs the engine; too small a pack space (a caller's
+     * bug) takes the free list's buffers instead. */
+    if (!j.u) return; /* no microkernel: no packed form exists (packed_a_bytes was 0) */
+    j.apk = apk;
+    j.mpad = (m + j.u->mr - 1) / j.u->mr * j.u->mr;
+    if (small_pack) j.pack = pack = NULL;
+  } else if (j.u && small_pack) {
     j.u = NULL; /* too small a pack space (a caller's bug): OpenBLAS, which needs none */
+  }
   if (!j.u) {
     j.mb = m;
     j.nb = n;
@@ -486,14 +531,14 @@ void adnn_cpu_sgemm_with(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int6
                          int64_t k, float alpha, const float *a, int64_t lda, const float *b,
                          int64_t ldb, float beta, float *c, int64_t ldc,
                          const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack) {
-  sgemm_run(impl, isa, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue, pack);
+  sgemm_run(impl, isa, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue, pack, NULL);
 }
 
 void adnn_cpu_sgemm(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue) {
   sgemm_run(adnn_cpu_sgemm_choose(isa, ta, tb, m, n, k), isa, ta, tb, m, n, k, alpha, a, lda, b,
-            ldb, beta, c, ldc, epilogue, NULL);
+            ldb, beta, c, ldc, epilogue, NULL, NULL);
 }
 
 void adnn_cpu_sgemm_ws(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
@@ -501,5 +546,39 @@ void adnn_cpu_sgemm_ws(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k,
                        float *c, int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue,
                        const adnn_cpu_gemm_pack *pack) {
   sgemm_run(adnn_cpu_sgemm_choose(isa, ta, tb, m, n, k), isa, ta, tb, m, n, k, alpha, a, lda, b,
-            ldb, beta, c, ldc, epilogue, pack);
+            ldb, beta, c, ldc, epilogue, pack, NULL);
+}
+
+/* ---- Pre-packed A ------------------------------------------------------------ */
+
+size_t adnn_cpu_sgemm_packed_a_bytes(int isa, int64_t m, int64_t k) {
+  const adnn_cpu_gemm_ukr *u = ukr_for(isa);
+  if (!u || m <= 0 || k <= 0) return 0;
+  const int64_t mpad = (m + u->mr - 1) / u->mr * u->mr;
+  return ((size_t)(mpad * k) * sizeof(float) + 63) / 64 * 64;
+}
+
+void adnn_cpu_sgemm_pack_a(int isa, int ta, int64_t m, int64_t k, const float *a, int64_t lda,
+                           float *packed) {
+  const adnn_cpu_gemm_ukr *u = ukr_for(isa);
+  if (!u || m <= 0 || k <= 0) return;
+  adnn_cpu_gemm_blocking bl;
+  blocking_for(u, &bl);
+  const int64_t MR = u->mr, mpad = (m + MR - 1) / MR * MR;
+  for (int64_t pc = 0; pc < k; pc += bl.kc) {
+    const int64_t kk = k - pc < bl.kc ? k - pc : bl.kc;
+    for (int64_t i = 0; i < m; i += MR) {
+      const int rows = m - i < MR ? (int)(m - i) : (int)MR;
+      const float *src = ta ? a + pc * lda + i : a + i * lda + pc;
+      u->pack_a(ta != 0, src, lda, rows, kk, packed + pc * mpad + i * kk);
+    }
+  }
+}
+
+void adnn_cpu_sgemm_ws_packed_a(int isa, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float *apacked, const float *b, int64_t ldb, float beta,
+                                float *c, int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue,
+                                const adnn_cpu_gemm_pack *pack) {
+  sgemm_run(ADNN_CPU_SGEMM_ENGINE, isa, 0, tb, m, n, k, alpha, NULL, 0, b, ldb, beta, c, ldc,
+            epilogue, pack, apacked);
 }
