@@ -421,6 +421,36 @@ static void packed_a_checks(int isa, const char *isa_name) {
      isa_name, adnn_cpu_parallel_threads());
 }
 
+/* The half-width edge kernel (tiles of at most NR / 2 columns) forms each
+ * sum as the full kernel does: columns NR .. NR + 4 of a call with n = NR + 5
+ * (an edge tile of 5 columns) equal, bit for bit, the same columns computed
+ * inside a full-width tile (B shifted by NR / 2 columns, n = NR / 2 + 5), for
+ * beta 0 and 1 and k above kc. */
+static void half_tile_checks(int isa, const char *isa_name) {
+  adnn_cpu_gemm_blocking bl;
+  adnn_cpu_sgemm_blocking(isa, &bl);
+  const int64_t nr = bl.nr, m = 2 * bl.mr + 3, n = nr + 5, k = bl.kc + 9, ldb = n, ldc = n;
+  tap_rng r = tap_rng_seed(seed_counter++);
+  float *a = malloc((size_t)(m * k) * sizeof(float)), *b = malloc((size_t)(k * n) * sizeof(float));
+  float *c1 = malloc((size_t)(m * ldc) * sizeof(float)), *c2 = malloc((size_t)(m * ldc) * sizeof(float));
+  int good = a && b && c1 && c2;
+  for (int beta1 = 0; beta1 < 2 && good; beta1++) {
+    for (int64_t i = 0; i < m * k; i++) a[i] = (float)tap_rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < k * n; i++) b[i] = (float)tap_rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < m * ldc; i++) c1[i] = (float)tap_rng_uniform(&r, -1, 1);
+    memcpy(c2, c1, (size_t)(m * ldc) * sizeof(float));
+    const float beta = beta1 ? 1.0f : 0.0f;
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, m, n, k, 0.75f, a, k, b, ldb, beta, c1,
+                        ldc, NULL, NULL);
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, m, nr / 2 + 5, k, 0.75f, a, k,
+                        b + nr / 2, ldb, beta, c2 + nr / 2, ldc, NULL, NULL);
+    for (int64_t i = 0; i < m; i++)
+      good &= memcmp(c1 + i * ldc + nr, c2 + i * ldc + nr, 5 * sizeof(float)) == 0;
+  }
+  free(a), free(b), free(c1), free(c2);
+  ok(good, "%s: an edge tile of at most NR / 2 columns gives the full tile's bits", isa_name);
+}
+
 typedef struct in_task_arg {
   int isa;
   adnn_cpu_sgemm_impl chosen;
@@ -462,6 +492,7 @@ int main(void) {
       blocks(levels[l].isa, levels[l].name, 1, 4);
       degenerate(levels[l].isa, levels[l].name);
       packed_a_checks(levels[l].isa, levels[l].name);
+      half_tile_checks(levels[l].isa, levels[l].name);
     }
   int started = adnn_cpu_parallel_init(2);
   if (started < 2) diag("the pool started %d thread(s) only", started);

@@ -353,7 +353,11 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
             const int rows = mi - ir < MR ? (int)(mi - ir) : MR;
             const int64_t row = i0 + ic + ir, col = j0 + jr;
             float *ct = j->c + row * j->ldc + col;
-            u->kernel(kk, ap + ir * kk, bp + jr * kk, ct, j->ldc, rows, cols, j->alpha, beta);
+            if (cols <= NR / 2 && u->kernel_half)
+              u->kernel_half(kk, ap + ir * kk, bp + jr * kk, ct, j->ldc, rows, cols, j->alpha,
+                             beta);
+            else
+              u->kernel(kk, ap + ir * kk, bp + jr * kk, ct, j->ldc, rows, cols, j->alpha, beta);
             if (last && j->epi) j->epi->fn(j->epi->arg, ct, j->ldc, row, col, rows, cols);
           }
         }

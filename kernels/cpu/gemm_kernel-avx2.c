@@ -99,6 +99,43 @@ TARGET static void kernel_6x16(int64_t kc, const float *restrict ap, const float
   ROWS(STORE_ROW_MASKED)
 }
 
+/* The edge tile of at most 8 columns (n = 49 leaves one column in the last
+ * 16-column panel: the full kernel would spend 12 FMAs per step of k on it,
+ * this one 6). Six accumulators, one per row, summed in the same order as in
+ * kernel_6x16, so the bits are the same; six chains do not hide the FMA
+ * latency as twelve do, but cost two thirds of the full kernel's time. */
+#define FMA_HALF(i) acc##i = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + (i)), b0, acc##i);
+#define DECL_HALF(i) __m256 acc##i = _mm256_setzero_ps();
+#define STORE_HALF(i)                                                          \
+  if ((i) < rows) {                                                            \
+    float *ci = c + (int64_t)(i) * ldc;                                        \
+    __m256 v = _mm256_mul_ps(va, acc##i);                                      \
+    if (full) {                                                                \
+      if (beta != 0.0f) v = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci), v);       \
+      _mm256_storeu_ps(ci, v);                                                 \
+    } else {                                                                   \
+      if (beta != 0.0f) v = _mm256_fmadd_ps(vb, _mm256_maskload_ps(ci, m0), v); \
+      _mm256_maskstore_ps(ci, m0, v);                                          \
+    }                                                                          \
+  }
+
+TARGET static void kernel_6x8(int64_t kc, const float *restrict ap, const float *restrict bp,
+                              float *c, int64_t ldc, int rows, int cols, float alpha,
+                              float beta) {
+  ROWS(DECL_HALF)
+  ROWS(PREFETCH_C)
+  for (int64_t p = 0; p < kc; p++) {
+    const __m256 b0 = _mm256_loadu_ps(bp);
+    ROWS(FMA_HALF)
+    ap += MR;
+    bp += NR;
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  const __m256i m0 = lanes(cols);
+  const int full = cols == 8;
+  ROWS(STORE_HALF)
+}
+
 /* Rows of op(A) into a panel of MR (ap[p * MR + i]). */
 TARGET static void pack_a(int ta, const float *a, int64_t lda, int rows, int64_t kc, float *ap) {
   if (ta) {
@@ -202,8 +239,8 @@ TARGET static void pack_b_rows(const float *b, int64_t ldb, int64_t cols, int64_
 }
 
 const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx2 = {MR, NR, kernel_6x16, pack_a, pack_b,
-                                                  pack_b_rows};
+                                                  pack_b_rows, kernel_6x8};
 
 #else
-const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx2 = {0, 0, 0, 0, 0, 0};
+const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx2 = {0, 0, 0, 0, 0, 0, 0};
 #endif

@@ -38,6 +38,13 @@ typedef struct adnn_cpu_gemm_ukr {
    *  reads are long contiguous runs rather than one short run per row and
    *  panel (a page apart when ldb is an NCHW image's pixel count). */
   void (*pack_b_rows)(const float *b, int64_t ldb, int64_t cols, int64_t kc, float *bp);
+  /** Optional (NULL: kernel serves every tile): the kernel for an edge tile
+   *  of at most NR / 2 columns, on the same packed panels (it reads only the
+   *  first NR / 2 floats of each B panel row). Each element's sum is formed
+   *  in the same order as kernel forms it, so the bits do not depend on which
+   *  of the two a tile takes. */
+  void (*kernel_half)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+                      int rows, int cols, float alpha, float beta);
 } adnn_cpu_gemm_ukr;
 
 /** 12 x 32 tile (24 ZMM accumulators), gemm_kernel-avx512.c. */
