@@ -1,6 +1,7 @@
-/* The CPU direct conv2d kernel (kernels/cpu/conv2d-direct.c) below the public
- * API, for what the conformance harness cannot reach: its weight-prepacking
- * slots. No public call sets weights_prepacked yet, so this test plays the
+/* The CPU direct conv2d kernel (kernels/cpu/conv2d-direct.c), gemm_1x1 and
+ * im2col_gemm (whose NCHW packed forms are the GEMM engine's A panels) below
+ * the public API, for what the conformance harness
+ * cannot reach: their weight-prepacking slots. No public call sets weights_prepacked yet, so this test plays the
  * plugin: per shape and instruction set it runs the kernel once on the
  * user's filters (weights_prepacked 0, run reorders them itself) and once on
  * the buffer pack_weights wrote (weights_prepacked 1), requires the two
@@ -22,13 +23,28 @@
 typedef struct shape {
   int64_t n, c, h, w, k, r, s, sh, sw, pt, pb, pl, pr, dh, dw, g;
   int nhwc, bias;
+  int impl; /* the implementation: 0 direct, 1 gemm_1x1, 2 im2col_gemm */
 } shape;
 
 static const shape shapes[] = {
-    /* n  c   h   w   k  r  s sh sw pt pb pl pr dh dw g nhwc bias */
-    {2, 3, 17, 19, 20, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 1},
-    {1, 12, 9, 11, 18, 3, 3, 1, 2, 1, 0, 2, 1, 1, 2, 3, 1, 1},
-    {2, 16, 7, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},
+    /* n  c   h   w   k  r  s sh sw pt pb pl pr dh dw g nhwc bias impl */
+    {2, 3, 17, 19, 20, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 1, 0},
+    {1, 12, 9, 11, 18, 3, 3, 1, 2, 1, 0, 2, 1, 1, 2, 3, 1, 1, 0},
+    {2, 16, 7, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0},
+    /* gemm_1x1: one image (the engine splits each GEMM over the threads),
+     * Cg above the AVX2 k block (512), tile tasks with groups, and NHWC
+     * (no packed form: the copy). */
+    {1, 64, 14, 14, 97, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1},
+    {1, 1100, 7, 7, 30, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1},
+    {3, 40, 23, 29, 26, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 0, 1, 1},
+    {2, 16, 9, 9, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1},
+    /* im2col_gemm: 3x3 with padding and groups, stride 2 with k above the
+     * AVX2 k block (64 * 9 = 576), a 1x1 (x itself is the B operand), and
+     * NHWC (no packed form: the copy). */
+    {2, 12, 11, 13, 22, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 0, 1, 2},
+    {1, 64, 15, 14, 19, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1, 1, 0, 0, 2},
+    {1, 24, 6, 7, 33, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 2},
+    {2, 8, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2},
 };
 
 /* A packed 4-d F32 descriptor [d0, d1, d2, d3], NCHW order or NHWC order. */
@@ -77,7 +93,9 @@ static void check(const shape *sp, size_t index, int threads) {
     g.bias.strides[0] = 1;
   }
   g.activation.kind = ADNN_ACTIVATION_RELU;
-  g.algorithm = ADNN_CONV2D_ALGO_DIRECT;
+  g.algorithm = sp->impl == 1   ? ADNN_CONV2D_ALGO_GEMM_1X1
+                : sp->impl == 2 ? ADNN_CONV2D_ALGO_IM2COL_GEMM
+                                : ADNN_CONV2D_ALGO_DIRECT;
 
   const int64_t nx = g.N * g.C * g.H * g.W, nw = g.K * g.Cg * g.R * g.S, ny = g.N * g.K * g.P * g.Q;
   float *x = alloc64((size_t)nx * 4), *w = alloc64((size_t)nw * 4), *b = alloc64((size_t)g.K * 4);
@@ -113,14 +131,16 @@ static void check(const shape *sp, size_t index, int threads) {
 
   static const char *const isa_names[ADNN_CPU_ISA_COUNT] = {"base", "avx2", "avx512"};
   const adnn_cpu_features *feat = adnn_cpu_features_get();
-  const adnn_cpu_impl *impl = &adnn_cpu_conv2d_direct;
+  const adnn_cpu_impl *impl = sp->impl == 1   ? &adnn_cpu_conv2d_gemm_1x1
+                              : sp->impl == 2 ? &adnn_cpu_conv2d_im2col_gemm
+                                              : &adnn_cpu_conv2d_direct;
   for (int isa = 0; isa < ADNN_CPU_ISA_COUNT; isa++) {
     const int usable = isa == ADNN_CPU_ISA_BASE     ? 1
                        : isa == ADNN_CPU_ISA_AVX2   ? feat->avx2 && feat->fma
                                                     : feat->avx512f;
     char what[120];
-    snprintf(what, sizeof what, "shape %zu (%s) %s", index, sp->nhwc ? "nhwc" : "nchw",
-             isa_names[isa]);
+    snprintf(what, sizeof what, "shape %zu (%s, %s) %s", index, impl->name,
+             sp->nhwc ? "nhwc" : "nchw", isa_names[isa]);
     if (!usable) {
       char why[200];
       snprintf(why, sizeof why, "%s: the CPU lacks the instruction set", what);
@@ -147,12 +167,30 @@ static void check(const shape *sp, size_t index, int threads) {
     memset(state1, 0, sizeof state1);
     size_t ws1 = 0;
     impl->reshape(&gp, &env, state1, &ws1);
-    ok(ws1 < ws0, "%s: prepacking shrinks the workspace (%zu < %zu bytes)", what, ws1, ws0);
-    const size_t pbytes = impl->packed_weights_size(&gp, state1);
-    ok(pbytes >= (size_t)nw * 4, "%s: packed size %zu bytes", what, pbytes);
-    float *packed = alloc64(pbytes);
-    memset(packed, 0xff, pbytes); /* NaN everywhere pack_weights does not write */
-    impl->pack_weights(&gp, state1, w, packed);
+    /* direct reorders w into its workspace when not prepacked; the GEMM
+     * paths' workspaces (pack space, columns) do not depend on it. */
+    if (sp->impl)
+      ok(ws1 <= ws0, "%s: prepacking does not grow the workspace (%zu <= %zu bytes)", what, ws1,
+         ws0);
+    else
+      ok(ws1 < ws0, "%s: prepacking shrinks the workspace (%zu < %zu bytes)", what, ws1, ws0);
+    size_t pbytes = impl->packed_weights_size(&gp, state1);
+    /* gemm_1x1 and im2col_gemm have a packed form only in NCHW with an
+     * engine microkernel (AVX2, AVX-512); elsewhere they answer 0 and the
+     * plugin copies w. */
+    const int own_form = !sp->impl || (!sp->nhwc && isa != ADNN_CPU_ISA_BASE);
+    if (own_form)
+      ok(pbytes >= (size_t)nw * 4, "%s: packed size %zu bytes", what, pbytes);
+    else
+      ok(pbytes == 0, "%s: no packed form of its own (%zu bytes): the plugin's copy", what,
+         pbytes);
+    float *packed = alloc64(pbytes ? pbytes : (size_t)nw * 4);
+    if (pbytes) {
+      memset(packed, 0xff, pbytes); /* NaN everywhere pack_weights does not write */
+      impl->pack_weights(&gp, state1, w, packed);
+    } else {
+      memcpy(packed, w, (size_t)nw * 4);
+    }
     void *work1 = alloc64(ws1);
     for (int64_t i = 0; i < ny; i++) y1[i] = NAN;
     const void *in1[3] = {x, packed, b};

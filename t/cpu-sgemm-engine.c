@@ -345,6 +345,112 @@ static void pack_space_checks(int isa, const char *isa_name) {
      isa_name);
 }
 
+/* Pre-packed A (adnn_cpu_sgemm_pack_a + adnn_cpu_sgemm_ws_packed_a): the
+ * same bits as the engine packing A itself (which run_case checks against
+ * the double-precision reference), with and without an epilogue, with the
+ * caller's pack space and with one too small (the free list then serves);
+ * the packer writes exactly adnn_cpu_sgemm_packed_a_bytes (a guard after it
+ * survives) and the packed call never reads the original A (it is NaN by
+ * then). */
+static int packed_a_case(int isa, const gcase *g, int with_epilogue, int small_pack) {
+  tap_rng r = tap_rng_seed(seed_counter++);
+  const int64_t arows = g->ta ? g->k : g->m, acols = g->ta ? g->m : g->k;
+  const int64_t brows = g->tb ? g->n : g->k, bcols = g->tb ? g->k : g->n;
+  const int64_t lda = acols + g->pad, ldb = bcols + g->pad, ldc = g->n + g->pad;
+  const size_t apk_bytes = adnn_cpu_sgemm_packed_a_bytes(isa, g->m, g->k);
+  const size_t slice = adnn_cpu_sgemm_pack_bytes(isa, g->m, g->n, g->k);
+  const int threads = adnn_cpu_parallel_threads();
+  float *a = malloc((size_t)(arows * lda) * sizeof(float));
+  float *b = malloc((size_t)(brows * ldb) * sizeof(float));
+  float *c1 = malloc((size_t)(g->m * ldc) * sizeof(float));
+  float *c2 = malloc((size_t)(g->m * ldc) * sizeof(float));
+  float *bias = malloc((size_t)g->n * sizeof(float));
+  int *visits = calloc((size_t)(g->m * g->n), sizeof(int));
+  unsigned char *apk = aligned_alloc(64, apk_bytes + PACK_GUARD);
+  unsigned char *space = aligned_alloc(64, slice * (size_t)threads + 64);
+  int good = a && b && c1 && c2 && bias && visits && apk && space && apk_bytes % 64 == 0 &&
+             apk_bytes > 0;
+  if (good) {
+    for (int64_t i = 0; i < arows * lda; i++) a[i] = (float)tap_rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < brows * ldb; i++) b[i] = (float)tap_rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < g->m * ldc; i++) c1[i] = (float)tap_rng_uniform(&r, -1, 1);
+    memcpy(c2, c1, (size_t)(g->m * ldc) * sizeof(float));
+    for (int64_t j = 0; j < g->n; j++) bias[j] = (float)tap_rng_uniform(&r, -1, 1);
+    epi_check e = {bias, visits, ldc, g->m, g->n, 0};
+    adnn_cpu_gemm_epilogue epi = {epi_fn, &e};
+    adnn_cpu_gemm_pack pack = {space, slice, threads};
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, g->ta, g->tb, g->m, g->n, g->k, g->alpha, a,
+                        lda, b, ldb, g->beta, c1, ldc, with_epilogue ? &epi : NULL, &pack);
+    if (small_pack) pack.slice_bytes = slice / 2;
+    memset(visits, 0, (size_t)(g->m * g->n) * sizeof(int));
+    memset(apk, pack_pattern, apk_bytes + PACK_GUARD);
+    adnn_cpu_sgemm_pack_a(isa, g->ta, g->m, g->k, a, lda, (float *)apk);
+    for (size_t i = apk_bytes; i < apk_bytes + PACK_GUARD; i++) good &= apk[i] == pack_pattern;
+    for (int64_t i = 0; i < arows * lda; i++) a[i] = NAN;
+    adnn_cpu_sgemm_ws_packed_a(isa, g->tb, g->m, g->n, g->k, g->alpha, (const float *)apk, b,
+                               ldb, g->beta, c2, ldc, with_epilogue ? &epi : NULL, &pack);
+    good &= memcmp(c1, c2, (size_t)(g->m * ldc) * sizeof(float)) == 0 && !e.bad_tile;
+    if (with_epilogue)
+      for (int64_t i = 0; i < g->m * g->n; i++) good &= visits[i] == 1;
+    if (!good)
+      diag("packed A: ta=%d tb=%d m=%lld n=%lld k=%lld epilogue=%d small pack=%d differs", g->ta,
+           g->tb, (long long)g->m, (long long)g->n, (long long)g->k, with_epilogue, small_pack);
+  }
+  free(a), free(b), free(c1), free(c2), free(bias), free(visits), free(apk), free(space);
+  return good;
+}
+
+static void packed_a_checks(int isa, const char *isa_name) {
+  adnn_cpu_gemm_blocking bl;
+  adnn_cpu_sgemm_blocking(isa, &bl);
+  const gcase list[] = {
+      {0, 0, 1, 1, 1, 1.0f, 0.0f, 0},
+      {0, 0, 64, 3136 / 4, 64, 1.0f, 0.0f, 0},
+      {0, 0, 2 * bl.mc + bl.mr + 1, 49, 2 * bl.kc + 7, 1.0f, 0.0f, 3},
+      {1, 0, 37, 130, bl.kc + 1, -0.5f, 1.0f, 1},
+      {0, 1, 19, 45, 31, 1.0f, 0.25f, 2},
+      {1, 1, bl.mc + 5, bl.nc + bl.nr + 3, 9, 2.0f, 0.0f, 0},
+  };
+  int good = adnn_cpu_sgemm_packed_a_bytes(ADNN_CPU_ISA_BASE, 64, 64) == 0 &&
+             adnn_cpu_sgemm_packed_a_bytes(isa, 0, 64) == 0 &&
+             adnn_cpu_sgemm_packed_a_bytes(isa, 64, 0) == 0;
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+    for (int mode = 0; mode < 3; mode++)
+      good &= packed_a_case(isa, &list[i], mode != 0, mode == 2);
+  ok(good, "%s, %d thread(s): pre-packed A gives the engine's bits (epilogue, small pack space)",
+     isa_name, adnn_cpu_parallel_threads());
+}
+
+/* The half-width edge kernel (tiles of at most NR / 2 columns) forms each
+ * sum as the full kernel does: columns NR .. NR + 4 of a call with n = NR + 5
+ * (an edge tile of 5 columns) equal, bit for bit, the same columns computed
+ * inside a full-width tile (B shifted by NR / 2 columns, n = NR / 2 + 5), for
+ * beta 0 and 1 and k above kc. */
+static void half_tile_checks(int isa, const char *isa_name) {
+  adnn_cpu_gemm_blocking bl;
+  adnn_cpu_sgemm_blocking(isa, &bl);
+  const int64_t nr = bl.nr, m = 2 * bl.mr + 3, n = nr + 5, k = bl.kc + 9, ldb = n, ldc = n;
+  tap_rng r = tap_rng_seed(seed_counter++);
+  float *a = malloc((size_t)(m * k) * sizeof(float)), *b = malloc((size_t)(k * n) * sizeof(float));
+  float *c1 = malloc((size_t)(m * ldc) * sizeof(float)), *c2 = malloc((size_t)(m * ldc) * sizeof(float));
+  int good = a && b && c1 && c2;
+  for (int beta1 = 0; beta1 < 2 && good; beta1++) {
+    for (int64_t i = 0; i < m * k; i++) a[i] = (float)tap_rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < k * n; i++) b[i] = (float)tap_rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < m * ldc; i++) c1[i] = (float)tap_rng_uniform(&r, -1, 1);
+    memcpy(c2, c1, (size_t)(m * ldc) * sizeof(float));
+    const float beta = beta1 ? 1.0f : 0.0f;
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, m, n, k, 0.75f, a, k, b, ldb, beta, c1,
+                        ldc, NULL, NULL);
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, m, nr / 2 + 5, k, 0.75f, a, k,
+                        b + nr / 2, ldb, beta, c2 + nr / 2, ldc, NULL, NULL);
+    for (int64_t i = 0; i < m; i++)
+      good &= memcmp(c1 + i * ldc + nr, c2 + i * ldc + nr, 5 * sizeof(float)) == 0;
+  }
+  free(a), free(b), free(c1), free(c2);
+  ok(good, "%s: an edge tile of at most NR / 2 columns gives the full tile's bits", isa_name);
+}
+
 typedef struct in_task_arg {
   int isa;
   adnn_cpu_sgemm_impl chosen;
@@ -385,6 +491,8 @@ int main(void) {
       blocks(levels[l].isa, levels[l].name, 1, 0);
       blocks(levels[l].isa, levels[l].name, 1, 4);
       degenerate(levels[l].isa, levels[l].name);
+      packed_a_checks(levels[l].isa, levels[l].name);
+      half_tile_checks(levels[l].isa, levels[l].name);
     }
   int started = adnn_cpu_parallel_init(2);
   if (started < 2) diag("the pool started %d thread(s) only", started);
@@ -396,6 +504,7 @@ int main(void) {
       blocks(levels[l].isa, levels[l].name, started, 3);
       blocks(levels[l].isa, levels[l].name, started, 4);
       pack_space_checks(levels[l].isa, levels[l].name);
+      packed_a_checks(levels[l].isa, levels[l].name);
     }
   for (int l = 0; l < 2; l++)
     if (levels[l].usable) {

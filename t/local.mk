@@ -382,9 +382,9 @@ t_cpu_attention_backward_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 t_cpu_attention_backward_LDADD = kernels/cpu/libadnn_cpu_kernels.la kernels/ref/libadnn_ref.la \
 	$(OPENBLAS_LIBS) -lpthread -lm
 
-# The CPU direct conv2d kernel's weight prepacking below the public API (the
-# public path is t/plan-prepack's): prepacked and not, bit for bit, against a
-# double oracle, at every instruction set.
+# The CPU direct and gemm_1x1 conv2d kernels' weight prepacking below the
+# public API (the public path is t/plan-prepack's): prepacked and not, bit for
+# bit, against a double oracle, at every instruction set.
 check_PROGRAMS += t/cpu-conv2d-direct
 TESTS += t/cpu-conv2d-direct
 t_cpu_conv2d_direct_SOURCES = t/cpu-conv2d-direct.c t/tap.h t/rng.h

@@ -15,6 +15,22 @@
  * GEMMs, for the reasons measured in conv2d-im2col_gemm.c: each tile's
  * epilogue stays on the core that wrote the tile, and GEMMs this thin split
  * poorly across OpenBLAS's threads.
+ *
+ * When there are too few tiles to keep every thread busy (batch 1 at 14x14
+ * or 7x7 makes one tile per image: ResNet-50's res4 and res5 layers ran on
+ * one of two threads, issue 15), the GEMM of each image and group is instead
+ * called from outside a pool task with one pack slice per thread: the engine
+ * then splits it over the pool itself, and the bias and activation run as
+ * its epilogue hook on each finished tile. Each element's sum is formed in
+ * the same order either way (gemm.h), so the two schedules give the same
+ * bits.
+ *
+ * Prepacked weights (doc/prepacking.md): in NCHW the filters are the GEMM's
+ * A operand, so their packed form is each group's [Kg, Cg] matrix in the
+ * engine's own A panels (adnn_cpu_sgemm_pack_a), and run then calls
+ * adnn_cpu_sgemm_ws_packed_a, which skips packing A at every tile. NHWC
+ * (the filters are B there), filters that are not a row-major matrix and
+ * instruction sets without an engine microkernel keep the copy.
  */
 #include "config.h"
 
@@ -72,6 +88,9 @@ typedef struct state_1x1 {
   int64_t tiles; /* tiles per image (NCHW) or over all images (NHWC) */
   size_t pack_off;   /* where the GEMM pack slices start in the workspace */
   size_t pack_bytes; /* one thread's GEMM pack space */
+  int whole;         /* one threaded GEMM per image and group, not tile tasks */
+  int threads;       /* the pack slices the workspace holds */
+  size_t apk_group;  /* bytes of one group's pre-packed filters; 0: no packed form */
 } state_1x1;
 
 static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -87,17 +106,40 @@ static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void 
   s->tile = pixels_per_tile(g, pixels);
   s->tiles = (pixels + s->tile - 1) / s->tile;
   /* The packed filters (when needed), then one GEMM pack slice per thread. */
-  s->pack_bytes = s->nhwc ? adnn_cpu_sgemm_pack_bytes(env->isa, s->tile, g->Kg, g->Cg)
-                          : adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, s->tile, g->Cg);
+  /* Tile tasks when there are at least two per thread (the pool balances
+   * them), else the engine's own split of each whole GEMM. */
+  const int64_t tasks = (s->nhwc ? 1 : g->N) * g->groups * s->tiles;
+  s->whole = env->threads > 1 && tasks < 2 * (int64_t)env->threads;
+  s->threads = env->threads;
+  const int64_t cols = s->whole ? pixels : s->tile;
+  s->pack_bytes = s->nhwc ? adnn_cpu_sgemm_pack_bytes(env->isa, cols, g->Kg, g->Cg)
+                          : adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, cols, g->Cg);
+  s->apk_group = !s->nhwc && s->ldw ? adnn_cpu_sgemm_packed_a_bytes(env->isa, g->Kg, g->Cg) : 0;
   size_t wbytes = s->ldw ? 0 : (size_t)(g->K * g->Cg * (int64_t)sizeof(float));
   s->pack_off = (wbytes + 63) / 64 * 64;
   *workspace_bytes = s->pack_off + s->pack_bytes * (size_t)env->threads;
+}
+
+static size_t gemm_1x1_packed_weights_size(const void *problem, const void *state) {
+  const adnn_plugin_conv2d *g = problem;
+  return ((const state_1x1 *)state)->apk_group * (size_t)g->groups;
+}
+
+/* Each group's [Kg, Cg] filter matrix into the engine's A panels. */
+static void gemm_1x1_pack_weights(const void *problem, const void *state, const void *w,
+                                  void *packed) {
+  const adnn_plugin_conv2d *g = problem;
+  const state_1x1 *s = state;
+  for (int64_t gr = 0; gr < g->groups; gr++)
+    adnn_cpu_sgemm_pack_a(s->isa, 0, g->Kg, g->Cg, (const float *)w + gr * g->Kg * s->ldw, s->ldw,
+                          (float *)((char *)packed + (size_t)gr * s->apk_group));
 }
 
 typedef struct job_1x1 {
   const adnn_plugin_conv2d *g;
   const state_1x1 *s;
   const float *x, *w, *bias;
+  const char *apk; /* the pre-packed filters (weights_prepacked with a packed form), or NULL */
   float *y;
   int64_t tile, tiles;
   int64_t ldw; /* row stride of the [K, Cg] filter matrix */
@@ -116,8 +158,13 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
     int64_t nt = hw - c0 < j->tile ? hw - c0 : j->tile;
     const float *xt = j->x + (n * g->C + gr * g->Cg) * hw + c0;
     float *yt = j->y + (n * g->K + gr * g->Kg) * hw + c0;
-    adnn_cpu_sgemm_ws(j->s->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f,
-                      j->w + gr * g->Kg * j->ldw, j->ldw, xt, hw, 0.0f, yt, hw, NULL, &pack);
+    if (j->apk)
+      adnn_cpu_sgemm_ws_packed_a(j->s->isa, 0, g->Kg, nt, g->Cg, 1.0f,
+                                 (const float *)(j->apk + (size_t)gr * j->s->apk_group), xt, hw,
+                                 0.0f, yt, hw, NULL, &pack);
+    else
+      adnn_cpu_sgemm_ws(j->s->isa, 0, 0, g->Kg, nt, g->Cg, 1.0f, j->w + gr * g->Kg * j->ldw,
+                        j->ldw, xt, hw, 0.0f, yt, hw, NULL, &pack);
     if (epi)
       for (int64_t k = 0; k < g->Kg; k++)
         adnn_cpu_epilogue_f32(&j->s->act, yt + k * hw, (size_t)nt,
@@ -149,20 +196,75 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
   }
 }
 
+/* The bias and activation as the engine's epilogue hook (the whole-GEMM
+ * schedule): NCHW tiles' rows are output channels, NHWC tiles' columns. */
+typedef struct epi_1x1 {
+  const adnn_cpu_act *act;
+  const float *bias; /* the group's first channel's, or NULL */
+  int nhwc;
+} epi_1x1;
+
+static void epi_1x1_fn(const void *arg, float *c, int64_t ldc, int64_t row0, int64_t col0,
+                       int64_t rows, int64_t cols) {
+  const epi_1x1 *e = arg;
+  for (int64_t i = 0; i < rows; i++) {
+    if (!e->nhwc)
+      adnn_cpu_epilogue_f32(e->act, c + i * ldc, (size_t)cols, e->bias ? e->bias[row0 + i] : 0.0f);
+    else if (e->bias)
+      adnn_cpu_epilogue_vec_f32(e->act, c + i * ldc, (size_t)cols, e->bias + col0);
+    else
+      adnn_cpu_epilogue_f32(e->act, c + i * ldc, (size_t)cols, 0.0f);
+  }
+}
+
+/* The whole-GEMM schedule: per image (NCHW) and group, one GEMM over all the
+ * pixels, threaded by the engine over the pool (one pack slice per thread). */
+static void run_whole(const job_1x1 *j) {
+  const adnn_plugin_conv2d *g = j->g;
+  const state_1x1 *s = j->s;
+  const adnn_cpu_gemm_pack pack = {j->packs, s->pack_bytes, s->threads};
+  const int64_t hw = g->H * g->W, total = g->N * hw;
+  for (int64_t ng = 0; ng < (s->nhwc ? 1 : g->N) * g->groups; ng++) {
+    const int64_t gr = ng % g->groups, n = ng / g->groups;
+    epi_1x1 e = {&s->act, j->bias ? j->bias + gr * g->Kg : NULL, s->nhwc};
+    const adnn_cpu_gemm_epilogue epi = {epi_1x1_fn, &e};
+    const adnn_cpu_gemm_epilogue *ep = s->epilogue ? &epi : NULL;
+    if (s->nhwc)
+      adnn_cpu_sgemm_ws(s->isa, 0, 1, total, g->Kg, g->Cg, 1.0f, j->x + gr * g->Cg, g->C,
+                        j->w + gr * g->Kg * j->ldw, j->ldw, 0.0f, j->y + gr * g->Kg, g->K, ep,
+                        &pack);
+    else if (j->apk)
+      adnn_cpu_sgemm_ws_packed_a(s->isa, 0, g->Kg, hw, g->Cg, 1.0f,
+                                 (const float *)(j->apk + (size_t)gr * s->apk_group),
+                                 j->x + (n * g->C + gr * g->Cg) * hw, hw, 0.0f,
+                                 j->y + (n * g->K + gr * g->Kg) * hw, hw, ep, &pack);
+    else
+      adnn_cpu_sgemm_ws(s->isa, 0, 0, g->Kg, hw, g->Cg, 1.0f, j->w + gr * g->Kg * j->ldw, j->ldw,
+                        j->x + (n * g->C + gr * g->Cg) * hw, hw, 0.0f,
+                        j->y + (n * g->K + gr * g->Kg) * hw, hw, ep, &pack);
+  }
+}
+
 /* Inputs {x, w} or {x, w, bias}. */
 static void gemm_1x1_run(const void *problem, const void *state, const void *const *inputs,
                          void *const *outputs, void *workspace) {
   const adnn_plugin_conv2d *g = problem;
   const state_1x1 *s = state;
-  job_1x1 j = {g,          s,       inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL,
-               outputs[0], s->tile, s->tiles,  s->ldw,
-               (char *)workspace + s->pack_off};
+  job_1x1 j = {.g = g, .s = s, .x = inputs[0], .w = inputs[1],
+               .bias = g->has_bias ? inputs[2] : NULL, .apk = NULL, .y = outputs[0],
+               .tile = s->tile, .tiles = s->tiles, .ldw = s->ldw,
+               .packs = (char *)workspace + s->pack_off};
+  /* weights_prepacked: w is the packed form packed_weights_size announced
+   * (the panels when apk_group > 0, else the copy, read as w). */
+  if (g->weights_prepacked && s->apk_group) j.apk = inputs[1];
   if (!j.ldw) {
     adnn_cpu_conv2d_pack_kcrs(g, j.w, workspace);
     j.w = workspace;
     j.ldw = g->Cg;
   }
-  if (s->nhwc)
+  if (s->whole)
+    run_whole(&j);
+  else if (s->nhwc)
     adnn_cpu_parallel_for(j.tiles * g->groups, 1, nhwc_task, &j);
   else
     adnn_cpu_parallel_for(g->N * g->groups * j.tiles, 1, nchw_task, &j);
@@ -177,4 +279,6 @@ const adnn_cpu_impl adnn_cpu_conv2d_gemm_1x1 = {
     .state_size = sizeof(state_1x1),
     .reshape = gemm_1x1_reshape,
     .run = gemm_1x1_run,
+    .packed_weights_size = gemm_1x1_packed_weights_size,
+    .pack_weights = gemm_1x1_pack_weights,
 };

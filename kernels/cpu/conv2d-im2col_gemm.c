@@ -28,6 +28,12 @@
  * columns travel between cores, and a 64-row GEMM splits poorly. The tile's
  * GEMM is adnn_cpu_sgemm_ws (gemm.h), which inside a pool task runs adnn's own
  * engine on the calling thread, so no OpenBLAS thread competes with the pool.
+ *
+ * Prepacked weights (doc/prepacking.md): NCHW with packed KCRS filters, on an
+ * instruction set with an engine microkernel, the packed form is each
+ * group's [Kg, Cg*R*S] matrix in the engine's A panels, and the tiles' GEMMs
+ * skip packing A (adnn_cpu_sgemm_ws_packed_a, the same bits); otherwise the
+ * plugin's copy.
  */
 #include "config.h"
 
@@ -88,6 +94,7 @@ typedef struct im2col_state {
   int64_t ws_floats; /* one thread's column buffer */
   size_t pack_bytes; /* one thread's GEMM pack space, after the column buffers */
   int threads;       /* adnn_cpu_env.threads: the number of slices of each */
+  size_t apk_group;  /* bytes of one group's pre-packed filters; 0: no packed form */
 } im2col_state;
 
 /* One column tile per thread, plus the packed or reordered filters. */
@@ -110,6 +117,10 @@ static void im2col_reshape(const void *problem, const adnn_cpu_env *env, void *s
     s->pack_bytes = adnn_cpu_sgemm_pack_bytes(env->isa, s->tile, g->Kg, crs);
   } else {
     s->packed = adnn_cpu_conv2d_w_is_kcrs(g) ? 0 : g->K * crs;
+    /* Packed KCRS filters are the GEMM's row-major [Kg, Cg*R*S] A operand:
+     * their packed form is the engine's A panels (none without a
+     * microkernel, or when the filters need a reorder first). */
+    s->apk_group = s->packed ? 0 : adnn_cpu_sgemm_packed_a_bytes(env->isa, g->Kg, crs);
     s->rows_per_tile = nchw_rows_per_tile(g);
     s->tiles = (g->P + s->rows_per_tile - 1) / s->rows_per_tile;
     s->ws_floats = crs * s->rows_per_tile * g->Q;
@@ -176,6 +187,7 @@ typedef struct nchw_task_args {
   const im2col_state *s;
   const float *x, *w, *bias;
   float *y, *ws;
+  const char *apk; /* the pre-packed filters (weights_prepacked with a packed form), or NULL */
 } nchw_task_args;
 
 /* One task: the columns of one tile of one image and group, its GEMM and its
@@ -196,16 +208,23 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
     const float *wg = a->w + gr * g->Kg * crs;
     float *yt = a->y + (n * g->K + gr * g->Kg) * pq + p0 * g->Q;
     /* A 1x1 stride-1 unpadded filter needs no columns: the image is one. */
+    const float *bsrc = col;
+    int64_t ldb = nt;
     if (g->R == 1 && g->S == 1 && g->stride_h == 1 && g->stride_w == 1 && g->pad_top == 0 &&
         g->pad_left == 0 && g->P == g->H && g->Q == g->W) {
-      adnn_cpu_sgemm_ws(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
-                        wg, crs, xg + p0 * g->Q, pq, 0.0f, yt, pq, NULL, &pack);
+      bsrc = xg + p0 * g->Q;
+      ldb = pq;
     } else {
       nchw_job job = {g, xg, col, p0, rows};
       nchw_im2col(&job);
-      adnn_cpu_sgemm_ws(s->isa, 0, 0, g->Kg, nt, crs, 1.0f,
-                        wg, crs, col, nt, 0.0f, yt, pq, NULL, &pack);
     }
+    if (a->apk)
+      adnn_cpu_sgemm_ws_packed_a(s->isa, 0, g->Kg, nt, crs, 1.0f,
+                                 (const float *)(a->apk + (size_t)gr * s->apk_group), bsrc, ldb,
+                                 0.0f, yt, pq, NULL, &pack);
+    else
+      adnn_cpu_sgemm_ws(s->isa, 0, 0, g->Kg, nt, crs, 1.0f, wg, crs, bsrc, ldb, 0.0f, yt, pq,
+                        NULL, &pack);
     if (s->epilogue)
       for (int64_t k = 0; k < g->Kg; k++)
         adnn_cpu_epilogue_f32(&s->act, yt + k * pq, (size_t)nt,
@@ -215,12 +234,15 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
 
 static void run_nchw(const adnn_plugin_conv2d *g, const im2col_state *s, const float *x,
                      const float *w, const float *bias, float *y, float *ws) {
+  /* weights_prepacked: w is the packed form packed_weights_size announced
+   * (the panels when apk_group > 0, else the copy, read as w). */
+  const char *apk = g->weights_prepacked && s->apk_group ? (const char *)w : NULL;
   if (s->packed) {
     adnn_cpu_conv2d_pack_kcrs(g, w, ws);
     w = ws;
     ws += s->packed;
   }
-  nchw_task_args a = {g, s, x, w, bias, y, ws};
+  nchw_task_args a = {g, s, x, w, bias, y, ws, apk};
   adnn_cpu_parallel_for(g->N * g->groups * s->tiles, 1, nchw_task, &a);
 }
 
@@ -318,6 +340,24 @@ static void run_nhwc(const adnn_plugin_conv2d *g, const im2col_state *s, const f
   adnn_cpu_parallel_for(s->tiles * g->groups, 1, nhwc_task, &a);
 }
 
+static size_t im2col_packed_weights_size(const void *problem, const void *state) {
+  const adnn_plugin_conv2d *g = problem;
+  const im2col_state *s = state;
+  return s->nhwc ? 0 : s->apk_group * (size_t)g->groups;
+}
+
+/* Each group's [Kg, Cg*R*S] block of the KCRS filters into the engine's A
+ * panels. */
+static void im2col_pack_weights(const void *problem, const void *state, const void *w,
+                                void *packed) {
+  const adnn_plugin_conv2d *g = problem;
+  const im2col_state *s = state;
+  const int64_t crs = g->Cg * g->R * g->S;
+  for (int64_t gr = 0; gr < g->groups; gr++)
+    adnn_cpu_sgemm_pack_a(s->isa, 0, g->Kg, crs, (const float *)w + gr * g->Kg * crs, crs,
+                          (float *)((char *)packed + (size_t)gr * s->apk_group));
+}
+
 /* Inputs {x, w} or {x, w, bias}. */
 static void im2col_run(const void *problem, const void *state, const void *const *inputs,
                        void *const *outputs, void *workspace) {
@@ -339,4 +379,6 @@ const adnn_cpu_impl adnn_cpu_conv2d_im2col_gemm = {
     .state_size = sizeof(im2col_state),
     .reshape = im2col_reshape,
     .run = im2col_run,
+    .packed_weights_size = im2col_packed_weights_size,
+    .pack_weights = im2col_pack_weights,
 };

@@ -118,25 +118,44 @@ static const adnn_cpu_gemm_ukr *ukr_for(int isa) {
   return NULL;
 }
 
-/* The block sizes (see doc/cpu.md):
- *  kc: the B micro-panel (kc x NR floats) fills about the L1 data cache, so
- *      that it stays there while the A micro-panels stream past it from L2
- *      (on the development machine's 48 KiB L1, kc = 384 for AVX-512 ran
- *      1024^3 1.05-1.1x faster per CPU-second than kc = 192, half of L1);
- *  mc: the packed A block (mc x kc) fills about a quarter of L2;
- *  nc: the packed B panel (kc x nc) about half of the core's L3 share. */
+/* The block sizes (see doc/cpu.md), as data: one row per microkernel.
+ *  kc: the B micro-panel (kc x NR floats) fills l1_pct percent of the L1
+ *      data cache, so that it stays there while the A micro-panels stream
+ *      past it from L2 and the C tile and the A stream still have room;
+ *  mc: the packed A block (mc x kc) fills l2_pct percent of L2;
+ *  nc: the packed B panel (kc x nc) l3_pct percent of the core's L3 share.
+ * AVX-512 (development machine, 48 KiB L1): kc = 384, the whole L1, ran
+ * 1024^3 1.05-1.1x faster per CPU-second than kc = 192. AVX2 (Zen3, 32 KiB
+ * L1): kc = 512 (the whole L1) against 256 and 384 at 1 thread, issue 15:
+ * 512 was as fast or faster on 1024^3, 256^3, 64 x 3136 x 256 and BERT's
+ * 128 x 2304 x 768 (doc/performance.md), so the row keeps the whole L1. */
+typedef struct blocking_row {
+  int mr, nr;            /* the microkernel the row is for */
+  int l1_pct, l2_pct, l3_pct;
+  int64_t kc_min, kc_max; /* clamps of kc */
+  int64_t mc_panels_max;  /* mc at most this many MR panels */
+} blocking_row;
+
+static const blocking_row blocking_table[] = {
+    {12, 32, 100, 25, 50, 128, 512, 80}, /* AVX-512 */
+    {6, 16, 100, 25, 50, 128, 512, 80},  /* AVX2 + FMA */
+};
+
 static void blocking_for(const adnn_cpu_gemm_ukr *u, adnn_cpu_gemm_blocking *bl) {
   pthread_once(&caches_once, detect_caches);
+  const blocking_row *r = &blocking_table[1];
+  for (size_t i = 0; i < sizeof blocking_table / sizeof blocking_table[0]; i++)
+    if (blocking_table[i].mr == u->mr && blocking_table[i].nr == u->nr) r = &blocking_table[i];
   bl->mr = u->mr;
   bl->nr = u->nr;
   bl->l1d = caches.l1d;
   bl->l2 = caches.l2;
   bl->l3 = caches.l3;
-  int64_t kc = caches.l1d / ((int64_t)u->nr * (int64_t)sizeof(float));
-  kc = clamp64(kc / 16 * 16, 128, 512);
-  int64_t mc = caches.l2 / 4 / (kc * (int64_t)sizeof(float));
-  mc = clamp64(mc / u->mr * u->mr, u->mr * 4, u->mr * 80);
-  int64_t nc = caches.l3 / 2 / (kc * (int64_t)sizeof(float));
+  int64_t kc = caches.l1d * r->l1_pct / 100 / ((int64_t)u->nr * (int64_t)sizeof(float));
+  kc = clamp64(kc / 16 * 16, r->kc_min, r->kc_max);
+  int64_t mc = caches.l2 * r->l2_pct / 100 / (kc * (int64_t)sizeof(float));
+  mc = clamp64(mc / u->mr * u->mr, u->mr * 4, u->mr * r->mc_panels_max);
+  int64_t nc = caches.l3 * r->l3_pct / 100 / (kc * (int64_t)sizeof(float));
   nc = clamp64(nc / u->nr * u->nr, u->nr * 8, 4096 / u->nr * u->nr);
   bl->kc = kc;
   bl->mc = mc;
@@ -240,11 +259,39 @@ typedef struct gemm_job {
   float *c;
   const adnn_cpu_gemm_epilogue *epi;
   const adnn_cpu_gemm_pack *pack; /* NULL: pack buffers from the free list */
+  const float *apk;       /* pre-packed op(A) (adnn_cpu_sgemm_pack_a), or NULL */
+  int64_t mpad;           /* m rounded up to MR: the packed A's rows */
   int64_t mb, nb;         /* task tile */
   int64_t mtiles, ntiles; /* tasks = mtiles * ntiles */
 } gemm_job;
 
 static void openblas_block(const gemm_job *j, int64_t i0, int64_t j0, int64_t mm, int64_t nn);
+
+/* A block of C from a pre-packed A when no pack buffer could be had (memory
+ * exhausted): a plain loop, each sum in k order. */
+static void packed_a_block_plain(const gemm_job *j, int64_t i0, int64_t j0, int64_t mm,
+                                 int64_t nn) {
+  const int64_t MR = j->u->mr, kc = j->bl.kc;
+  for (int64_t i = i0; i < i0 + mm; i++)
+    for (int64_t x = j0; x < j0 + nn; x++) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < j->k; p++) {
+        const int64_t pc = p / kc * kc, kk = j->k - pc < kc ? j->k - pc : kc;
+        const float av = j->apk[pc * j->mpad + i / MR * MR * kk + (p - pc) * MR + i % MR];
+        const float bv = j->tb ? j->b[x * j->ldb + p] : j->b[p * j->ldb + x];
+        sum += av * bv;
+      }
+      float *cv = j->c + i * j->ldc + x;
+      *cv = j->beta == 0.0f ? j->alpha * sum : j->alpha * sum + j->beta * *cv;
+    }
+  if (j->epi)
+    for (int64_t i = 0; i < mm; i += ADNN_CPU_GEMM_TILE_MAX)
+      for (int64_t x = 0; x < nn; x += ADNN_CPU_GEMM_TILE_MAX) {
+        int64_t r = mm - i < ADNN_CPU_GEMM_TILE_MAX ? mm - i : ADNN_CPU_GEMM_TILE_MAX;
+        int64_t q = nn - x < ADNN_CPU_GEMM_TILE_MAX ? nn - x : ADNN_CPU_GEMM_TILE_MAX;
+        j->epi->fn(j->epi->arg, j->c + (i0 + i) * j->ldc + j0 + x, j->ldc, i0 + i, j0 + x, r, q);
+      }
+}
 
 static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const gemm_job *j = arg;
@@ -269,26 +316,36 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
     const int64_t mm = j->m - i0 < j->mb ? j->m - i0 : j->mb;
     const int64_t nn = j->n - j0 < j->nb ? j->n - j0 : j->nb;
     if (!buf) {
-      openblas_block(j, i0, j0, mm, nn);
+      if (j->apk)
+        packed_a_block_plain(j, i0, j0, mm, nn);
+      else
+        openblas_block(j, i0, j0, mm, nn);
       continue;
     }
-    float *bp = buf->data, *ap = buf->data + kmax * nb_pad;
+    float *bp = buf->data, *apbuf = buf->data + kmax * nb_pad;
+    const float *ap = apbuf;
     for (int64_t pc = 0; pc < j->k; pc += kc) {
       const int64_t kk = j->k - pc < kc ? j->k - pc : kc;
       const float beta = pc == 0 ? j->beta : 1.0f;
       const int last = pc + kk >= j->k;
-      for (int64_t jr = 0; jr < nn; jr += NR) {
-        const int cols = nn - jr < NR ? (int)(nn - jr) : NR;
-        const float *src = j->tb ? j->b + (j0 + jr) * j->ldb + pc : j->b + pc * j->ldb + j0 + jr;
-        u->pack_b(j->tb, src, j->ldb, cols, kk, bp + jr * kk);
-      }
+      if (!j->tb && u->pack_b_rows)
+        u->pack_b_rows(j->b + pc * j->ldb + j0, j->ldb, nn, kk, bp);
+      else
+        for (int64_t jr = 0; jr < nn; jr += NR) {
+          const int cols = nn - jr < NR ? (int)(nn - jr) : NR;
+          const float *src = j->tb ? j->b + (j0 + jr) * j->ldb + pc : j->b + pc * j->ldb + j0 + jr;
+          u->pack_b(j->tb, src, j->ldb, cols, kk, bp + jr * kk);
+        }
       for (int64_t ic = 0; ic < mm; ic += mc) {
         const int64_t mi = mm - ic < mc ? mm - ic : mc;
-        for (int64_t ir = 0; ir < mi; ir += MR) {
+        /* i0 and ic are whole panels (mb and mc are multiples of MR), so a
+         * pre-packed A's block is read where it lies. */
+        if (j->apk) ap = j->apk + pc * j->mpad + (i0 + ic) * kk;
+        for (int64_t ir = 0; ir < mi && !j->apk; ir += MR) {
           const int rows = mi - ir < MR ? (int)(mi - ir) : MR;
           const int64_t row = i0 + ic + ir;
           const float *src = j->ta ? j->a + pc * j->lda + row : j->a + row * j->lda + pc;
-          u->pack_a(j->ta, src, j->lda, rows, kk, ap + ir * kk);
+          u->pack_a(j->ta, src, j->lda, rows, kk, apbuf + ir * kk);
         }
         for (int64_t jr = 0; jr < nn; jr += NR) {
           const int cols = nn - jr < NR ? (int)(nn - jr) : NR;
@@ -296,7 +353,11 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
             const int rows = mi - ir < MR ? (int)(mi - ir) : MR;
             const int64_t row = i0 + ic + ir, col = j0 + jr;
             float *ct = j->c + row * j->ldc + col;
-            u->kernel(kk, ap + ir * kk, bp + jr * kk, ct, j->ldc, rows, cols, j->alpha, beta);
+            if (cols <= NR / 2 && u->kernel_half)
+              u->kernel_half(kk, ap + ir * kk, bp + jr * kk, ct, j->ldc, rows, cols, j->alpha,
+                             beta);
+            else
+              u->kernel(kk, ap + ir * kk, bp + jr * kk, ct, j->ldc, rows, cols, j->alpha, beta);
             if (last && j->epi) j->epi->fn(j->epi->arg, ct, j->ldc, row, col, rows, cols);
           }
         }
@@ -427,7 +488,8 @@ adnn_cpu_sgemm_impl adnn_cpu_sgemm_choose(int isa, int ta, int tb, int64_t m, in
 static void sgemm_run(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int64_t m, int64_t n,
                       int64_t k, float alpha, const float *a, int64_t lda, const float *b,
                       int64_t ldb, float beta, float *c, int64_t ldc,
-                      const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack) {
+                      const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack,
+                      const float *apk) {
   if (m <= 0 || n <= 0) return;
   if (epilogue && !epilogue->fn) epilogue = NULL;
   if (k <= 0 || alpha == 0.0f) {
@@ -439,9 +501,18 @@ static void sgemm_run(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int64_t
                 .beta = beta, .a = a, .b = b, .lda = lda, .ldb = ldb, .ldc = ldc, .c = c,
                 .epi = epilogue, .pack = pack};
   j.u = impl == ADNN_CPU_SGEMM_ENGINE ? ukr_for(isa) : NULL;
-  if (j.u && pack &&
-      (!pack->base || pack->slices < 1 || pack->slice_bytes < adnn_cpu_sgemm_pack_bytes(isa, m, n, k)))
+  const int small_pack = pack && (!pack->base || pack->slices < 1 ||
+                                  pack->slice_bytes < adnn_cpu_sgemm_pack_bytes(isa, m, n, k));
+  if (apk) {
+    /* A pre-packed A needs the engine; too small a pack space (a caller's
+     * bug) takes the free list's buffers instead. */
+    if (!j.u) return; /* no microkernel: no packed form exists (packed_a_bytes was 0) */
+    j.apk = apk;
+    j.mpad = (m + j.u->mr - 1) / j.u->mr * j.u->mr;
+    if (small_pack) j.pack = pack = NULL;
+  } else if (j.u && small_pack) {
     j.u = NULL; /* too small a pack space (a caller's bug): OpenBLAS, which needs none */
+  }
   if (!j.u) {
     j.mb = m;
     j.nb = n;
@@ -464,14 +535,14 @@ void adnn_cpu_sgemm_with(adnn_cpu_sgemm_impl impl, int isa, int ta, int tb, int6
                          int64_t k, float alpha, const float *a, int64_t lda, const float *b,
                          int64_t ldb, float beta, float *c, int64_t ldc,
                          const adnn_cpu_gemm_epilogue *epilogue, const adnn_cpu_gemm_pack *pack) {
-  sgemm_run(impl, isa, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue, pack);
+  sgemm_run(impl, isa, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue, pack, NULL);
 }
 
 void adnn_cpu_sgemm(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                     int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue) {
   sgemm_run(adnn_cpu_sgemm_choose(isa, ta, tb, m, n, k), isa, ta, tb, m, n, k, alpha, a, lda, b,
-            ldb, beta, c, ldc, epilogue, NULL);
+            ldb, beta, c, ldc, epilogue, NULL, NULL);
 }
 
 void adnn_cpu_sgemm_ws(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
@@ -479,5 +550,39 @@ void adnn_cpu_sgemm_ws(int isa, int ta, int tb, int64_t m, int64_t n, int64_t k,
                        float *c, int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue,
                        const adnn_cpu_gemm_pack *pack) {
   sgemm_run(adnn_cpu_sgemm_choose(isa, ta, tb, m, n, k), isa, ta, tb, m, n, k, alpha, a, lda, b,
-            ldb, beta, c, ldc, epilogue, pack);
+            ldb, beta, c, ldc, epilogue, pack, NULL);
+}
+
+/* ---- Pre-packed A ------------------------------------------------------------ */
+
+size_t adnn_cpu_sgemm_packed_a_bytes(int isa, int64_t m, int64_t k) {
+  const adnn_cpu_gemm_ukr *u = ukr_for(isa);
+  if (!u || m <= 0 || k <= 0) return 0;
+  const int64_t mpad = (m + u->mr - 1) / u->mr * u->mr;
+  return ((size_t)(mpad * k) * sizeof(float) + 63) / 64 * 64;
+}
+
+void adnn_cpu_sgemm_pack_a(int isa, int ta, int64_t m, int64_t k, const float *a, int64_t lda,
+                           float *packed) {
+  const adnn_cpu_gemm_ukr *u = ukr_for(isa);
+  if (!u || m <= 0 || k <= 0) return;
+  adnn_cpu_gemm_blocking bl;
+  blocking_for(u, &bl);
+  const int64_t MR = u->mr, mpad = (m + MR - 1) / MR * MR;
+  for (int64_t pc = 0; pc < k; pc += bl.kc) {
+    const int64_t kk = k - pc < bl.kc ? k - pc : bl.kc;
+    for (int64_t i = 0; i < m; i += MR) {
+      const int rows = m - i < MR ? (int)(m - i) : (int)MR;
+      const float *src = ta ? a + pc * lda + i : a + i * lda + pc;
+      u->pack_a(ta != 0, src, lda, rows, kk, packed + pc * mpad + i * kk);
+    }
+  }
+}
+
+void adnn_cpu_sgemm_ws_packed_a(int isa, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float *apacked, const float *b, int64_t ldb, float beta,
+                                float *c, int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue,
+                                const adnn_cpu_gemm_pack *pack) {
+  sgemm_run(ADNN_CPU_SGEMM_ENGINE, isa, 0, tb, m, n, k, alpha, NULL, 0, b, ldb, beta, c, ldc,
+            epilogue, pack, apacked);
 }

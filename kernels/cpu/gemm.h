@@ -145,6 +145,44 @@ int adnn_cpu_sgemm_engine_isa(int isa);
  *  call on the engine where it has a microkernel. */
 void adnn_cpu_sgemm_set_openblas_fast(int fast);
 
+/* ---- Pre-packed A ---------------------------------------------------------
+ * A caller whose A operand is fixed across calls (a convolution's weights)
+ * packs it once into the engine's own panel form and passes that to
+ * adnn_cpu_sgemm_ws_packed_a, which then skips packing A. The form depends
+ * on isa (MR) and on the k block kc read from this process's caches, so it
+ * is valid for the process that made it (a plan's prepacked weights are).
+ * Layout: for each k block pc (0, kc, 2 kc, ..., kk = min(kc, k - pc)
+ * columns), the ceil(m / MR) panels of MR rows over kk columns, column after
+ * column (gemm_kernel.h's A panel), rows past m zero: element (i, p) lies at
+ * pc * mpad + (i / MR) * MR * kk + (p - pc) * MR + i % MR, mpad = m rounded
+ * up to MR. The sums are formed exactly as adnn_cpu_sgemm_ws forms them, so
+ * the results are bit-identical. */
+
+/** The bytes of the pre-packed form of an m x k op(A) on isa (a multiple of
+ *  64); 0 when isa has no microkernel (the caller then keeps A as it is and
+ *  calls adnn_cpu_sgemm_ws) or m or k is 0. */
+size_t adnn_cpu_sgemm_packed_a_bytes(int isa, int64_t m, int64_t k);
+
+/** Packs op(A) (m x k, ta as for adnn_cpu_sgemm_ws) into `packed`
+ *  (adnn_cpu_sgemm_packed_a_bytes(isa, m, k) bytes, 64-byte aligned).
+ *  Nothing is done when that size is 0. Runs on the calling thread;
+ *  allocates nothing and cannot fail. */
+void adnn_cpu_sgemm_pack_a(int isa, int ta, int64_t m, int64_t k, const float *a, int64_t lda,
+                           float *packed);
+
+/** adnn_cpu_sgemm_ws with op(A) given pre-packed by adnn_cpu_sgemm_pack_a
+ *  (same isa, m and k): always the engine (isa must have a microkernel,
+ *  adnn_cpu_sgemm_engine_isa; the caller checks at reshape), the same
+ *  threading and pack space (adnn_cpu_sgemm_pack_bytes suffices; only its B
+ *  part is used). Cannot fail: with a pack space too small for the call (a
+ *  caller's bug) the engine takes its B buffers from the free list, and a
+ *  tile whose buffer cannot be allocated is computed by a plain loop over
+ *  the packed A (slow, within the same bound, doc/numerics.md). */
+void adnn_cpu_sgemm_ws_packed_a(int isa, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float *apacked, const float *b, int64_t ldb, float beta,
+                                float *c, int64_t ldc, const adnn_cpu_gemm_epilogue *epilogue,
+                                const adnn_cpu_gemm_pack *pack);
+
 /** The engine's blocking for isa, as chosen from the caches (doc/cpu.md):
  *  microkernel MR x NR, the k block kc, the m block mc, the n block nc, and
  *  the cache sizes in bytes they were derived from. */

@@ -31,6 +31,20 @@ typedef struct adnn_cpu_gemm_ukr {
    *  p0 * ldb + j0 when tb = 0, B + j0 * ldb + p0 when tb = 1) into one B
    *  panel. */
   void (*pack_b)(int tb, const float *b, int64_t ldb, int cols, int64_t kc, float *bp);
+  /** Optional (NULL: gemm.c calls pack_b panel by panel): packs the kc x
+   *  cols block of untransposed B at `b` (B + p0 * ldb + j0), cols any
+   *  number >= 1, into ceil(cols / NR) consecutive B panels (panel q at bp
+   *  + q * kc * NR, the last zero-padded), reading B row by row so that the
+   *  reads are long contiguous runs rather than one short run per row and
+   *  panel (a page apart when ldb is an NCHW image's pixel count). */
+  void (*pack_b_rows)(const float *b, int64_t ldb, int64_t cols, int64_t kc, float *bp);
+  /** Optional (NULL: kernel serves every tile): the kernel for an edge tile
+   *  of at most NR / 2 columns, on the same packed panels (it reads only the
+   *  first NR / 2 floats of each B panel row). Each element's sum is formed
+   *  in the same order as kernel forms it, so the bits do not depend on which
+   *  of the two a tile takes. */
+  void (*kernel_half)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+                      int rows, int cols, float alpha, float beta);
 } adnn_cpu_gemm_ukr;
 
 /** 12 x 32 tile (24 ZMM accumulators), gemm_kernel-avx512.c. */
