@@ -1,5 +1,6 @@
-/* The CPU plugin's F16/BF16 softmax, log-softmax and layer / RMS norm against
- * their contract (kernels/cpu/softmax.c, norm.c): on packed rows the 16-bit
+/* The CPU plugin's F16/BF16 softmax, log-softmax, layer / RMS norm and batch
+ * norm (inference, NCHW [2, rows, 1, L]) against their contract
+ * (kernels/cpu/softmax.c, norm.c, batchnorm.c): on packed rows the 16-bit
  * result is, bit for bit, the F32 kernel's result on the widened input
  * rounded once to the 16-bit type (round to nearest even, float16.h). Sizes
  * are odd so that the converters' and the F32 kernels' vector tails run;
@@ -40,12 +41,20 @@ static void get(void *h, const void *d, size_t bytes) {
     tap_bail(adnn_last_error());
 }
 
-/* op 0 softmax, 1 log-softmax, 2 layer norm (gain, bias), 3 RMS norm (gain). */
+/* op 0 softmax, 1 log-softmax, 2 layer norm (gain, bias), 3 RMS norm (gain),
+ * 4 batch norm over [2, rows, 1, L] (scale, shift, mean, var of rows). */
 static adnn_plan *make_plan(int op, adnn_dtype dt, int64_t rows, int64_t L) {
   const int64_t dims[2] = {rows, L};
   adnn_plan *plan = NULL;
   adnn_status st;
-  if (op < 2) {
+  if (op == 4) {
+    const int64_t d4[4] = {2, rows, 1, L};
+    adnn_batchnorm_desc d;
+    adnn_batchnorm_desc_init(&d);
+    adnn_tensor_desc_init(&d.x, dt, 4, d4);
+    d.y = d.x;
+    st = adnn_plan_create_batchnorm(ctx, &d, &plan);
+  } else if (op < 2) {
     adnn_softmax_desc d;
     adnn_softmax_desc_init(&d);
     d.axis = 1;
@@ -68,11 +77,12 @@ static adnn_plan *make_plan(int op, adnn_dtype dt, int64_t rows, int64_t L) {
 }
 
 static void check(int op, adnn_dtype dt, int64_t rows, int64_t L, tap_rng *r) {
-  static const char *names[4] = {"softmax", "log_softmax", "layer norm", "rms norm"};
+  static const char *names[5] = {"softmax", "log_softmax", "layer norm", "rms norm", "batchnorm"};
   const char *tn = dt == ADNN_DTYPE_F16 ? "f16" : "bf16";
-  const size_t n = (size_t)(rows * L);
+  const size_t n = (size_t)(rows * L) * (op == 4 ? 2 : 1);
+  const size_t np = (size_t)(rows > L ? rows : L); /* parameter vector length */
   uint16_t *xh = malloc(n * 2), *yh = malloc(n * 2);
-  float *xf = malloc(n * 4), *yf = malloc(n * 4), *gb = malloc((size_t)L * 8);
+  float *xf = malloc(n * 4), *yf = malloc(n * 4), *gb = malloc(np * 16);
   if (!xh || !yh || !xf || !yf || !gb) tap_bail("out of memory");
   /* Rows with a large offset test the norms' hi + lo mean; softmax gets a
    * spread wide enough that exponentials underflow in F16. */
@@ -81,21 +91,23 @@ static void check(int op, adnn_dtype dt, int64_t rows, int64_t L, tap_rng *r) {
     xh[i] = dt == ADNN_DTYPE_F16 ? adnn_f32_to_f16((float)v) : adnn_f32_to_bf16((float)v);
     xf[i] = dt == ADNN_DTYPE_F16 ? adnn_f16_to_f32(xh[i]) : adnn_bf16_to_f32(xh[i]);
   }
-  for (int64_t j = 0; j < 2 * L; j++) gb[j] = (float)tap_rng_uniform(r, 0.5, 1.5);
+  for (size_t j = 0; j < 4 * np; j++) gb[j] = (float)tap_rng_uniform(r, 0.5, 1.5);
   adnn_plan *p16 = make_plan(op, dt, rows, L), *p32 = make_plan(op, ADNN_DTYPE_F32, rows, L);
   const char *alg = adnn_plan_algorithm(p16);
   ok(alg && strcmp(alg, "cpu_simd") == 0, "%s %s [%lld,%lld]: plan runs cpu_simd (%s)", names[op],
      tn, (long long)rows, (long long)L, alg ? alg : "null");
   void *dx16 = dev(n * 2), *dy16 = dev(n * 2), *dx32 = dev(n * 4), *dy32 = dev(n * 4);
-  void *dg = dev((size_t)L * 4), *db = dev((size_t)L * 4);
+  void *dg = dev(np * 4), *db = dev(np * 4), *dm = dev(np * 4), *dv = dev(np * 4);
   put(dx16, xh, n * 2);
   put(dx32, xf, n * 4);
-  put(dg, gb, (size_t)L * 4);
-  put(db, gb + L, (size_t)L * 4);
+  put(dg, gb, np * 4);
+  put(db, gb + np, np * 4);
+  put(dm, gb + 2 * np, np * 4);
+  put(dv, gb + 3 * np, np * 4);
   for (size_t i = 0; i < n; i++) yh[i] = POISON;
   put(dy16, yh, n * 2);
-  const void *in16[3] = {dx16, dg, db}, *in32[3] = {dx32, dg, db};
-  const size_t nin = op < 2 ? 1 : op == 2 ? 3 : 2;
+  const void *in16[5] = {dx16, dg, db, dm, dv}, *in32[5] = {dx32, dg, db, dm, dv};
+  const size_t nin = op == 4 ? 5 : op < 2 ? 1 : op == 2 ? 3 : 2;
   if (adnn_plan_execute(p16, in16, nin, dy16) != ADNN_STATUS_SUCCESS ||
       adnn_plan_execute(p32, in32, nin, dy32) != ADNN_STATUS_SUCCESS)
     tap_bail(adnn_last_error());
@@ -122,6 +134,8 @@ static void check(int op, adnn_dtype dt, int64_t rows, int64_t L, tap_rng *r) {
   adnn_free(ctx, dy32);
   adnn_free(ctx, dg);
   adnn_free(ctx, db);
+  adnn_free(ctx, dm);
+  adnn_free(ctx, dv);
   adnn_plan_destroy(p16);
   adnn_plan_destroy(p32);
   free(xh);
@@ -137,7 +151,7 @@ int main(void) {
   }
   tap_rng r = tap_rng_seed(20261202);
   static const int64_t shapes[][2] = {{3, 1}, {5, 7}, {4, 33}, {3, 1027}, {2, 4099}};
-  for (int op = 0; op < 4; op++)
+  for (int op = 0; op < 5; op++)
     for (int t = 0; t < 2; t++)
       for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
         check(op, t ? ADNN_DTYPE_BF16 : ADNN_DTYPE_F16, shapes[k][0], shapes[k][1], &r);
