@@ -5,7 +5,9 @@
 # F(4x4, 3x3), whose transforms have a copy per level: the "3x3 wf4" cases,
 # which every conv2d algorithm runs on; the direct conv2d kernel: names
 # starting "direct"; attention forward
-# and backward; matmul's epilogue) on the cpu backend at every level below
+# and backward; matmul's epilogue; softmax, layer / RMS norm and batch norm,
+# whose F16/BF16 cases run the F32 code of each level on widened rows or
+# blocks: "softmax [", "layer ", "rms ", batchnorm) on the cpu backend at every level below
 # the one t/conformance runs at (ADNN_CPU_SIMD=avx2, then base). A level above what the CPU has is capped to it by the plugin, so
 # the runs are harmless there. One TAP line per level; the failing lines of a
 # level are printed as diagnostics.
@@ -18,10 +20,10 @@ if [ ! -x "$conf" ]; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/adnn-simd-XXXXXX") || { echo "Bail out! mktemp failed"; exit 1; }
 trap 'rm -rf "$tmp"' EXIT INT TERM
-echo "1..10"
+echo "1..18"
 n=0
 failed=0
-for filter in "dw " "3x3 wf4" direct attention matmul; do
+for filter in "dw " "3x3 wf4" direct attention matmul "softmax [" "layer " "rms " batchnorm; do
 for level in avx2 base; do
   n=$((n + 1))
   ADNN_CPU_SIMD=$level ADNN_CONFORMANCE_BACKEND=cpu ADNN_CONFORMANCE_FILTER="$filter" \

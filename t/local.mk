@@ -109,6 +109,11 @@ check_PROGRAMS += t/cpu-lowp
 TESTS += t/cpu-lowp
 t_cpu_lowp_SOURCES = t/cpu-lowp.c t/tap.h kernels/cpu/lowp.c kernels/cpu/cpu_features.c
 t_cpu_lowp_LDADD = -lm
+# The F16/BF16 softmax and norms against the F32 kernel on widened inputs.
+check_PROGRAMS += t/cpu-lowp-ops
+TESTS += t/cpu-lowp-ops
+t_cpu_lowp_ops_SOURCES = t/cpu-lowp-ops.c t/tap.h t/rng.h
+t_cpu_lowp_ops_LDADD = libadnn.la -lm
 
 check_PROGRAMS += t/cpu-sgemm-engine
 TESTS += t/cpu-sgemm-engine

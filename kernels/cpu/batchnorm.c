@@ -21,6 +21,12 @@
  *           buffer and uses the planes code.
  * All paths share the vector affine + activation code of activation.c, so the
  * fused activation has the same accuracy as the standalone op.
+ *
+ * F16 and BF16 x and y (F32 parameters, ADNN_OP_PARAM_DTYPE): every path
+ * widens blocks of x into a stack F32 buffer with the shared converters of
+ * lowp.h, runs the same F32 affine + activation code on it and narrows the
+ * block once on store. The op is elementwise, so the result is the F32
+ * kernel's on the widened input, rounded once (t/cpu-lowp-ops).
  */
 #include "config.h"
 
@@ -29,6 +35,7 @@
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 enum { PATH_PLANES = 0, PATH_PIXELS = 1, PATH_STRIDED = 2 };
@@ -45,6 +52,8 @@ typedef struct bn_state {
   int64_t tasks;   /* parallel_for's range: planes, or pixels on the pixels path */
   int64_t grain;
   int64_t x_n, x_c, y_n, y_c; /* the strides of dims 0 and 1 */
+  adnn_dtype dtype; /* of x and y: F32, or F16 / BF16 (run_lowp_*) */
+  int isa;          /* env->isa, for the lowp.h converters */
 } bn_state;
 
 /* The dims of x/y without dim 1 (pixels path) or after dim 1 (other paths). */
@@ -98,6 +107,8 @@ static void bn_reshape(const void *problem, const adnn_cpu_env *env, void *state
   s->x_c = p->x.strides[1];
   s->y_n = p->y.strides[0];
   s->y_c = p->y.strides[1];
+  s->dtype = p->x.dtype;
+  s->isa = env->isa;
   *workspace_bytes = 0;
 }
 
@@ -172,6 +183,73 @@ static void run_pixels(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+/* The 16-bit planes [begin, end): blocks of each plane widened, transformed
+ * in F32 and narrowed once (gathered and scattered on the strided path). */
+static void run_lowp_planes(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const bn_task *t = arg;
+  const bn_state *s = t->s;
+  const int64_t C = s->C, HW = s->plane;
+  float buf[ADNN_CPU_LOWP_BLOCK];
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (int64_t pl = begin; pl < end; pl++) {
+    const int64_t n = pl / C, c = pl - n * C;
+    const uint16_t *x = (const uint16_t *)(const void *)t->x + n * s->x_n + c * s->x_c;
+    uint16_t *y = (uint16_t *)(void *)t->y + n * s->y_n + c * s->y_c;
+    const float mean = t->mean[c], b = t->shift[c];
+    float a, alo;
+    coef(t, c, &a, &alo);
+    for (int64_t j0 = 0; j0 < HW; j0 += ADNN_CPU_LOWP_BLOCK) {
+      const int64_t m = HW - j0 < ADNN_CPU_LOWP_BLOCK ? HW - j0 : ADNN_CPU_LOWP_BLOCK;
+      if (s->path == PATH_PLANES) {
+        adnn_cpu_lowp_to_f32(s->isa, s->dtype, x + j0, buf, (size_t)m);
+      } else {
+        for (int64_t j = 0; j < m; j++) {
+          int64_t o[ADNN_ND_MAX_TENSORS];
+          adnn_nd_offsets(&s->rest, j0 + j, o);
+          h[j] = x[o[1]];
+        }
+        adnn_cpu_lowp_to_f32(s->isa, s->dtype, h, buf, (size_t)m);
+      }
+      adnn_cpu_act_affine_f32(&s->act, buf, buf, (size_t)m, mean, a, alo, b);
+      if (s->path == PATH_PLANES) {
+        adnn_cpu_lowp_from_f32(s->isa, s->dtype, buf, y + j0, (size_t)m);
+      } else {
+        adnn_cpu_lowp_from_f32(s->isa, s->dtype, buf, h, (size_t)m);
+        for (int64_t j = 0; j < m; j++) {
+          int64_t o[ADNN_ND_MAX_TENSORS];
+          adnn_nd_offsets(&s->rest, j0 + j, o);
+          y[o[0]] = h[j];
+        }
+      }
+    }
+  }
+}
+
+/* The 16-bit pixels [begin, end), as run_pixels with each pixel's run of a
+ * block of channels widened and narrowed around the F32 code. */
+static void run_lowp_pixels(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const bn_task *t = arg;
+  const bn_state *s = t->s;
+  const int64_t C = s->C;
+  float a[BLOCK], alo[BLOCK], buf[BLOCK];
+  const uint16_t *x = (const uint16_t *)(const void *)t->x;
+  uint16_t *y = (uint16_t *)(void *)t->y;
+  for (int64_t c0 = 0; c0 < C; c0 += BLOCK) {
+    const int64_t m = C - c0 < BLOCK ? C - c0 : BLOCK;
+    for (int64_t c = 0; c < m; c++) coef(t, c0 + c, &a[c], &alo[c]);
+    for (int64_t px = begin; px < end; px++) {
+      int64_t o[ADNN_ND_MAX_TENSORS];
+      adnn_nd_offsets(&s->rest, px, o);
+      adnn_cpu_lowp_to_f32(s->isa, s->dtype, x + o[1] + c0, buf, (size_t)m);
+      adnn_cpu_act_affine_vec_f32(&s->act, buf, buf, (size_t)m, t->mean + c0, a, alo,
+                                  t->shift + c0);
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, buf, y + o[0] + c0, (size_t)m);
+    }
+  }
+}
+
 /* Inputs {x, scale, shift, mean, var}. */
 static void bn_run(const void *problem, const void *state, const void *const *inputs,
                    void *const *outputs, void *workspace) {
@@ -180,14 +258,19 @@ static void bn_run(const void *problem, const void *state, const void *const *in
   const bn_state *s = state;
   bn_task t = {.s = s, .x = inputs[0], .scale = inputs[1], .shift = inputs[2],
                .mean = inputs[3], .var = inputs[4], .y = outputs[0]};
-  adnn_cpu_parallel_for(s->tasks, s->grain, s->path == PATH_PIXELS ? run_pixels : run_planes,
-                        &t);
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16)
+    adnn_cpu_parallel_for(s->tasks, s->grain,
+                          s->path == PATH_PIXELS ? run_lowp_pixels : run_lowp_planes, &t);
+  else
+    adnn_cpu_parallel_for(s->tasks, s->grain, s->path == PATH_PIXELS ? run_pixels : run_planes,
+                          &t);
 }
 
 const adnn_cpu_impl adnn_cpu_batchnorm_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
     .state_size = sizeof(bn_state),
     .reshape = bn_reshape,
     .run = bn_run,

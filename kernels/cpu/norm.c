@@ -15,6 +15,13 @@
  * the vector loops run on the row in place) and strided (the row is gathered
  * into a stack buffer chunk by chunk for each pass and scattered at the end).
  * Rows are split across threads. In place works on both paths.
+ *
+ * F16 and BF16 (run_lowp): each row is widened into the thread's F32 row of
+ * the workspace (D floats per thread, sized at reshape) by the shared block
+ * converters of lowp.h, the rows path's code runs on it in place (statistics
+ * in double and F32 as above; gain and bias stay F32, ADNN_OP_PARAM_DTYPE),
+ * and the row is narrowed once on store: the F32 rows path on the widened
+ * input plus one round to nearest even, bit for bit (t/cpu-lowp-ops).
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
@@ -85,6 +92,7 @@ static const nrm_fns NAME(adnn_f32_norm) = {NAME(nrm_sums), NAME(nrm_dev2), NAME
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 /* One instruction set's copy of the vector code. */
@@ -111,6 +119,8 @@ typedef struct nrm_state {
   int64_t outer; /* rows */
   int64_t inner; /* D, elements per row */
   int64_t grain; /* rows per parallel task at least */
+  adnn_dtype dtype; /* F32, or F16 / BF16 (run_lowp) */
+  int isa;          /* env->isa, for the lowp.h converters */
 } nrm_state;
 
 static void nrm_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -136,7 +146,11 @@ static void nrm_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   s->inner = adnn_nd_count(&s->cols);
   const int64_t grain = ADNN_CPU_GRAIN / s->inner;
   s->grain = grain > 1 ? grain : 1;
+  s->dtype = p->x.dtype;
+  s->isa = env->isa;
   *workspace_bytes = 0;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16)
+    *workspace_bytes = (size_t)env->threads * (size_t)s->inner * sizeof(float);
 }
 
 typedef struct nrm_task {
@@ -162,6 +176,20 @@ static void finish_stats(const nrm_state *s, double sum, double dev2, float *mh,
   *rs = 0.0f;
 }
 
+/* One contiguous row of D floats (y may be x). */
+static void norm_row(const nrm_state *s, const float *x, float *y, size_t D, const float *gain,
+                     const float *bias) {
+  double sum = 0.0, sumsq = 0.0;
+  s->fn->sums(x, D, &sum, &sumsq);
+  float mh, ml, rs;
+  finish_stats(s, sum, sumsq, &mh, &ml, &rs);
+  if (!s->rms) {
+    const double dev2 = s->fn->dev2(x, D, mh, ml);
+    rs = (float)(1.0 / sqrt(dev2 / (double)D + s->epsilon));
+  }
+  s->fn->apply(x, y, D, mh, ml, rs, gain, bias);
+}
+
 static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
   const nrm_task *t = arg;
@@ -170,17 +198,7 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   for (int64_t row = begin; row < end; row++) {
     int64_t off[ADNN_ND_MAX_TENSORS];
     adnn_nd_offsets(&s->rows, row, off);
-    const float *x = t->x + off[1];
-    float *y = t->y + off[0];
-    double sum = 0.0, sumsq = 0.0;
-    s->fn->sums(x, D, &sum, &sumsq);
-    float mh, ml, rs;
-    finish_stats(s, sum, sumsq, &mh, &ml, &rs);
-    if (!s->rms) {
-      const double dev2 = s->fn->dev2(x, D, mh, ml);
-      rs = (float)(1.0 / sqrt(dev2 / (double)D + s->epsilon));
-    }
-    s->fn->apply(x, y, D, mh, ml, rs, t->gain, t->bias);
+    norm_row(s, t->x + off[1], t->y + off[0], D, t->gain, t->bias);
   }
 }
 
@@ -237,12 +255,72 @@ static void run_strided(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+typedef struct nrm_lowp_task {
+  const nrm_state *s;
+  const uint16_t *x;
+  const float *gain, *bias; /* F32 whatever the data type */
+  uint16_t *y;
+  float *work; /* threads rows of D floats */
+} nrm_lowp_task;
+
+static void run_lowp(void *arg, int64_t begin, int64_t end, int thread) {
+  const nrm_lowp_task *t = arg;
+  const nrm_state *s = t->s;
+  const int64_t D = s->inner;
+  float *f = t->work + (size_t)thread * (size_t)D;
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(&s->rows, row, off);
+    const uint16_t *x = t->x + off[1];
+    uint16_t *y = t->y + off[0];
+    /* The whole row is read into f before any of y is written, so in place
+     * works on both layouts. */
+    if (s->path == PATH_ROWS) {
+      adnn_cpu_lowp_to_f32(s->isa, s->dtype, x, f, (size_t)D);
+    } else {
+      for (int64_t j0 = 0; j0 < D; j0 += ADNN_CPU_LOWP_BLOCK) {
+        const int64_t n = D - j0 < ADNN_CPU_LOWP_BLOCK ? D - j0 : ADNN_CPU_LOWP_BLOCK;
+        for (int64_t j = 0; j < n; j++) {
+          int64_t o[ADNN_ND_MAX_TENSORS];
+          adnn_nd_offsets(&s->cols, j0 + j, o);
+          h[j] = x[o[1]];
+        }
+        adnn_cpu_lowp_to_f32(s->isa, s->dtype, h, f + j0, (size_t)n);
+      }
+    }
+    norm_row(s, f, f, (size_t)D, t->gain, t->bias);
+    if (s->path == PATH_ROWS) {
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, f, y, (size_t)D);
+    } else {
+      for (int64_t j0 = 0; j0 < D; j0 += ADNN_CPU_LOWP_BLOCK) {
+        const int64_t n = D - j0 < ADNN_CPU_LOWP_BLOCK ? D - j0 : ADNN_CPU_LOWP_BLOCK;
+        adnn_cpu_lowp_from_f32(s->isa, s->dtype, f + j0, h, (size_t)n);
+        for (int64_t j = 0; j < n; j++) {
+          int64_t o[ADNN_ND_MAX_TENSORS];
+          adnn_nd_offsets(&s->cols, j0 + j, o);
+          y[o[0]] = h[j];
+        }
+      }
+    }
+  }
+}
+
 /* Inputs {x}, then gain and bias when the problem has them. */
 static void nrm_run(const void *problem, const void *state, const void *const *inputs,
                     void *const *outputs, void *workspace) {
-  (void)workspace;
   const adnn_plugin_norm *p = problem;
   const nrm_state *s = state;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16) {
+    nrm_lowp_task lt = {.s = s,
+                        .x = inputs[0],
+                        .gain = p->has_gain ? inputs[1] : NULL,
+                        .bias = p->has_bias ? inputs[1 + p->has_gain] : NULL,
+                        .y = outputs[0],
+                        .work = workspace};
+    adnn_cpu_parallel_for(s->outer, s->grain, run_lowp, &lt);
+    return;
+  }
   nrm_task t = {.s = s,
                 .x = inputs[0],
                 .gain = p->has_gain ? inputs[1] : NULL,
@@ -254,7 +332,8 @@ static void nrm_run(const void *problem, const void *state, const void *const *i
 const adnn_cpu_impl adnn_cpu_norm_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
     .state_size = sizeof(nrm_state),
     .reshape = nrm_reshape,
     .run = nrm_run,

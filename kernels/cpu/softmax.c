@@ -21,6 +21,13 @@
  *            buffer and the row code runs on the chunks.
  * In place (y == x with the same layout) works on every path because each
  * element of x is read before the y at the same place is written.
+ *
+ * F16 and BF16 (run_lowp): each slice is widened into the thread's F32 row of
+ * the workspace (L floats per thread, sized at reshape) with the shared block
+ * converters of lowp.h, the F32 row code runs on it in place, and the row is
+ * narrowed once on store. The arithmetic is therefore exactly the F32 rows
+ * path on the widened input, followed by one round to nearest even; the
+ * t/cpu-lowp-ops test holds the kernel to that, bit for bit.
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
@@ -264,6 +271,7 @@ static const sm_fns NAME(adnn_f32_softmax) = {
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 /* One instruction set's copy of the vector code. */
@@ -303,6 +311,8 @@ typedef struct sm_state {
   int64_t outer, inner; /* slices before and after the axis */
   int64_t lanes, blocks; /* columns path: slices per block, blocks per outer index */
   int64_t tasks, grain;  /* parallel_for's range and grain */
+  adnn_dtype dtype;      /* F32, or F16 / BF16 (run_lowp) */
+  int isa;               /* env->isa, for the lowp.h converters */
 } sm_state;
 
 static void sm_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -347,7 +357,16 @@ static void sm_reshape(const void *problem, const adnn_cpu_env *env, void *state
     grain = ADNN_CPU_GRAIN / s->L;
   }
   s->grain = grain > 1 ? grain : 1;
+  s->dtype = p->x.dtype;
+  s->isa = env->isa;
   *workspace_bytes = 0;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16) {
+    /* One slice per task, each widened into its thread's F32 row. */
+    s->tasks = s->outer * s->inner;
+    const int64_t g = ADNN_CPU_GRAIN / s->L;
+    s->grain = g > 1 ? g : 1;
+    *workspace_bytes = (size_t)env->threads * (size_t)s->L * sizeof(float);
+  }
 }
 
 typedef struct sm_task {
@@ -434,11 +453,68 @@ static void run_strided(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+/* Converts n 16-bit elements at stride sx into f (F32), through a stack
+ * block when the stride is not 1. */
+static void lowp_widen(const sm_state *s, const uint16_t *x, int64_t sx, float *f, int64_t n) {
+  if (sx == 1 || n == 1) {
+    adnn_cpu_lowp_to_f32(s->isa, s->dtype, x, f, (size_t)n);
+    return;
+  }
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (int64_t j0 = 0; j0 < n; j0 += ADNN_CPU_LOWP_BLOCK) {
+    const int64_t m = n - j0 < ADNN_CPU_LOWP_BLOCK ? n - j0 : ADNN_CPU_LOWP_BLOCK;
+    for (int64_t j = 0; j < m; j++) h[j] = x[(j0 + j) * sx];
+    adnn_cpu_lowp_to_f32(s->isa, s->dtype, h, f + j0, (size_t)m);
+  }
+}
+
+/* Rounds n F32 elements of f once to the 16-bit type, stored at stride sy. */
+static void lowp_narrow(const sm_state *s, const float *f, uint16_t *y, int64_t sy, int64_t n) {
+  if (sy == 1 || n == 1) {
+    adnn_cpu_lowp_from_f32(s->isa, s->dtype, f, y, (size_t)n);
+    return;
+  }
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (int64_t j0 = 0; j0 < n; j0 += ADNN_CPU_LOWP_BLOCK) {
+    const int64_t m = n - j0 < ADNN_CPU_LOWP_BLOCK ? n - j0 : ADNN_CPU_LOWP_BLOCK;
+    adnn_cpu_lowp_from_f32(s->isa, s->dtype, f + j0, h, (size_t)m);
+    for (int64_t j = 0; j < m; j++) y[(j0 + j) * sy] = h[j];
+  }
+}
+
+typedef struct sm_lowp_task {
+  const sm_state *s;
+  const uint16_t *x;
+  uint16_t *y;
+  float *work; /* threads rows of L floats */
+} sm_lowp_task;
+
+static void run_lowp(void *arg, int64_t begin, int64_t end, int thread) {
+  const sm_lowp_task *t = arg;
+  const sm_state *s = t->s;
+  float *f = t->work + (size_t)thread * (size_t)s->L;
+  for (int64_t k = begin; k < end; k++) {
+    const int64_t o = k / s->inner, i = k - o * s->inner;
+    int64_t oo[ADNN_ND_MAX_TENSORS], io[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(&s->outer_loop, o, oo);
+    adnn_nd_offsets(&s->inner_loop, i, io);
+    /* The whole slice is read into f before any of y is written, so in
+     * place works whatever the layouts. */
+    lowp_widen(s, t->x + oo[1] + io[1], s->sx, f, s->L);
+    s->fn->row(f, f, (size_t)s->L, s->log);
+    lowp_narrow(s, f, t->y + oo[0] + io[0], s->sy, s->L);
+  }
+}
+
 static void sm_run(const void *problem, const void *state, const void *const *inputs,
                    void *const *outputs, void *workspace) {
   (void)problem;
-  (void)workspace;
   const sm_state *s = state;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16) {
+    sm_lowp_task lt = {s, inputs[0], outputs[0], workspace};
+    adnn_cpu_parallel_for(s->tasks, s->grain, run_lowp, &lt);
+    return;
+  }
   sm_task t = {s, inputs[0], outputs[0]};
   adnn_cpu_parallel_for(s->tasks, s->grain,
                         s->path == PATH_ROWS      ? run_rows
@@ -450,7 +526,8 @@ static void sm_run(const void *problem, const void *state, const void *const *in
 const adnn_cpu_impl adnn_cpu_softmax_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
     .state_size = sizeof(sm_state),
     .reshape = sm_reshape,
     .run = sm_run,
