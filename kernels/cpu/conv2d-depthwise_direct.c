@@ -6,7 +6,12 @@
  * A depthwise convolution does R*S multiply-adds per output and reuses nothing
  * across channels, so a GEMM formulation only adds overhead; the kernel is
  * bound by loads and memory, and the point is to keep every lane busy
- * whatever the image size. Two paths, chosen at plan time (dw_reshape):
+ * whatever the image size. Three paths, chosen at plan time (dw_reshape):
+ *   - NCHW planes (every NCHW problem whose padded plane fits the per-thread
+ *     buffer, dwp_layout): W in the lanes, one (image, channel) plane per
+ *     task, the plane buffered padded and split by column phase so that every
+ *     tap is one unaligned load; no transposes. See "The NCHW plane kernel"
+ *     below. The two paths that follow then serve NHWC and very large planes.
  *   - Channel vectors (every NHWC problem, and NCHW unless it has few channels
  *     and wide rows, dw_nchw_cvec): a vector holds VL consecutive channels of
  *     one pixel (16 AVX-512, 8 AVX2, 4 baseline). Input rows are buffered
