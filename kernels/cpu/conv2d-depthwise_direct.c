@@ -6,7 +6,12 @@
  * A depthwise convolution does R*S multiply-adds per output and reuses nothing
  * across channels, so a GEMM formulation only adds overhead; the kernel is
  * bound by loads and memory, and the point is to keep every lane busy
- * whatever the image size. Two paths, chosen at plan time (dw_reshape):
+ * whatever the image size. Three paths, chosen at plan time (dw_reshape):
+ *   - NCHW planes (every NCHW problem whose padded plane fits the per-thread
+ *     buffer, dwp_layout): W in the lanes, one (image, channel) plane per
+ *     task, the plane buffered padded and split by column phase so that every
+ *     tap is one unaligned load; no transposes. See "The NCHW plane kernel"
+ *     below. The two paths that follow then serve NHWC and very large planes.
  *   - Channel vectors (every NHWC problem, and NCHW unless it has few channels
  *     and wide rows, dw_nchw_cvec): a vector holds VL consecutive channels of
  *     one pixel (16 AVX-512, 8 AVX2, 4 baseline). Input rows are buffered
@@ -512,11 +517,140 @@ static void NAME(dw_pack_interleaved)(const float *src, int64_t ps, int m, int64
       NAME(vstore)(dst + w * VL, NAME(vload_n)(src + w * ps, (size_t)m, 0.0f));
 }
 
+/* ---- The NCHW plane kernel (W in the lanes) -------------------------------
+ *
+ * One (image, channel) plane at a time. The plane is first copied into the
+ * thread's buffer with its padding as zeros, split by column phase for a
+ * column stride sw > 1 (phase k holds the padded columns k, k + sw, ...), so
+ * that every tap of every output vector is one unaligned load of
+ * consecutive floats and nothing is tested in the loop: output column q of
+ * tap s reads padded column q * sw + s * dw, which is element
+ * q + (s * dw) / sw of phase (s * dw) % sw. The copy is one pass over a plane
+ * that then sits in L1/L2, where the former path paid two transposes. */
+
+/* RB output rows by CB vectors of outputs from column q: RB * CB independent
+ * accumulators, each tap weight broadcast once for all of them. R, S, SW and
+ * DW are constants at the specialized calls. */
+SIMD_INLINE void NAME(dwp_tile)(const int RB, const int CB, const int64_t R, const int64_t S,
+                                const int64_t SW, const int64_t DW, const float *b,
+                                int64_t phs, int64_t ors, int64_t drs, const float *wc, float bias,
+                                int64_t q, float *yr, int64_t Q) {
+  VF acc[4][2];
+#pragma GCC unroll 4
+  for (int i = 0; i < RB; i++)
+#pragma GCC unroll 2
+    for (int k = 0; k < CB; k++) acc[i][k] = NAME(vset)(bias);
+#pragma GCC unroll 5
+  for (int64_t r = 0; r < R; r++) {
+#pragma GCC unroll 5
+    for (int64_t s = 0; s < S; s++) {
+      const VF wv = NAME(vset)(wc[r * S + s]);
+      const float *xs = b + ((s * DW) % SW) * phs + r * drs + (s * DW) / SW + q;
+#pragma GCC unroll 4
+      for (int i = 0; i < RB; i++)
+#pragma GCC unroll 2
+        for (int k = 0; k < CB; k++)
+          acc[i][k] = NAME(dw_fma)(wv, NAME(vload)(xs + i * ors + k * VL), acc[i][k]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < RB; i++)
+#pragma GCC unroll 2
+    for (int k = 0; k < CB; k++) {
+      int64_t left = Q - q - k * VL;
+      if (left >= VL)
+        NAME(vstore)(yr + i * Q + q + k * VL, acc[i][k]);
+      else if (left > 0)
+        NAME(vstore_n)(yr + i * Q + q + k * VL, acc[i][k], (size_t)left);
+    }
+}
+
+/* All P output rows of one plane from the buffered input b: blocks of four
+ * rows by two vectors (eight accumulators, enough to hide the FMA latency),
+ * then single rows and vectors at the edges. */
+SIMD_INLINE void NAME(dwp_rows)(const int64_t R, const int64_t S, const int64_t SW,
+                                const int64_t DW, const float *b, int64_t phs, int64_t wb,
+                                int64_t sh, int64_t dh, const float *wc, float bias, float *yc,
+                                int64_t P, int64_t Q) {
+  const int64_t ors = sh * wb, drs = dh * wb;
+  int64_t p = 0;
+  for (; p + 4 <= P; p += 4) {
+    const float *bp = b + p * ors;
+    float *yr = yc + p * Q;
+    int64_t q = 0;
+    for (; q + VL < Q; q += 2 * VL)
+      NAME(dwp_tile)(4, 2, R, S, SW, DW, bp, phs, ors, drs, wc, bias, q, yr, Q);
+    if (q < Q) NAME(dwp_tile)(4, 1, R, S, SW, DW, bp, phs, ors, drs, wc, bias, q, yr, Q);
+  }
+  for (; p < P; p++) {
+    const float *bp = b + p * ors;
+    float *yr = yc + p * Q;
+    int64_t q = 0;
+    for (; q + VL < Q; q += 2 * VL)
+      NAME(dwp_tile)(1, 2, R, S, SW, DW, bp, phs, ors, drs, wc, bias, q, yr, Q);
+    if (q < Q) NAME(dwp_tile)(1, 1, R, S, SW, DW, bp, phs, ors, drs, wc, bias, q, yr, Q);
+  }
+}
+
+/* One plane: buffer the padded input (hb rows of wb floats per phase, the
+ * rows above and below the image and the columns outside it zero), then the
+ * rows, specialized for 3x3 and 5x5 at strides 1 and 2 without dilation. */
+static void NAME(dw_plane)(const float *xc, int64_t H, int64_t W, const float *wc, float bias,
+                           int64_t R, int64_t S, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                           int64_t pt, int64_t pl, int64_t P, int64_t Q, float *b, int64_t hb,
+                           int64_t wb, float *yc) {
+  const int64_t phs = hb * wb;
+  for (int64_t hh = 0; hh < hb; hh++) {
+    const int64_t h = hh - pt;
+    if (h < 0 || h >= H) {
+      for (int64_t k = 0; k < sw; k++)
+        memset(b + k * phs + hh * wb, 0, (size_t)wb * sizeof(float));
+      continue;
+    }
+    const float *xr = xc + h * W;
+    if (sw == 1) {
+      /* wb >= pl + W always (dwp_layout), so the row fits whole. */
+      float *br = b + hh * wb;
+      memset(br, 0, (size_t)pl * sizeof(float));
+      memcpy(br + pl, xr, (size_t)W * sizeof(float));
+      memset(br + pl + W, 0, (size_t)(wb - pl - W) * sizeof(float));
+    } else {
+      for (int64_t k = 0; k < sw; k++) {
+        float *br = b + k * phs + hh * wb;
+        for (int64_t i = 0; i < wb; i++) {
+          int64_t w = i * sw + k - pl;
+          br[i] = w >= 0 && w < W ? xr[w] : 0.0f;
+        }
+      }
+    }
+  }
+#ifndef ADNN_CPU_COMPACT_KERNELS
+  const int shape = dw != 1 ? 0 : (int)(R * 100 + S * 10 + sw);
+  switch (shape) {
+    case 331:
+      NAME(dwp_rows)(3, 3, 1, 1, b, phs, wb, sh, dh, wc, bias, yc, P, Q);
+      return;
+    case 332:
+      NAME(dwp_rows)(3, 3, 2, 1, b, phs, wb, sh, dh, wc, bias, yc, P, Q);
+      return;
+    case 551:
+      NAME(dwp_rows)(5, 5, 1, 1, b, phs, wb, sh, dh, wc, bias, yc, P, Q);
+      return;
+    case 552:
+      NAME(dwp_rows)(5, 5, 2, 1, b, phs, wb, sh, dh, wc, bias, yc, P, Q);
+      return;
+    default:
+      break;
+  }
+#endif
+  NAME(dwp_rows)(R, S, sw, dw, b, phs, wb, sh, dh, wc, bias, yc, P, Q);
+}
+
 /* This instruction set's copy. */
 static const dwc_fns NAME(adnn_f32_conv2d_depthwise_cvec) = {
     NAME(dw_row),           NAME(dw_row2),          NAME(dw_pack_planar),
     NAME(dw_pack_planar_rows), NAME(dw_unpack_planar), NAME(dw_pack_interleaved),
-    VL};
+    NAME(dw_plane),         VL};
 
 #else /* the dispatch part */
 
@@ -545,6 +679,10 @@ typedef struct dwc_fns {
                            float *dst, int64_t rf);
   void (*unpack_planar)(const float *src, int64_t Q, int m, float *dst, int64_t ld);
   void (*pack_interleaved)(const float *src, int64_t ps, int m, int64_t W, float *dst);
+  /* NCHW: one whole (image, channel) plane through the padded buffer b. */
+  void (*plane)(const float *xc, int64_t H, int64_t W, const float *wc, float bias, int64_t R,
+                int64_t S, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl,
+                int64_t P, int64_t Q, float *b, int64_t hb, int64_t wb, float *yc);
   int vl;
 } dwc_fns;
 
@@ -596,6 +734,10 @@ typedef struct dw_state {
   int plane;          /* a chunk's padded input is buffered whole, not in the ring */
   int two_rows;       /* plane: output rows go in pairs (row2) */
   int64_t orows;      /* NCHW: output rows buffered before their store to y */
+  /* The NCHW plane path (dwp_layout): buffer rows and floats per phase row,
+   * floats per thread slice, and where the repacked filters start. */
+  int dwp;
+  int64_t dwp_hb, dwp_wb, dwp_slice, dwp_off_w;
 } dw_state;
 
 typedef struct dw_job {
@@ -770,6 +912,52 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
       if (st->act_pass) adnn_cpu_epilogue_f32(&st->act, yr, (size_t)g->Q, 0.0f);
     }
   }
+}
+
+/* ---- The NCHW plane path ---------------------------------------------------
+ *
+ * One task per (image, channel) plane; each pool thread owns a slice of the
+ * workspace holding one padded, phase-split copy of a plane (dw_plane). The
+ * activation runs over the plane's output right after it is written, while
+ * it is in cache. */
+static void dwp_task(void *arg, int64_t t0, int64_t t1, int thread) {
+  const dw_job *j = arg;
+  const adnn_plugin_conv2d *g = j->g;
+  const dw_state *s = j->s;
+  float *b = j->ws + thread * s->dwp_slice;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t c = t % g->C;
+    float *yc = j->y + t * g->P * g->Q;
+    s->fn2->plane(j->x + t * g->H * g->W, g->H, g->W, j->w + c * g->R * g->S,
+                  j->bias ? j->bias[c] : 0.0f, g->R, g->S, g->stride_h, g->stride_w,
+                  g->dilation_h, g->dilation_w, g->pad_top, g->pad_left, g->P, g->Q, b, s->dwp_hb,
+                  s->dwp_wb, yc);
+    if (s->act_pass) adnn_cpu_epilogue_f32(&s->act, yc, (size_t)(g->P * g->Q), 0.0f);
+  }
+}
+
+/* The plane path's buffer: hb = the input rows the outputs reach (padding
+ * included), wb = per phase the columns the last (partial) output vector's
+ * loads reach, at least the padded row for stride 1; rounded to 16 floats.
+ * Returns 0 when a slice would pass 4 MiB (planes that large take the
+ * spatial path, which needs no buffer). */
+static int dwp_layout(const adnn_plugin_conv2d *g, dw_state *s, int64_t threads) {
+  const int64_t vl = s->fn2->vl, sw = g->stride_w;
+  int64_t qr = (g->Q + vl - 1) / vl * vl;
+  int64_t wb = (g->S - 1) * g->dilation_w / sw + qr;
+  if (sw == 1 && wb < g->pad_left + g->W) wb = g->pad_left + g->W;
+  wb = (wb + 15) / 16 * 16;
+  int64_t hb = (g->P - 1) * g->stride_h + (g->R - 1) * g->dilation_h + 1;
+  if (sw > 16 || wb > (1 << 20) || hb > (1 << 20) || sw * hb * wb > (1 << 20)) return 0;
+  s->dwp_hb = hb;
+  s->dwp_wb = wb;
+  s->dwp_slice = (sw * hb * wb + 15) / 16 * 16;
+  s->threads = threads;
+  s->dwp_off_w = threads * s->dwp_slice;
+  int64_t per_plane = g->P * g->Q * g->R * g->S;
+  s->tasks = g->N * g->C;
+  s->grain = per_plane >= 8192 ? 1 : 8192 / per_plane;
+  return 1;
 }
 
 /* ---- The channel-vector path ---------------------------------------------
@@ -1050,6 +1238,14 @@ static void dw_reshape(const void *problem, const adnn_cpu_env *env, void *state
   s->fn2 = dwc_by_isa[env->isa];
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->act_pass = g->activation.kind != ADNN_ACTIVATION_IDENTITY;
+  s->repack = !adnn_cpu_conv2d_w_is_kcrs(g);
+  s->dwp = !s->nhwc && dwp_layout(g, s, adnn_cpu_parallel_threads());
+  if (s->dwp) {
+    s->cvec = 0;
+    *workspace_bytes =
+        (size_t)(s->dwp_off_w + (s->repack ? g->R * g->S * g->C : 0)) * sizeof(float);
+    return;
+  }
   s->cvec = s->nhwc || dw_nchw_cvec(g, s->fn2->vl);
   if (s->cvec) {
     dwc_layout(g, s, adnn_cpu_parallel_threads());
@@ -1080,6 +1276,18 @@ static void dw_run(const void *problem, const void *state, const void *const *in
   const dw_state *s = state;
   dw_job j = {g,          s,     inputs[0], inputs[1], g->has_bias ? inputs[2] : NULL,
               outputs[0], s->qa, s->qb,     workspace};
+  if (s->dwp) {
+    if (s->repack) {
+      adnn_cpu_conv2d_pack_kcrs(g, inputs[1], j.ws + s->dwp_off_w);
+      j.w = j.ws + s->dwp_off_w;
+    }
+    /* The slices were sized for the pool at plan time (as dwc_run). */
+    if (adnn_cpu_parallel_threads() > s->threads)
+      dwp_task(&j, 0, s->tasks, 0);
+    else
+      adnn_cpu_parallel_for(s->tasks, s->grain, dwp_task, &j);
+    return;
+  }
   if (s->cvec) {
     dwc_run(&j);
     return;

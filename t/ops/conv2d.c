@@ -293,6 +293,14 @@ static const conv_spec conv_specs[] = {
      * outputs wide: every output row ends in a partial vector of pixels. */
     {"dw ring 5x5", 1, 12, 20, 1001, 12, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 12, 1, A_RELU, 0, 0, NCHW, F32},
     {"dw kcrs", 2, 24, 9, 9, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 24, 1, 0, 0, 0, NHWC_KCRS, F32},
+    /* The NCHW plane kernel (W in the lanes): odd widths against the vector
+     * length, padding 0 and 2, strides 1 to 3, dilation, batches. */
+    {"dw nchw s2 odd p0", 2, 7, 15, 31, 7, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 7, 1, A_RELU, 0, 0, NCHW, F32},
+    {"dw nchw p2 wide", 2, 5, 13, 37, 5, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 5, 1, 0, 0, 0, NCHW, F32},
+    {"dw nchw 5x5 p1", 1, 6, 11, 29, 6, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1, 6, 0, A_CLAMP, 0, 6, NCHW, F32},
+    {"dw nchw s2 dil2", 2, 4, 17, 23, 4, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 4, 1, 0, 0, 0, NCHW, F32},
+    {"dw nchw s3", 1, 3, 14, 20, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3, 1, 0, 0, 0, NCHW, F32},
+    {"dw nchw 112 s2", 2, 3, 112, 112, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3, 1, A_RELU, 0, 0, NCHW, F32},
     {"5x5",      1, 3, 10, 10,  4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F32},
     {"5x5 s2",   3, 3, 11,  9,  5, 5, 5, 2, 2, 2, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, NHWC, F32},
     {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
