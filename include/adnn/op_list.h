@@ -128,9 +128,9 @@
   X(ATTENTION_BACKWARD, attention_backward, 22, forward,                                  \
     "q, k, v, o, do, lse[, bias][, key_lengths]", "dq, dk, dv", ADNN_OP_DTYPES_FLOAT, 0) \
   X(REORDER, reorder, 23, y, "x", "y", ADNN_OP_DTYPES_ALL, 0)                             \
-  X(QUANTIZE, quantize, 24, zero_point, "x[, scales, zero_points]", "y",                   \
+  X(QUANTIZE, quantize, 24, zero_point, "x[, scales][, zero_points]", "y",                   \
     ADNN_OP_DTYPE(ADNN_DTYPE_F32), 0)                                                     \
-  X(DEQUANTIZE, dequantize, 25, zero_point, "x[, scales, zero_points]", "y",               \
+  X(DEQUANTIZE, dequantize, 25, zero_point, "x[, scales][, zero_points]", "y",               \
     ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8), 0)
 
 /* ------------------------------------------------------------------------ */
