@@ -31,6 +31,7 @@ libadnn_la_SOURCES = \
 	core/validate_loss_optimizer.c \
 	core/validate_matmul.c \
 	core/validate_reorder.c \
+	core/validate_quantize.c \
 	core/validate_attention.c \
 	core/tuner.h \
 	core/tuner.c \

@@ -435,6 +435,35 @@ static void print_reorder(line_buf *p, const void *problem, const char **layout)
     put(p, ":%s->%s", adnn_plugin_dtype_name(r->x.dtype), adnn_plugin_dtype_name(r->y.dtype));
 }
 
+/* quantize / dequantize: <op>:<dims>:<x dtype>-><y dtype>[:axis<N>][:s<scale>:z<zp>]
+ * (adnn-bench has no form for them yet; the layout column says "strided"
+ * for a layout that is not packed). */
+static void print_quant(line_buf *p, const char *op, const adnn_tensor_desc *x,
+                        const adnn_tensor_desc *y, int32_t axis, float scale, int32_t zp,
+                        const char **layout) {
+  put(p, "%s:", op);
+  if (x->rank == 0) put(p, "1");
+  put_dims(p, x);
+  if (!packed(x, NULL) || !packed(y, NULL)) *layout = "strided";
+  put(p, ":%s->%s", adnn_plugin_dtype_name(x->dtype), adnn_plugin_dtype_name(y->dtype));
+  if (axis >= 0) {
+    put(p, ":axis%d", (int)axis);
+  } else {
+    put_shortest(p, ":s", (double)scale);
+    put(p, ":z%d", (int)zp);
+  }
+}
+
+static void print_quantize(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_quantize *q = problem;
+  print_quant(p, "quantize", &q->x, &q->y, q->axis, q->scale, q->zero_point, layout);
+}
+
+static void print_dequantize(line_buf *p, const void *problem, const char **layout) {
+  const adnn_plugin_dequantize *q = problem;
+  print_quant(p, "dequantize", &q->x, &q->y, q->axis, q->scale, q->zero_point, layout);
+}
+
 static problem_printer *const problem_printers[ADNN_PLUGIN_OP_LIMIT_] = {
 #define VERBOSE_PRINTER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
   [ADNN_PLUGIN_OP_##NAME] = print_##name,

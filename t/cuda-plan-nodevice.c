@@ -295,6 +295,27 @@ static int build_reorder(adnn_plugin_reorder *p, adnn_dtype dt) {
   return 1;
 }
 
+/* quantize: x [1, 1, 3, 4] F32 to I8, per tensor (dequantize: I8 to F32). */
+static int build_quantize(adnn_plugin_quantize *p, adnn_dtype dt) {
+  p->x = tensor4(dt, 1, 1, 3, 4);
+  p->y = tensor4(ADNN_DTYPE_I8, 1, 1, 3, 4);
+  p->count = 12;
+  p->axis = -1;
+  p->scale = 1.0f;
+  p->channels = p->inner = 1;
+  return 1;
+}
+
+static int build_dequantize(adnn_plugin_dequantize *p, adnn_dtype dt) {
+  p->x = tensor4(dt, 1, 1, 3, 4);
+  p->y = tensor4(ADNN_DTYPE_F32, 1, 1, 3, 4);
+  p->count = 12;
+  p->axis = -1;
+  p->scale = 1.0f;
+  p->channels = p->inner = 1;
+  return 1;
+}
+
 /* Storage for any op's problem. */
 typedef union any_problem {
 #define PROBLEM_MEMBER_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) \
@@ -474,7 +495,8 @@ int main(void) {
       tap_skip("a usable GPU is present: the device-less failure is not checked here");
       continue;
     }
-    op_for(&op, &problem, k, ADNN_DTYPE_F32);
+    /* dequantize's x is an integer type: I8 is its dtype to plan. */
+    op_for(&op, &problem, k, k == ADNN_PLUGIN_OP_DEQUANTIZE ? ADNN_DTYPE_I8 : ADNN_DTYPE_F32);
     last_error[0] = '\0';
     st = t->plan_create(&ctx, &op, &plan);
     if (!ok(st != ADNN_STATUS_SUCCESS && plan == NULL && strstr(last_error, "cudaError") != NULL,

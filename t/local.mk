@@ -185,6 +185,7 @@ harness_op_files = \
 	t/ops/softmax_cross_entropy.c \
 	t/ops/matmul.c \
 	t/ops/reorder.c \
+	t/ops/quantize.c \
 	t/ops/optimizer.c \
 	t/ops/attention.c \
 	t/ops/attention_backward.c

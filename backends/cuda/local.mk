@@ -42,6 +42,7 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_softmax_cross_entropy.c \
 	backends/cuda/cuda_matmul.c \
 	backends/cuda/cuda_reorder.c \
+	backends/cuda/cuda_quantize.c \
 	backends/cuda/cuda_optimizer.c
 cuda_plugin_defines = -DADNN_CUDA_MIN_SM=$(CUDA_MIN_SM) \
 	-DADNN_CUDA_ARCH_FLAGS='"$(CUDA_ARCH_FLAGS)"'

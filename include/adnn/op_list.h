@@ -84,8 +84,9 @@
  *               check the combination in their own validator: matmul (a's
  *               dtype; the other tensors follow adnn/ops.h's matmul rules,
  *               core/validate_matmul.c) and reorder (y's dtype is the
- *               conversion's target, core/validate_reorder.c); the plugin op's
- *               dtype is then the first input's.
+ *               conversion's target, core/validate_reorder.c), quantize and
+ *               dequantize (y is I8/U8 or F32, core/validate_quantize.c); the
+ *               plugin op's dtype is then the first input's.
  *   flags       ADNN_OP_* flags.
  */
 #define ADNN_OP_LIST(X)                                                                   \
@@ -126,7 +127,11 @@
     ADNN_OP_DTYPES_FLOAT, 0)                                                              \
   X(ATTENTION_BACKWARD, attention_backward, 22, forward,                                  \
     "q, k, v, o, do, lse[, bias][, key_lengths]", "dq, dk, dv", ADNN_OP_DTYPES_FLOAT, 0) \
-  X(REORDER, reorder, 23, y, "x", "y", ADNN_OP_DTYPES_ALL, 0)
+  X(REORDER, reorder, 23, y, "x", "y", ADNN_OP_DTYPES_ALL, 0)                             \
+  X(QUANTIZE, quantize, 24, zero_point, "x[, scales][, zero_points]", "y",                   \
+    ADNN_OP_DTYPE(ADNN_DTYPE_F32), 0)                                                     \
+  X(DEQUANTIZE, dequantize, 25, zero_point, "x[, scales][, zero_points]", "y",               \
+    ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8), 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */

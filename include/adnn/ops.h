@@ -1060,6 +1060,86 @@ ADNN_API adnn_status adnn_plan_create_reorder(adnn_context *ctx, const adnn_reor
                                               adnn_plan **plan);
 
 /* ------------------------------------------------------------------------ */
+/* Quantization (doc/ops.md, "Quantize and dequantize")                       */
+/* ------------------------------------------------------------------------ */
+
+/** quantize: y = saturate(round_half_even(x / scale) + zero_point), element
+ *  by element; dequantize: y = (float)(x - zero_point) * scale. The quotient
+ *  x / scale is one IEEE F32 division (not a multiplication by 1/scale), the
+ *  rounding is to nearest even whatever the caller's rounding mode, the sum
+ *  with zero_point is exact and saturates to y's range; NaN gives zero_point,
+ *  +-infinity the range's ends. dequantize's x - zero_point is exact (an
+ *  integer), its conversion to F32 is exact and the product is one F32
+ *  multiplication rounded to nearest even (doc/numerics.md "Quantization").
+ *
+ *  x and y: rank 0..ADNN_MAX_RANK, the same dims, x any non-negative strides,
+ *  y strides that give every element its own address. quantize: x F32, y I8
+ *  or U8; dequantize: x I8 or U8, y F32.
+ *
+ *  axis < 0 (the *_init default, -1): per tensor, with the descriptor's scale
+ *  (finite, > 0) and zero_point (within y's range for quantize, x's for
+ *  dequantize). axis in [0, rank): per channel along that axis: the execute
+ *  inputs are {x, scales, zero_points}, scales packed F32 [dims[axis]] and
+ *  zero_points packed I32 [dims[axis]], element c applying to every element
+ *  whose index along axis is c; scale and zero_point are then ignored. The
+ *  per-channel values are run-time buffers the core cannot read: a scale
+ *  that is not finite and > 0, or a zero point outside the range, gives the
+ *  formula's saturated result, never a crash, but no meaning is promised.
+ *  Not in place. Execute inputs: {x} or {x, scales, zero_points}; output {y}. */
+typedef struct adnn_quantize_desc {
+  size_t struct_size;
+  adnn_tensor_desc x, y;
+  int32_t axis;
+  float scale;
+  int32_t zero_point;
+} adnn_quantize_desc;
+
+/** Zeroes *d, sets struct_size, axis = -1 (per tensor) and scale = 1. */
+static inline void adnn_quantize_desc_init(adnn_quantize_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->axis = -1;
+  d->scale = 1.0f;
+}
+
+/** dequantize's descriptor: the fields of adnn_quantize_desc (x I8 or U8, y
+ *  F32). */
+typedef struct adnn_dequantize_desc {
+  size_t struct_size;
+  adnn_tensor_desc x, y;
+  int32_t axis;
+  float scale;
+  int32_t zero_point;
+} adnn_dequantize_desc;
+
+/** Zeroes *d, sets struct_size, axis = -1 (per tensor) and scale = 1. */
+static inline void adnn_dequantize_desc_init(adnn_dequantize_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->axis = -1;
+  d->scale = 1.0f;
+}
+
+/** Creates a quantize plan. Returns ADNN_STATUS_SUCCESS;
+ *  ADNN_STATUS_BAD_PARAM_NULL (ctx, desc or plan NULL);
+ *  ADNN_STATUS_BAD_PARAM_HANDLE (ctx not live); ADNN_STATUS_BAD_PARAM
+ *  (invalid tensor, dims of x and y differ, y strides that make elements
+ *  share memory, axis >= rank, a per-tensor scale not finite or <= 0, a
+ *  per-tensor zero point outside y's range, struct_size too small);
+ *  ADNN_STATUS_NOT_SUPPORTED (x not F32 or y not I8/U8);
+ *  ADNN_STATUS_OUT_OF_MEMORY. Overlapping x and y are refused when the plan
+ *  is executed (ADNN_STATUS_BAD_PARAM). */
+ADNN_API adnn_status adnn_plan_create_quantize(adnn_context *ctx, const adnn_quantize_desc *desc,
+                                               adnn_plan **plan);
+
+/** Creates a dequantize plan. Returns the statuses of
+ *  adnn_plan_create_quantize, with x I8/U8 and y F32 (NOT_SUPPORTED
+ *  otherwise) and the zero point checked against x's range. */
+ADNN_API adnn_status adnn_plan_create_dequantize(adnn_context *ctx,
+                                                 const adnn_dequantize_desc *desc,
+                                                 adnn_plan **plan);
+
+/* ------------------------------------------------------------------------ */
 /* Plans                                                                     */
 /* ------------------------------------------------------------------------ */
 

@@ -538,6 +538,37 @@ typedef struct adnn_plugin_reorder {
   int64_t count;
 } adnn_plugin_reorder;
 
+/* ---- Quantization (doc/ops.md, "Quantize and dequantize"). */
+
+/** quantize: y (I8/U8) = saturate(rne(x / scale) + zero_point), x F32;
+ *  dequantize: y (F32) = (float)(x - zero_point) * scale, x I8/U8. x and y
+ *  of the same dims (any x strides, y strides disjoint); count elements.
+ *  axis < 0: per tensor with scale and zero_point, inputs {x}. axis >= 0:
+ *  per channel, inputs {x, scales (F32 [channels]), zero_points (I32
+ *  [channels])}; the channel of logical element i (row-major over dims) is
+ *  (i / inner) % channels, inner the product of the dims after axis.
+ *  adnn_plugin_op's dtype is x's. Outputs {y}. */
+typedef struct adnn_plugin_quantize {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y;
+  int64_t count;
+  int32_t axis;
+  float scale;
+  int32_t zero_point;
+  int64_t channels, inner;
+} adnn_plugin_quantize;
+
+/** dequantize's problem: adnn_plugin_quantize's fields. */
+typedef struct adnn_plugin_dequantize {
+  uint32_t struct_size;
+  adnn_tensor_desc x, y;
+  int64_t count;
+  int32_t axis;
+  float scale;
+  int32_t zero_point;
+  int64_t channels, inner;
+} adnn_plugin_dequantize;
+
 /** sizeof(adnn_plugin_<name>) for an op kind, as this header knows it; 0 for
  *  an unknown kind. */
 static inline size_t adnn_plugin_problem_size(adnn_plugin_op_kind kind) {

@@ -181,6 +181,14 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 #define ADNN_CPU_REORDER_IMPLS(X) X(reorder, simd) X(reorder, reference)
 #define ADNN_CPU_REORDER_FORCED NULL
 
+/* quantize and dequantize (kernels/cpu/quantize.c): packed x and y, AVX2
+ * with a scalar tail, per tensor or per channel; the reference loops for
+ * every other layout. */
+#define ADNN_CPU_QUANTIZE_IMPLS(X) X(quantize, simd) X(quantize, reference)
+#define ADNN_CPU_QUANTIZE_FORCED NULL
+#define ADNN_CPU_DEQUANTIZE_IMPLS(X) X(dequantize, simd) X(dequantize, reference)
+#define ADNN_CPU_DEQUANTIZE_FORCED NULL
+
 /** Whether the core changes an op's problem between executions (the
  *  optimizer's lr and step, adnn_plan_set_optimizer_step): the plugin then
  *  re-reads the core's problem into its copy before every run. */

@@ -65,6 +65,7 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/gemm_lowp.c \
 	kernels/cpu/matmul_lowp.c \
 	kernels/cpu/reorder.c \
+	kernels/cpu/quantize.c \
 	kernels/cpu/attention_backward.c \
 	kernels/cpu/attention_backward_tile.h
 kernels_cpu_libadnn_cpu_kernels_la_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)

@@ -7,6 +7,7 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/ref.h \
 	kernels/common/float16.h \
 	kernels/common/convert.h \
+	kernels/common/quantize.h \
 	kernels/ref/activation.c \
 	kernels/ref/conv2d.c \
 	kernels/ref/conv2d_backward_data.c \
@@ -28,6 +29,7 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/matmul.c \
 	kernels/ref/attention.c \
 	kernels/ref/attention_backward.c \
-	kernels/ref/reorder.c
+	kernels/ref/reorder.c \
+	kernels/ref/quantize.c
 kernels_ref_libadnn_ref_la_CPPFLAGS = $(AM_CPPFLAGS)
 kernels_ref_libadnn_ref_la_LIBADD = -lm

@@ -19,7 +19,7 @@
 #define NO_OFFSET ((size_t)-1)
 
 typedef enum { P_INT64, P_INT32, P_BOOL, P_DOUBLE, P_PAIR, P_PAD, P_ACT, P_ENUM, P_AXES,
-               P_TENSOR, P_SHAPE4 } ptype;
+               P_TENSOR, P_SHAPE4, P_FLOAT } ptype;
 
 typedef struct kind_name {
   const char *name;
@@ -489,6 +489,45 @@ static const op_binding binding_reorder = {
            "copies) and its layout (any strides); without out=, a packed copy.",
 };
 
+/* quantize / dequantize: per tensor (scale=, zero_point=) or per channel
+ * (axis= with the packed scales [F32] and zero_points [I32] vectors); out=
+ * chooses y's dtype (quantize: an i8 or u8 tensor; dequantize: f32). */
+static int64_t quant_len(const void *desc, TensorObject *const *in, int i) {
+  (void)i;
+  const adnn_quantize_desc *d = desc; /* dequantize's fields are the same */
+  return d->axis >= 0 && d->axis < in[0]->desc.rank ? in[0]->desc.dims[d->axis] : -1;
+}
+
+static const op_binding binding_quantize = {
+    .inputs = {T_IN("x", adnn_quantize_desc, x),
+               {"scales", 1, NO_OFFSET, NO_OFFSET, 1, 1},
+               {"zero_points", 1, NO_OFFSET, NO_OFFSET, 1, 1}},
+    .params = {{"axis", P_INT32, OFF(adnn_quantize_desc, axis)},
+               {"scale", P_FLOAT, OFF(adnn_quantize_desc, scale)},
+               {"zero_point", P_INT32, OFF(adnn_quantize_desc, zero_point)}},
+    .y_off = OFF(adnn_quantize_desc, y),
+    .out_any_dtype = 1,
+    .output_dims = same_as_x,
+    .vector_len = quant_len,
+    .doc = "out (i8/u8) = saturate(round_half_even(x / scale) + zero_point); per channel with "
+           "axis= and the scales, zero_points vectors. Pass out= of the integer dtype.",
+};
+
+static const op_binding binding_dequantize = {
+    .inputs = {T_IN("x", adnn_dequantize_desc, x),
+               {"scales", 1, NO_OFFSET, NO_OFFSET, 1, 1},
+               {"zero_points", 1, NO_OFFSET, NO_OFFSET, 1, 1}},
+    .params = {{"axis", P_INT32, OFF(adnn_dequantize_desc, axis)},
+               {"scale", P_FLOAT, OFF(adnn_dequantize_desc, scale)},
+               {"zero_point", P_INT32, OFF(adnn_dequantize_desc, zero_point)}},
+    .y_off = OFF(adnn_dequantize_desc, y),
+    .out_any_dtype = 1,
+    .output_dims = same_as_x,
+    .vector_len = quant_len,
+    .doc = "out (f32) = (x - zero_point) * scale for i8/u8 x; per channel with axis= and the "
+           "scales, zero_points vectors. Pass out= of dtype f32.",
+};
+
 /* matmul: y = act(alpha * (a @ b) + bias + residual_scale * residual); y has
  * a's batch dims, M and b's N (the core checks every other rule). Passing
  * out=residual adds the residual in place. */
@@ -632,6 +671,12 @@ static int set_param(const param_spec *p, char *desc, PyObject *v, int x_rank, c
       double d = PyFloat_AsDouble(v);
       if (d == -1.0 && PyErr_Occurred()) return -1;
       *(double *)f = d;
+      return 0;
+    }
+    case P_FLOAT: { /* a float field (quantize's scale) */
+      double d = PyFloat_AsDouble(v);
+      if (d == -1.0 && PyErr_Occurred()) return -1;
+      *(float *)f = (float)d;
       return 0;
     }
     case P_PAIR: /* an int for both, or (h, w) */
