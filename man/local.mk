@@ -37,6 +37,8 @@ adnn_man3_links = \
 	man/adnn_plan_create_matmul.3 man/adnn_plan_create_attention.3 \
 	man/adnn_plan_create_attention_backward.3 \
 	man/adnn_plan_create_reorder.3 \
+	man/adnn_plan_create_quantize.3 \
+	man/adnn_plan_create_dequantize.3 \
 	man/adnn_plan_algorithm.3 man/adnn_plan_workspace_bytes.3 \
 	man/adnn_conv2d_output_dims.3 man/adnn_pool2d_output_dims.3 \
 	man/adnn_conv2d_algorithm_name.3 \

@@ -128,6 +128,16 @@ def reduce(ctx: Context, x: TensorLike, *, kind: str = "sum", axes: Axes = ...,
 # y = x converted into out's dtype and layout (f32/f64/f16/bf16 pairs, i8/u8/i32 copies);
 # without out=, a packed copy of x in its dtype.
 def reorder(ctx: Context, x: TensorLike, *, out: Optional[TensorLike] = None) -> Tensor: ...
+# quantize: y = saturate(round_half_even(x / scale) + zero_point), x F32, out= an I8 or U8
+# tensor (its dtype is y's); dequantize: y = (x - zero_point) * scale, x I8/U8, y F32.
+# Per tensor with scale= and zero_point=; per channel along axis= with the scales (F32) and
+# zero_points (I32) tensors of dims[axis] elements (doc/ops.md "Quantize and dequantize").
+def quantize(ctx: Context, x: TensorLike, scales: Optional[TensorLike] = None,
+             zero_points: Optional[TensorLike] = None, *, axis: int = ..., scale: float = ...,
+             zero_point: int = ..., out: Optional[TensorLike] = None) -> Tensor: ...
+def dequantize(ctx: Context, x: TensorLike, scales: Optional[TensorLike] = None,
+               zero_points: Optional[TensorLike] = None, *, axis: int = ..., scale: float = ...,
+               zero_point: int = ..., out: Optional[TensorLike] = None) -> Tensor: ...
 # y = act(alpha * (a @ b) + bias + residual_scale * residual); out=residual adds in place.
 # Low precision (doc/ops.md "Matmul dtypes"): a and b F16/BF16 (out= F32, F16 or BF16; bias
 # F32) or I8/U8 x I8 (out= I32, or I8/U8 requantized with requant_scale or the per-channel
