@@ -1239,7 +1239,13 @@ static void dw_reshape(const void *problem, const adnn_cpu_env *env, void *state
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->act_pass = g->activation.kind != ADNN_ACTIVATION_IDENTITY;
   s->repack = !adnn_cpu_conv2d_w_is_kcrs(g);
-  s->dwp = !s->nhwc && dwp_layout(g, s, adnn_cpu_parallel_threads());
+  /* The plane path only where it measured faster than the channel-vector
+   * path (quiet AMD Zen3, 2 threads, 2026-12-02, doc/performance.md): stride 1
+   * on planes of at least 56x56 outputs (dw3 29.3 against 18.0 GFLOP/s). On
+   * smaller planes (dw5 28x28: 14.1 against 22.2) and at stride 2 (1-4
+   * GFLOP/s: its phase split is a scalar loop) it lost. */
+  s->dwp = !s->nhwc && g->stride_h == 1 && g->stride_w == 1 && g->P * g->Q >= 56 * 56 &&
+           dwp_layout(g, s, adnn_cpu_parallel_threads());
   if (s->dwp) {
     s->cvec = 0;
     *workspace_bytes =
