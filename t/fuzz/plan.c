@@ -786,6 +786,49 @@ static adnn_status fuzz_reorder(reader *r, adnn_plan **plan, exec_args *e) {
   return adnn_plan_create_reorder(ctx, &d, plan);
 }
 
+/* quantize / dequantize: x of rank 0..8 and any dtype (so unsupported pairs
+ * are tried), y usually x's dims, any axis (out of range too), scale and zero
+ * point from the input (NaN, infinity, 0 and out-of-range values among them);
+ * per channel the scales and zero points are two more inputs. */
+static adnn_status fuzz_quant_common(reader *r, adnn_quantize_desc *d, exec_args *e) {
+  tensor_val(r, &d->x, byte(r) % 9, (adnn_dtype)(1 + byte(r) % 8));
+  same_as_x(r, &d->x, &d->y);
+  d->y.dtype = (adnn_dtype)(1 + byte(r) % 8);
+  d->axis = (int32_t)(byte(r) % 11) - 2;
+  d->scale = (float)double_val(r);
+  d->zero_point = (int32_t)param_val(r);
+  e->n_inputs = 1;
+  e->in_bytes[0] = span(&d->x);
+  if (d->axis >= 0) {
+    const int64_t c = d->axis < d->x.rank ? d->x.dims[d->axis] : 1;
+    e->in_bytes[e->n_inputs++] = (size_t)(c > 0 ? c : 1) * 4;
+    e->in_bytes[e->n_inputs++] = (size_t)(c > 0 ? c : 1) * 4;
+  }
+  e->out_bytes = span(&d->y);
+  return ADNN_STATUS_SUCCESS;
+}
+
+static adnn_status fuzz_quantize(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_quantize_desc d;
+  adnn_quantize_desc_init(&d);
+  fuzz_quant_common(r, &d, e);
+  return adnn_plan_create_quantize(ctx, &d, plan);
+}
+
+static adnn_status fuzz_dequantize(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_quantize_desc q;
+  adnn_quantize_desc_init(&q);
+  fuzz_quant_common(r, &q, e);
+  adnn_dequantize_desc d;
+  adnn_dequantize_desc_init(&d);
+  d.x = q.x;
+  d.y = q.y;
+  d.axis = q.axis;
+  d.scale = q.scale;
+  d.zero_point = q.zero_point;
+  return adnn_plan_create_dequantize(ctx, &d, plan);
+}
+
 /* One entry per row of the manifest: a row without its fuzz_<name> does not
  * compile. */
 typedef adnn_status (*fuzz_fn)(reader *, adnn_plan **, exec_args *);
