@@ -713,6 +713,9 @@ int32_t adnn__tune_gemm(adnn_context *ctx, const adnn_plugin_gemm_args *g) {
   /* Small products cost less than the lookup would save: the plugin's own
    * choice runs them. */
   if ((double)g->m * (double)g->n * (double)g->k < ADNN__TUNE_GEMM_MIN_MNK) return 0;
+  /* A dtype with one implementation (the CPU's F64) has nothing to choose:
+   * no lock, no entry in the context's memory. */
+  if (t->gemm_impl_name(ctx->pctx, g->dtype, 2) == NULL) return 0;
   int32_t impl;
   if (gemm_choice_find(ctx, g, &impl)) return impl;
 

@@ -41,7 +41,7 @@ static adnn_status validate_common(const char *func, int quantize, const adnn_te
                       "%s: no %s from %s to %s: %s", func, quantize ? "quantization" :
                       "dequantization", adnn_dtype_name(x->dtype), adnn_dtype_name(y->dtype),
                       quantize ? "x must be f32 and y i8 or u8" : "x must be i8 or u8 and y f32");
-  if (axis >= x->rank)
+  if (axis < -1 || axis >= x->rank)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: axis %d is out of range for rank %d (use -1 "
                       "for one scale per tensor)", func, (int)axis, (int)x->rank);
   const int32_t lo = it == ADNN_DTYPE_I8 ? -128 : 0, hi = it == ADNN_DTYPE_I8 ? 127 : 255;

@@ -1076,7 +1076,7 @@ ADNN_API adnn_status adnn_plan_create_reorder(adnn_context *ctx, const adnn_reor
  *  y strides that give every element its own address. quantize: x F32, y I8
  *  or U8; dequantize: x I8 or U8, y F32.
  *
- *  axis < 0 (the *_init default, -1): per tensor, with the descriptor's scale
+ *  axis -1 (the *_init default): per tensor, with the descriptor's scale
  *  (finite, > 0) and zero_point (within y's range for quantize, x's for
  *  dequantize). axis in [0, rank): per channel along that axis: the execute
  *  inputs are {x, scales, zero_points}, scales packed F32 [dims[axis]] and
@@ -1124,7 +1124,7 @@ static inline void adnn_dequantize_desc_init(adnn_dequantize_desc *d) {
  *  ADNN_STATUS_BAD_PARAM_NULL (ctx, desc or plan NULL);
  *  ADNN_STATUS_BAD_PARAM_HANDLE (ctx not live); ADNN_STATUS_BAD_PARAM
  *  (invalid tensor, dims of x and y differ, y strides that make elements
- *  share memory, axis >= rank, a per-tensor scale not finite or <= 0, a
+ *  share memory, axis >= rank or < -1, a per-tensor scale not finite or <= 0, a
  *  per-tensor zero point outside y's range, struct_size too small);
  *  ADNN_STATUS_NOT_SUPPORTED (x not F32 or y not I8/U8);
  *  ADNN_STATUS_OUT_OF_MEMORY. Overlapping x and y are refused when the plan

@@ -224,8 +224,10 @@ typedef struct adnn_plugin_gemm_args {
   /** ABI 2.5: which of the plugin's GEMM implementations runs the call: 0, the
    *  plugin's own choice; i >= 1, the implementation gemm_impl_name(dtype, i)
    *  names (the core measured them and chose it: doc/tuning.md, "The plan-less
-   *  GEMM"). A plugin reads it only when struct_size covers it; an index it
-   *  does not know means its own choice. */
+   *  GEMM"). It sits in what was the struct's tail padding, so struct_size does
+   *  not tell a 2.4 core from a 2.5 one: a plugin may read it because every core
+   *  zeroes the whole struct before filling it (core/gemm.c), which 2.4 cores
+   *  did too; an index the plugin does not know means its own choice. */
   int32_t impl;
 } adnn_plugin_gemm_args;
 

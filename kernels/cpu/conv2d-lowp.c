@@ -45,7 +45,12 @@ typedef struct cl_state {
   size_t inner_ws;                 /* bytes, at offset 0 of the workspace */
   size_t x_off, w_off, b_off, y_off; /* byte offsets of the F32 copies */
   int64_t nx, nw, nb, ny;            /* their element spans */
-  _Alignas(64) unsigned char inner_state[CL_MAX_STATE];
+  /* The inner implementation's state: plan states come from calloc, so
+   * natural (max_align_t) alignment, not more. */
+  union {
+    max_align_t align;
+    unsigned char bytes[CL_MAX_STATE];
+  } inner_state;
 } cl_state;
 
 static int64_t span_of(const adnn_tensor_desc *t) {
@@ -99,7 +104,7 @@ static void cl_reshape(const void *problem, const adnn_cpu_env *env, void *state
   s->impl = inner_choice(&s->inner, env);
   s->isa = env->isa;
   s->inner_ws = 0;
-  if (s->impl->reshape) s->impl->reshape(&s->inner, env, s->inner_state, &s->inner_ws);
+  if (s->impl->reshape) s->impl->reshape(&s->inner, env, s->inner_state.bytes, &s->inner_ws);
   s->nx = span_of(&g->x);
   s->nw = span_of(&g->w);
   s->nb = g->has_bias ? span_of(&g->bias) : 0;
@@ -174,7 +179,7 @@ static void cl_run(const void *problem, const void *state, const void *const *in
   if (g->has_bias) cl_widen(s, g->bias.dtype, inputs[2], b, s->nb);
   const void *in[3] = {x, w, g->has_bias ? b : NULL};
   void *out[1] = {y};
-  s->impl->run(&s->inner, s->inner_state, in, out, s->inner_ws ? ws : NULL);
+  s->impl->run(&s->inner, s->inner_state.bytes, in, out, s->inner_ws ? ws : NULL);
   cl_narrow(s, g->y.dtype, y, outputs[0], s->ny);
 }
 

@@ -319,6 +319,9 @@ static void quantize_bad_descriptors(const harness_report *rep, adnn_context *ct
   harness_is_status(rep, adnn_plan_create_quantize(ctx, &d, &plan), ADNN_STATUS_BAD_PARAM,
                     "%s quantize: axis 2 of rank 2 is BAD_PARAM", bn);
   harness_contains(rep, adnn_last_error(), "axis 2 is out of range", "%s message", bn);
+  d.axis = -2;
+  harness_is_status(rep, adnn_plan_create_quantize(ctx, &d, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s quantize: axis -2 is BAD_PARAM (only -1 means per tensor)", bn);
   d.axis = -1;
   d.y = harness_tensor_desc(I8, 2, other, HARNESS_PACKED);
   harness_is_status(rep, adnn_plan_create_quantize(ctx, &d, &plan), ADNN_STATUS_BAD_PARAM,
