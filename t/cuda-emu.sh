@@ -24,9 +24,10 @@
 #      first algorithm under ADNN_DETERMINISTIC=1, falls back to the direct
 #      kernel when cuDNN offers only non-deterministic ones, and respects the
 #      workspace limit.
-# Then t/optimizer-steps, which tests every ready backend itself, runs with
-# the emulated plugin too, and so do the gradient checks (t/gradcheck-*) and
-# the attention kernels' own test (t/cuda-emu/attention-kernels.cpp), and
+# Run 1 also checks that quantize and dequantize ran every case on the
+# plugin's own kernels. Then t/optimizer-steps, which tests every ready
+# backend itself, runs with the emulated plugin too, and so do the gradient
+# checks (t/gradcheck-*) and the attention kernels' own test (t/cuda-emu/attention-kernels.cpp), and
 # the reorder op's bit-exact conversions (t/convert-exhaustive).
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
@@ -100,6 +101,13 @@ check $? "[stand-in IMPLICIT_GEMM] conv2d AUTO runs cuDNN's first algorithm"
 grep -q '^ok .* cuda conv2d_backward_data .*\[auto\] (cudnn:ALGO_1)' "$work/out" &&
   grep -q '^ok .* cuda conv2d_backward_weights .*\[auto\] (cudnn:ALGO_1)' "$work/out"
 check $? "[stand-in IMPLICIT_GEMM] conv2d backward AUTO runs cuDNN's ALGO_1 in both directions"
+
+# quantize and dequantize run our kernels on the CUDA plugin: every case ran
+# there (none skipped), bit for bit the oracle (the suite compares exactly).
+grep -q '^ok .* cuda quantize .*(cuda:quantize)' "$work/out" &&
+  grep -q '^ok .* cuda dequantize .*(cuda:dequantize)' "$work/out" &&
+  ! grep -Eq '^ok .* # SKIP cuda (de)?quantize ' "$work/out"
+check $? "[stand-in IMPLICIT_GEMM] quantize and dequantize run every case on cuda:quantize / cuda:dequantize"
 
 run "stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD" ADNN_TUNE=off ADNN_CONFORMANCE_FILTER=conv2d \
   ADNN_EMU_CUDNN_ALGOS=IMPLICIT_PRECOMP_GEMM,WINOGRAD

@@ -374,6 +374,27 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_reorder_launch(const adnn_cuda_launch_con
                                                       const adnn_cuda_elementwise_layout *e,
                                                       const void *x, void *y);
 
+/* ---- quantize.cu --------------------------------------------------------- */
+
+/** quantize: y (I8 or U8) = kernels/common/quantize.h's adnn_q_quantize of x
+ *  (F32), per tensor (p->axis < 0: p->scale, p->zero_point) or per channel
+ *  along p->axis (`scales` F32 and `zero_points` I32 device vectors of
+ *  p->channels elements, the channel of element i being (i / p->inner) %
+ *  p->channels). `e` coalesces x and y (strides[0] x, strides[1] y). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_quantize_launch(const adnn_cuda_launch_config *l,
+                                                       const adnn_plugin_quantize *p,
+                                                       const adnn_cuda_elementwise_layout *e,
+                                                       const void *x, const void *scales,
+                                                       const void *zero_points, void *y);
+
+/** dequantize: y (F32) = adnn_q_dequantize of x (I8 or U8), with the
+ *  parameters and layout of adnn_cuda_quantize_launch. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_dequantize_launch(const adnn_cuda_launch_config *l,
+                                                         const adnn_plugin_dequantize *p,
+                                                         const adnn_cuda_elementwise_layout *e,
+                                                         const void *x, const void *scales,
+                                                         const void *zero_points, void *y);
+
 /* ---- matmul_epilogue.cu ------------------------------------------------- */
 
 /** matmul's epilogue in place on y after a GEMM wrote alpha * (a @ b) there:

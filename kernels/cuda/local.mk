@@ -48,6 +48,7 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/optimizer.cu \
 	kernels/cuda/matmul_epilogue.cu \
 	kernels/cuda/reorder.cu \
+	kernels/cuda/quantize.cu \
 	kernels/cuda/float16.cuh
 # The suffix rule has no dependency tracking: every kernel depends on these
 # headers (and, through them, on the public headers).
@@ -64,6 +65,9 @@ cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernel
 cuda_kernel_objects += kernels/cuda/batchnorm_training.lo kernels/cuda/norm_backward.lo
 cuda_kernel_objects += kernels/cuda/softmax_cross_entropy.lo kernels/cuda/optimizer.lo
 cuda_kernel_objects += kernels/cuda/matmul_epilogue.lo kernels/cuda/reorder.lo
+# quantize's kernels run kernels/common/quantize.h's scalar definition.
+cuda_kernel_objects += kernels/cuda/quantize.lo
+kernels/cuda/quantize.lo: $(srcdir)/kernels/common/quantize.h
 $(cuda_kernel_objects): $(cuda_kernel_headers)
 # matmul's low-precision kernels convert through the device copies of
 # kernels/common/float16.h.
