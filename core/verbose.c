@@ -435,9 +435,10 @@ static void print_reorder(line_buf *p, const void *problem, const char **layout)
     put(p, ":%s->%s", adnn_plugin_dtype_name(r->x.dtype), adnn_plugin_dtype_name(r->y.dtype));
 }
 
-/* quantize / dequantize: <op>:<dims>:<x dtype>-><y dtype>[:axis<N>][:s<scale>:z<zp>]
- * (adnn-bench has no form for them yet; the layout column says "strided"
- * for a layout that is not packed). */
+/* quantize / dequantize: <op>:<dims>:<x dtype>-><y dtype>[:axis<N>][:s<scale>:z<zp>],
+ * adnn-bench's canonical form for them (tools/bench_problem.h); the layout
+ * column says "strided" for a layout that is not packed, which adnn-bench
+ * does not reproduce. */
 static void print_quant(line_buf *p, const char *op, const adnn_tensor_desc *x,
                         const adnn_tensor_desc *y, int32_t axis, float scale, int32_t zp,
                         const char **layout) {

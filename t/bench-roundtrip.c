@@ -276,6 +276,27 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       p->ry_dtype = (int)pick(r, 1, 7);
       break;
     }
+    case BENCH_OP_QUANTIZE:
+    case BENCH_OP_DEQUANTIZE: {
+      /* f32 <-> i8 (5) or u8 (7); per channel along a random axis, or a
+       * scale that is finite and > 0 in F32 (any double that rounds there,
+       * so the printed form must keep all of its digits) and a zero point
+       * in the 8-bit type's range. */
+      random_dims(r, &p->rank, p->dims);
+      const int q8 = tap_rng_next(r) % 2 ? 5 : 7;
+      p->rx_dtype = op == BENCH_OP_QUANTIZE ? 1 : q8;
+      p->ry_dtype = op == BENCH_OP_QUANTIZE ? q8 : 1;
+      if (tap_rng_next(r) % 3 == 0) {
+        p->q_axis = (int)pick(r, 0, p->rank - 1);
+        p->q_scale = 1.0;
+      } else {
+        p->q_axis = -1;
+        do p->q_scale = fabs(any_double(r));
+        while (!((float)p->q_scale > 0.0f) || !isfinite((float)p->q_scale));
+        p->q_zero_point = q8 == 7 ? pick(r, 0, 255) : pick(r, -128, 127);
+      }
+      break;
+    }
     case BENCH_OP_MATMUL: {
       p->batch_rank = (int)pick(r, 0, 2);
       for (int i = 0; i < p->batch_rank; i++) p->batch[i] = size_in(r, 9, 0);
@@ -396,6 +417,8 @@ static int same_problem(const bench_problem *a, const bench_problem *b, char *wh
   INT_FIELD(att_b) INT_FIELD(att_h) INT_FIELD(att_hkv) INT_FIELD(att_sq) INT_FIELD(att_skv)
   INT_FIELD(att_d) INT_FIELD(att_dv) INT_FIELD(causal) INT_FIELD(key_lengths) INT_FIELD(no_lse)
   INT_FIELD(bshd) INT_FIELD(bias_rank) DOUBLE_FIELD(scale)
+  INT_FIELD(rx_layout) INT_FIELD(ry_layout) INT_FIELD(rx_dtype) INT_FIELD(ry_dtype)
+  INT_FIELD(q_axis) DOUBLE_FIELD(q_scale) INT_FIELD(q_zero_point)
   for (int i = 0; i < 4; i++) {
     INT_FIELD(bias_dims[i])
   }
@@ -615,6 +638,23 @@ static const struct {
     {"gemm:m4n4k4:ta:ta", "twice"},
     {"gemm:m4n4k4:tc", "expected ta or tb"},
     {"reorder:", "no fields"},
+    {"quantize", "no fields"},
+    {"dequantize", "no fields"},
+    {"quantize:axis0", "needs quantize:<dims>"},
+    {"quantize:2x3:f32->f16", "f32->i8 or f32->u8"},
+    {"quantize:2x3:i8->f32", "f32->i8 or f32->u8"},
+    {"dequantize:2x3:f32->u8", "i8->f32 or u8->f32"},
+    {"quantize:2x3:s0", "finite and > 0"},
+    {"quantize:2x3:s-1", "finite and > 0"},
+    {"quantize:2x3:s1e39", "finite and > 0"},
+    {"quantize:2x3:s1e-46", "finite and > 0"},
+    {"quantize:2x3:z128", "outside i8's range"},
+    {"quantize:2x3:f32->u8:z-1", "outside u8's range"},
+    {"dequantize:2x3:u8->f32:z256", "outside u8's range"},
+    {"quantize:2x3:axis2", "has rank 2"},
+    {"quantize:2x3:axis1:z1", "takes no s<scale>"},
+    {"quantize:2x3:s1:s2", "each once"},
+    {"quantize:2x3:nhwc->nchw", "expected <dims>"},
     {"reorder:2x3:nhwc->nchw", "nhwc needs 4-D"},
     {"reorder:2x3:f32->f8", "expected <dims>"},
     {"reorder:2x3:2x3", "expected <dims>"},
@@ -809,7 +849,9 @@ int main(void) {
         [BENCH_OP_XENT] = "xent:none:3x4",       [BENCH_OP_OPTIM] = "optim:adamw:3x4",
         [BENCH_OP_MATMUL] = "matmul:m3n4k5:bias:gelu",
         [BENCH_OP_ATTENTION] = "attention:b1h2sq4d8",
-        [BENCH_OP_REORDER] = "reorder:2x3x4x5:nchw->nhwc:f32->bf16"};
+        [BENCH_OP_REORDER] = "reorder:2x3x4x5:nchw->nhwc:f32->bf16",
+        [BENCH_OP_QUANTIZE] = "quantize:2x3:f32->u8:s0.5:z3",
+        [BENCH_OP_DEQUANTIZE] = "dequantize:2x3x4:i8->f32:axis1"};
     int wrong = 0, taken = 0;
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
       const unsigned dirs_of_op = bench_op_dirs(op);
@@ -837,10 +879,10 @@ int main(void) {
         }
       }
     }
-    /* 33 pairs: conv 5; pool, act, softmax, bnorm, xent and attention 3
-     * each; lnorm and rmsnorm 2 each; binary, reduce, gemm, optim, matmul
-     * and reorder 1 each */
-    ok(wrong == 0 && taken == 33,
+    /* 35 pairs: conv 5; pool, act, softmax, bnorm, xent and attention 3
+     * each; lnorm and rmsnorm 2 each; binary, reduce, gemm, optim, matmul,
+     * reorder, quantize and dequantize 1 each */
+    ok(wrong == 0 && taken == 35,
        "every op takes exactly its directions (%d of %d op-direction pairs), refusing the others "
        "by naming its own",
        taken, BENCH_OP_COUNT * BENCH_DIR_COUNT);

@@ -112,6 +112,29 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
                                  p->ry_layout ? HARNESS_NHWC : HARNESS_PACKED);
       return "reorder";
     }
+    case BENCH_OP_QUANTIZE:
+    case BENCH_OP_DEQUANTIZE: {
+      /* The two descriptors have the same fields. */
+      const int quantize = p->op == BENCH_OP_QUANTIZE;
+      adnn_quantize_desc q;
+      adnn_quantize_desc_init(&q);
+      q.x = harness_tensor_desc((adnn_dtype)p->rx_dtype, p->rank, p->dims, HARNESS_PACKED);
+      q.y = harness_tensor_desc((adnn_dtype)p->ry_dtype, p->rank, p->dims, HARNESS_PACKED);
+      q.axis = p->q_axis;
+      q.scale = p->q_axis >= 0 ? 1.0f : (float)p->q_scale;
+      q.zero_point = p->q_axis >= 0 ? 0 : (int32_t)p->q_zero_point;
+      if (quantize) {
+        d->quantize = q;
+        return "quantize";
+      }
+      adnn_dequantize_desc_init(&d->dequantize);
+      d->dequantize.x = q.x;
+      d->dequantize.y = q.y;
+      d->dequantize.axis = q.axis;
+      d->dequantize.scale = q.scale;
+      d->dequantize.zero_point = q.zero_point;
+      return "dequantize";
+    }
     case BENCH_OP_ACT: {
       adnn_activation_desc *c = &d->activation;
       adnn_activation_desc_init(c);
@@ -368,8 +391,10 @@ int bench_case_build(const bench_problem *p, const char *text, adnn_dtype dtype,
     c->desc.conv2d_backward_data.forward = &c->forward.conv2d;
   if (strcmp(name, "conv2d_backward_weights") == 0)
     c->desc.conv2d_backward_weights.forward = &c->forward.conv2d;
-  /* reorder's descriptor names both dtypes itself. */
-  if (p->op == BENCH_OP_REORDER) c->dtype = (adnn_dtype)p->rx_dtype;
+  /* reorder's, quantize's and dequantize's descriptors name both dtypes
+   * themselves. */
+  if (p->op == BENCH_OP_REORDER || p->op == BENCH_OP_QUANTIZE || p->op == BENCH_OP_DEQUANTIZE)
+    c->dtype = (adnn_dtype)p->rx_dtype;
   else op->traits->set_dtype(&c->desc, dtype);
   if (harness_case_alloc(c) != 0) return -1;
   /* matmul's residual may be y itself: the case then runs in place. */

@@ -51,7 +51,8 @@ static const char *pool_word(adnn_pool_kind kind) {
 
 static const char *const op_names[] = {"conv",  "pool",   "act",    "softmax", "lnorm",
                                        "rmsnorm", "bnorm", "binary", "reduce", "gemm",
-                                       "xent",    "optim",  "matmul",  "attention", "reorder"};
+                                       "xent",    "optim",  "matmul",  "attention", "reorder",
+                                       "quantize", "dequantize"};
 
 const char *bench_op_name(int op) {
   return op >= 0 && op < (int)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : "unknown";
@@ -812,6 +813,76 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token
         return fail(err, errlen, "reorder: nhwc needs 4-D dims (have rank %d)", p->rank);
       break;
     }
+    case BENCH_OP_QUANTIZE:
+    case BENCH_OP_DEQUANTIZE: {
+      /* The fields ADNN_VERBOSE prints (core/verbose.c), in any order. */
+      const int quantize = p->op == BENCH_OP_QUANTIZE;
+      p->rx_dtype = quantize ? 1 : 5; /* f32 -> i8, i8 -> f32 */
+      p->ry_dtype = quantize ? 5 : 1;
+      p->q_axis = -1;
+      p->q_scale = 1.0;
+      p->q_zero_point = 0;
+      int have_dims = 0, have_dtype = 0, have_s = 0, have_z = 0, have_axis = 0;
+      for (int k = 1; k < nf; k++) {
+        const char *arrow = NULL;
+        for (size_t j = 0; j + 1 < f[k].n; j++)
+          if (f[k].s[j] == '-' && f[k].s[j + 1] == '>') arrow = f[k].s + j;
+        const int dx = arrow ? reorder_dtype_of(f[k].s, (size_t)(arrow - f[k].s)) : 0;
+        const int dy = arrow ? reorder_dtype_of(arrow + 2, f[k].n - (size_t)(arrow - f[k].s) - 2)
+                             : 0;
+        double v = 0;
+        int64_t z = 0;
+        int a = 0;
+        if (is_dims(&f[k]) && !have_dims) {
+          have_dims = 1;
+          ONCE(F_DIMS, k);
+          if (read_dims(&f[k], p->dims, &p->rank, op, err, errlen)) return -1;
+        } else if (arrow && !have_dtype && dx > 0 && dy > 0) {
+          /* quantize: f32 -> i8 | u8; dequantize: i8 | u8 -> f32. */
+          const int q8 = quantize ? dy : dx, f32 = quantize ? dx : dy;
+          if (f32 != 1 || (q8 != 5 && q8 != 7))
+            return bad_field(&f[k], op,
+                             quantize ? "the dtypes are f32->i8 or f32->u8"
+                                      : "the dtypes are i8->f32 or u8->f32",
+                             err, errlen);
+          have_dtype = 1;
+          p->rx_dtype = dx;
+          p->ry_dtype = dy;
+        } else if (!have_s && f[k].s[0] == 's' && parse_number(&f[k], 1, &v) == 0) {
+          /* The descriptor's scale is an F32: finite and > 0 there. */
+          const float fv = (float)v;
+          if (!(fv > 0.0f) || !isfinite(fv))
+            return bad_field(&f[k], op, "the scale is finite and > 0 in F32", err, errlen);
+          have_s = 1;
+          p->q_scale = v;
+        } else if (!have_z && f[k].s[0] == 'z' && parse_signed(&f[k], 1, &z) == 0) {
+          have_z = 1;
+          p->q_zero_point = z;
+        } else if (!have_axis && f[k].n > 4 && strncmp(f[k].s, "axis", 4) == 0 &&
+                   parse_small_int(&f[k], 4, 0, 0, BENCH_MAX_RANK - 1, &a) == 0) {
+          have_axis = 1;
+          p->q_axis = a;
+        } else {
+          return bad_field(&f[k], op,
+                           "expected <dims>, <dtype>-><dtype>, axis<A>, s<scale> or z<zp>, each "
+                           "once",
+                           err, errlen);
+        }
+      }
+      if (!have_dims)
+        return fail(err, errlen, "%s descriptor needs %s:<dims>[:...]", op, op);
+      if (have_axis && (have_s || have_z))
+        return fail(err, errlen, "%s: axis<A> (per channel: scales and zero points are inputs) "
+                    "takes no s<scale> or z<zp>", op);
+      if (have_axis && p->q_axis >= p->rank)
+        return fail(err, errlen, "bad token 'axis%d': the tensor has rank %d", p->q_axis,
+                    p->rank);
+      const int u8 = (quantize ? p->ry_dtype : p->rx_dtype) == 7;
+      if (p->q_zero_point < (u8 ? 0 : -128) || p->q_zero_point > (u8 ? 255 : 127))
+        return fail(err, errlen, "%s: zero point %lld is outside %s's range", op,
+                    (long long)p->q_zero_point, u8 ? "u8" : "i8");
+      break;
+    }
     case BENCH_OP_ACT: {
       if (nf < 3) return fail(err, errlen, "act descriptor needs act:<kind>:<dims>");
       int kind = find_activation(&f[1]);
@@ -1245,7 +1316,9 @@ unsigned bench_op_dirs(int op) {
     case BENCH_OP_GEMM:
     case BENCH_OP_OPTIM:
     case BENCH_OP_MATMUL:
-    case BENCH_OP_REORDER: return DIR_BIT(FWD_D);
+    case BENCH_OP_REORDER:
+    case BENCH_OP_QUANTIZE:
+    case BENCH_OP_DEQUANTIZE: return DIR_BIT(FWD_D);
   }
   return 0;
 }
@@ -1632,6 +1705,19 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       if (p->rx_dtype != 1 || p->ry_dtype != 1)
         put(&s, ":%s->%s", reorder_dtype_words[p->rx_dtype], reorder_dtype_words[p->ry_dtype]);
       break;
+    case BENCH_OP_QUANTIZE:
+    case BENCH_OP_DEQUANTIZE:
+      /* ADNN_VERBOSE's form: the dtypes always, then the axis or s and z. */
+      put(&s, "%s:", op_names[p->op]);
+      put_dims(&s, p->rank, p->dims);
+      put(&s, ":%s->%s", reorder_dtype_words[p->rx_dtype], reorder_dtype_words[p->ry_dtype]);
+      if (p->q_axis >= 0) {
+        put(&s, ":axis%d", p->q_axis);
+      } else {
+        put_double(&s, ":s", p->q_scale);
+        put(&s, ":z%lld", (long long)p->q_zero_point);
+      }
+      break;
     case BENCH_OP_ATTENTION:
       put(&s, "attention:b%lldh%lldhkv%lldsq%lldskv%lldd%llddv%lld", (long long)p->att_b,
           (long long)p->att_h, (long long)p->att_hkv, (long long)p->att_sq, (long long)p->att_skv,
@@ -1776,6 +1862,13 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
        * apply). */
       static const double size_of[8] = {0, 4, 8, 2, 2, 1, 4, 1};
       return count_of(p->rank, p->dims) * (size_of[p->rx_dtype] + size_of[p->ry_dtype]);
+    }
+    case BENCH_OP_QUANTIZE:
+    case BENCH_OP_DEQUANTIZE: {
+      /* x read (4 or 1 bytes) and y written (1 or 4) once, plus the F32
+       * scales and I32 zero points of a per-channel problem. */
+      const double channels = p->q_axis >= 0 ? (double)p->dims[p->q_axis] : 0.0;
+      return count_of(p->rank, p->dims) * 5.0 + channels * 8.0;
     }
     case BENCH_OP_ATTENTION: {
       /* Forward: q, k, v, the bias and the key lengths (4-byte) in; o and

@@ -15,7 +15,8 @@
  *     pool, act, softmax, xent, attention  FWD_D (= FWD_I, the forward op), BWD_D
  *     bnorm                  FWD_I (inference), FWD_D (training), BWD_DW
  *     lnorm, rmsnorm         FWD_D (the forward op), BWD_DW
- *     binary, reduce, gemm, optim, matmul  FWD_D only
+ *     binary, reduce, gemm, optim, matmul, reorder, quantize, dequantize
+ *                            FWD_D only
  *   The canonical form writes "dir=<DIR>:" first for every direction but the
  *   op's default (bnorm: FWD_I; every other op: FWD_D). For compatibility the
  *   normalizations also take it as a trailing field (lnorm:64x768:dir=BWD_DW).
@@ -56,6 +57,14 @@
  *           (y = x converted; nchw: packed (any rank), nhwc: 4-D channels last;
  *           dtypes f32, f64, f16, bf16, i8, u8, i32; default nchw->nchw and
  *           f32->f32; the descriptor's dtypes win over --dtype)
+ *     quantize:<dims>[:f32-><i8|u8>][:axis<A> | :s<scale>[:z<zp>]]
+ *     dequantize:<dims>[:<i8|u8>->f32][:axis<A> | :s<scale>[:z<zp>]]
+ *           (y = saturate(rne(x / scale) + zp), or (x - zp) * scale; default
+ *           f32->i8 / i8->f32, one scale per tensor, s1, z0; axis<A>: per
+ *           channel along A in [0, rank), the scales and zero points being
+ *           execute inputs; scale finite > 0 in F32, zp in the 8-bit type's
+ *           range; the descriptor's dtypes win over --dtype. This is the form
+ *           ADNN_VERBOSE prints for these ops)
  *   where <dims> is D0xD1x...; any form may end in _n<name>.
  *   pb<..>/pr<..> (convolution) give the bottom/right padding explicitly.
  *
@@ -90,6 +99,8 @@ enum bench_op {
   BENCH_OP_MATMUL, /* GEMM with a fused epilogue (adnn_plan_create_matmul) */
   BENCH_OP_ATTENTION, /* scaled-dot-product attention (dir=BWD_D: its backward) */
   BENCH_OP_REORDER,   /* dtype and layout conversion (adnn_plan_create_reorder) */
+  BENCH_OP_QUANTIZE,  /* F32 to I8/U8 (adnn_plan_create_quantize) */
+  BENCH_OP_DEQUANTIZE, /* I8/U8 to F32 (adnn_plan_create_dequantize) */
   BENCH_OP_COUNT  /* one past the last */
 };
 
@@ -182,8 +193,15 @@ typedef struct bench_problem {
   int64_t bias_dims[4];
   double scale;
   /* reorder: dims in rank/dims above; the layouts (0 nchw = packed, 1 nhwc)
-   * and the adnn_dtype values of x and y. */
+   * and the adnn_dtype values of x and y (quantize and dequantize use the
+   * two dtypes too). */
   int rx_layout, ry_layout, rx_dtype, ry_dtype;
+  /* quantize, dequantize: dims in rank/dims, the dtypes in rx_dtype and
+   * ry_dtype, q_axis -1 (one scale and zero point, q_scale and
+   * q_zero_point) or the per-channel axis. */
+  int q_axis;
+  double q_scale;
+  int64_t q_zero_point;
 } bench_problem;
 
 /* Parses one descriptor (a NUL-terminated string; surrounding white space is
