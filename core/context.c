@@ -128,7 +128,14 @@ adnn_status adnn_context_create(const char *backend, adnn_context **out) {
   if (adnn__env_flag(ADNN_ENV_ALLOW_TF32, 0)) ctx->flags |= ADNN_CONTEXT_ALLOW_TF32;
   adnn__tune_options_from_env(&ctx->tune);
   pthread_rwlock_init(&ctx->alloc_lock, NULL);
-  pthread_mutex_init(&ctx->tune_lock, NULL);
+  /* Recursive: the tuner logs while it holds the lock, and a log callback
+   * that itself calls adnn_gemm or creates a plan on this context then
+   * measures on the same thread instead of deadlocking. */
+  pthread_mutexattr_t recursive;
+  pthread_mutexattr_init(&recursive);
+  pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&ctx->tune_lock, &recursive);
+  pthread_mutexattr_destroy(&recursive);
   pthread_mutex_init(&ctx->gemm_choice_lock, NULL);
   st = rec->table->context_create(device, &ctx->pctx);
   if (st != ADNN_STATUS_SUCCESS) {

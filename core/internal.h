@@ -107,7 +107,10 @@ struct adnn_context {
   pthread_rwlock_t alloc_lock;
   adnn__alloc_map allocs;
   adnn_tune_options tune; /* from the environment at creation (core/tuner.c) */
-  pthread_mutex_t tune_lock; /* one measurement at a time on this context */
+  /* One measurement at a time on this context; recursive, so that a log
+   * callback that calls adnn on this context while the tuner logs does not
+   * deadlock. */
+  pthread_mutex_t tune_lock;
   /* The plan-less GEMM's choices by shape, guarded by gemm_choice_lock (held
    * only to read or insert, never while measuring). */
   adnn__gemm_choice gemm_choices[ADNN__GEMM_CHOICES];

@@ -547,7 +547,12 @@ adnn_status adnn__verbose_gemm(adnn_context *ctx, const adnn_plugin_gemm_args *a
   put_field(&l, adnn_plugin_dtype_name(a->dtype));
   put_field(&l, "row_major");
   put_backend(&l, ctx);
-  put_field(&l, "gemm");
+  /* The implementation the tuner chose for this shape (adnn__tune_gemm), or
+   * "gemm" when the backend chose itself. */
+  const char *impl = a->impl > 0 && ADNN_PLUGIN_HAS(ctx->table, gemm_impl_name)
+                         ? ctx->table->gemm_impl_name(ctx->pctx, a->dtype, a->impl)
+                         : NULL;
+  put_field(&l, impl ? impl : "gemm");
   if (st != ADNN_STATUS_SUCCESS) put_field(&l, adnn_status_name(st));
   else if (a->batch > 1) {
     char b[48];

@@ -16,16 +16,22 @@
  *   - an entry naming either implementation is used as it is, and both give
  *     results within the bound (so the measured choice cannot change what a
  *     program computes beyond the numerics contract).
+ *   - a log callback that calls adnn_gemm on the same context while the
+ *     tuner is measuring (it logs with its lock held) gets its own shape
+ *     measured and a right result instead of a deadlock (an alarm turns a
+ *     hang into a failure).
  * The bound is t/cpu-gemm.c's: |got - ref| <= 2 (k + 4) eps sum_p |a_ip b_pj|.
  */
 #include "config.h"
 
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <adnn.h>
 
@@ -152,6 +158,30 @@ static void set_mode(adnn_context *ctx, adnn_tune_mode mode) {
     diag("set_tune_options: %s", adnn_last_error());
 }
 
+/* 4.'s log callback: on the first tuner message of the outer shape, one
+ * nested adnn_gemm of another new shape on the same context. */
+static adnn_context *nested_ctx;
+static int nested_calls, nested_right;
+static void nested_gemm_logger(adnn_log_level level, const char *source, const char *message,
+                               void *user) {
+  (void)level;
+  (void)source;
+  (void)user;
+  if (nested_calls == 0 && strstr(message, "tuner: gemm") != NULL) {
+    nested_calls++;
+    nested_right = gemm_checked(nested_ctx, 0, ADNN_NO_TRANS, 120, 72, 64);
+  }
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "not ok - a GEMM called from a log callback during tuning hung "
+                            "(deadlock on the context's tuning lock)\n";
+  ssize_t w = write(1, msg, sizeof msg - 1);
+  (void)w;
+  _exit(1);
+}
+
 int main(void) {
   char cache[512];
   if (!tmpdir_make(cache, sizeof cache, "adnn-gemm-tune")) return tap_skip_all("no temporary directory");
@@ -254,6 +284,25 @@ int main(void) {
            "the entry is used as it is, not measured again (still %s, %g ms)", algo, db_time);
       adnn_context_destroy(c3);
     }
+  }
+
+  /* 4. Re-entry from a log callback while the tuner holds its lock. */
+  if (two) {
+    signal(SIGALRM, on_alarm);
+    alarm(120);
+    nested_ctx = ctx;
+    adnn_log_level old_level = adnn_log_get_level();
+    adnn_log_set_callback(nested_gemm_logger, NULL);
+    adnn_log_set_level(ADNN_LOG_DEBUG);
+    const int outer = gemm_checked(ctx, 0, ADNN_NO_TRANS, 136, 96, 64);
+    adnn_log_set_level(old_level);
+    adnn_log_set_callback(NULL, NULL);
+    alarm(0);
+    ok(outer && nested_calls == 1 && nested_right,
+       "a GEMM from a log callback during tuning: no deadlock, both results right (%d nested)",
+       nested_calls);
+    ok(db_count(cache, "m=136 n=96 k=64") == 1 && db_count(cache, "m=120 n=72 k=64") == 1,
+       "both shapes were measured and stored");
   }
 
   adnn_context_destroy(ctx);
