@@ -27,8 +27,9 @@
 #      workspace limit.
 # Then t/optimizer-steps, which tests every ready backend itself, runs with
 # the emulated plugin too, and so do the gradient checks (t/gradcheck-*) and
-# the attention kernels' own test (t/cuda-emu/attention-kernels.cpp), and
-# the reorder op's bit-exact conversions (t/convert-exhaustive).
+# the attention kernels' own test (t/cuda-emu/attention-kernels.cpp), the
+# F16/BF16 kernels bit for bit against the CPU (t/cuda-emu/lowp-bitexact.c),
+# and the reorder op's bit-exact conversions (t/convert-exhaustive).
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -217,6 +218,22 @@ if "${CXX:-g++}" -std=c++17 -O1 -I"$src" -I"$src/include" -I"$build/include" -I"
 else
   check 1 "t/cuda-emu/attention-kernels builds"
   diag_file "$work/attention-kernels.log"
+fi
+
+# The F16/BF16 kernels of activation, binary, pool2d and reduce against the
+# CPU plugin bit for bit, where both compute a correctly rounded result
+# (t/cuda-emu/lowp-bitexact.c), compiled against the library.
+if "${CC:-gcc}" -std=gnu11 -O1 -I"$src" -I"$src/include" -I"$build/include" -I"$build" \
+  "$src/t/cuda-emu/lowp-bitexact.c" -o "$work/lowp-bitexact" -L"$build/.libs" -ladnn \
+  -Wl,-rpath,"$build/.libs" >"$work/lowp-bitexact.log" 2>&1; then
+  run_prog=$work/lowp-bitexact
+  run_prog_name=t/cuda-emu/lowp-bitexact
+  run t/cuda-emu/lowp-bitexact ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+else
+  check 1 "t/cuda-emu/lowp-bitexact builds"
+  diag_file "$work/lowp-bitexact.log"
 fi
 
 # The optimizer over several steps with adnn_plan_set_optimizer_step

@@ -10,7 +10,8 @@
  *    element at offset 0.
  *  - The contiguous path is taken only when the host coalesced x and y into
  *    one dim of stride 1 (so offset == lin); its vector part covers lin in
- *    [0, 4 * (count / 4)) (double: 2 * (count / 2)) with 16-byte loads and
+ *    [0, 4 * (count / 4)) (double: 2 * (count / 2); F16, BF16:
+ *    8 * (count / 8)) with 16-byte loads and
  *    stores, used only when both pointers are 16-byte aligned; the scalar tail
  *    covers the rest.
  *  - In place (y == x, same layout, as the core allows): each element is read
@@ -19,7 +20,6 @@
  *  - F16 and BF16 (lowp_elem.cuh): each element is widened exactly to F32,
  *    the F32 definition runs on it and the result is rounded once, which is
  *    the CPU's definition too (the F32 kernel on the widened input, rounded).
- *    Their vectors hold 8 elements (16 bytes, count / 8 of them).
  */
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/lowp_elem.cuh"

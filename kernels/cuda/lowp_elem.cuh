@@ -68,8 +68,9 @@ __host__ __device__ __forceinline__ void put(lowp_bf16 *y, double v) {
   y->bits = adnn_f64_to_bf16(v);
 }
 
-/* The 16-bit element `k` (0..7) of a 16-byte vector, and its replacement:
- * the low-precision vector paths load and store 8 elements at a time. */
+/* The 16-bit element `k` (0..7) of a 16-byte vector (little-endian, element
+ * 0 in the low half of .x), and the vector of 8 such elements: the
+ * low-precision vector paths load and store 8 elements at a time. */
 __device__ __forceinline__ uint16_t u16_of(const uint4 &v, int k) {
   const uint32_t w = k < 2 ? v.x : k < 4 ? v.y : k < 6 ? v.z : v.w;
   return (uint16_t)(k & 1 ? w >> 16 : w & 0xffffu);
