@@ -5,7 +5,8 @@
 # device-bound cuDNN calls) in a temporary directory, and runs t/conformance
 # on it, beside the CPU plugin, as TAP:
 #   1. every op, cuDNN stand-in offering IMPLICIT_GEMM, tuning off (the
-#      plugin's own choices);
+#      plugin's own choices); activation, binary, pool2d and reduce must skip
+#      no case (their F16/BF16 kernels);
 #   2. conv2d, stand-in offering IMPLICIT_PRECOMP_GEMM then WINOGRAD (the
 #      fused identity epilogue, the forced Winograd family);
 #   3. conv2d under the core's tuner (ADNN_TUNE=exhaustive) with three
@@ -27,8 +28,10 @@
 # Run 1 also checks that quantize and dequantize ran every case on the
 # plugin's own kernels. Then t/optimizer-steps, which tests every ready
 # backend itself, runs with the emulated plugin too, and so do the gradient
-# checks (t/gradcheck-*) and the attention kernels' own test (t/cuda-emu/attention-kernels.cpp), and
-# the reorder op's bit-exact conversions (t/convert-exhaustive).
+# checks (t/gradcheck-*) and the attention kernels' own test
+# (t/cuda-emu/attention-kernels.cpp), the F16/BF16 kernels bit for bit
+# against the CPU (t/cuda-emu/lowp-bitexact.c), and the reorder op's
+# bit-exact conversions (t/convert-exhaustive).
 # Each run's checks are renumbered into this script's TAP stream and tagged
 # with the run. Skips (1..0 # SKIP) when a tool or t/conformance is missing.
 # None of this is a GPU result: see doc/cuda.md for what the emulation does
@@ -101,6 +104,12 @@ check $? "[stand-in IMPLICIT_GEMM] conv2d AUTO runs cuDNN's first algorithm"
 grep -q '^ok .* cuda conv2d_backward_data .*\[auto\] (cudnn:ALGO_1)' "$work/out" &&
   grep -q '^ok .* cuda conv2d_backward_weights .*\[auto\] (cudnn:ALGO_1)' "$work/out"
 check $? "[stand-in IMPLICIT_GEMM] conv2d backward AUTO runs cuDNN's ALGO_1 in both directions"
+# activation, binary, pool2d and reduce run every dtype of their manifest
+# rows on CUDA kernels, F16 and BF16 included (issue 13): none of their cases
+# may be skipped, so a refusal that comes back is caught here.
+n=$(grep -cE '^ok .* # SKIP cuda (activation|binary|pool2d|reduce) ' "$work/out")
+[ "$n" -eq 0 ]
+check $? "[stand-in IMPLICIT_GEMM] no activation, binary, pool2d or reduce case (F16/BF16 included) is skipped on cuda ($n skipped)"
 
 # quantize and dequantize run our kernels on the CUDA plugin: every case ran
 # there (none skipped), bit for bit the oracle (the suite compares exactly).
@@ -218,6 +227,22 @@ if "${CXX:-g++}" -std=c++17 -O1 -I"$src" -I"$src/include" -I"$build/include" -I"
 else
   check 1 "t/cuda-emu/attention-kernels builds"
   diag_file "$work/attention-kernels.log"
+fi
+
+# The F16/BF16 kernels of activation, binary, pool2d and reduce against the
+# CPU plugin bit for bit, where both compute a correctly rounded result
+# (t/cuda-emu/lowp-bitexact.c), compiled against the library.
+if "${CC:-gcc}" -std=gnu11 -O1 -I"$src" -I"$src/include" -I"$build/include" -I"$build" \
+  "$src/t/cuda-emu/lowp-bitexact.c" -o "$work/lowp-bitexact" -L"$build/.libs" -ladnn \
+  -Wl,-rpath,"$build/.libs" >"$work/lowp-bitexact.log" 2>&1; then
+  run_prog=$work/lowp-bitexact
+  run_prog_name=t/cuda-emu/lowp-bitexact
+  run t/cuda-emu/lowp-bitexact ADNN_TUNE=off
+  run_prog=
+  run_prog_name=
+else
+  check 1 "t/cuda-emu/lowp-bitexact builds"
+  diag_file "$work/lowp-bitexact.log"
 fi
 
 # The optimizer over several steps with adnn_plan_set_optimizer_step

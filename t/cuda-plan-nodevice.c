@@ -6,10 +6,12 @@
  *  - the table provides plan_create, plan_candidates, plan_select,
  *    plan_execute, plan_destroy and plan_describe;
  *  - for every op of the manifest (ADNN_OP_LIST: a new op needs a problem
- *    builder here before this test builds), a dtype the DNN ops do not
- *    support (F16; I32 for matmul, which takes F16) is refused with
- *    NOT_SUPPORTED before any device call (so also on
+ *    builder here before this test builds), a dtype the op's CUDA code does
+ *    not run (F16; I32 for the ops that run F16, cuda_runs_lowp) is refused
+ *    with NOT_SUPPORTED before any device call (so also on
  *    a GPU machine), and an op kind the plugin does not know is refused;
+ *  - the ops that run F16 and BF16 pass the dtype check in both: without a
+ *    GPU their plans fail on the device, with the CUDA error named;
  *  - when the probe says the machine has no usable GPU: plan_create of every
  *    op fails cleanly (no abort, no output) with a status other than SUCCESS
  *    and a message naming the vendor's error (cudaError...), and leaves
@@ -345,6 +347,21 @@ static void op_for(adnn_plugin_op *op, any_problem *problem, adnn_plugin_op_kind
 #undef PROBLEM_BUILD_
 }
 
+/* The ops whose CUDA code runs F16 and BF16 (doc/cuda.md): for them the
+ * dtype to refuse is I32, and F16/BF16 plans must get past the dtype check. */
+static int cuda_runs_lowp(adnn_plugin_op_kind k) {
+  switch (k) {
+    case ADNN_PLUGIN_OP_MATMUL:
+    case ADNN_PLUGIN_OP_ACTIVATION:
+    case ADNN_PLUGIN_OP_BINARY:
+    case ADNN_PLUGIN_OP_POOL2D:
+    case ADNN_PLUGIN_OP_REDUCE:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 /* The manifest's kinds, in order. */
 static const adnn_plugin_op_kind kinds[] = {
 #define KIND_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) ADNN_PLUGIN_OP_##NAME,
@@ -474,10 +491,11 @@ int main(void) {
     const adnn_plugin_op_kind k = kinds[i];
     const char *name = adnn_plugin_op_name(k);
     plan = NULL;
-    /* matmul takes F16 (and BF16, I8, U8 inputs) on its direct kernel;
-     * I32 is no matmul input dtype. reorder converts every dtype the core
-     * accepts (the core checks its pairs), so it has no dtype to refuse. */
-    const adnn_dtype bad = k == ADNN_PLUGIN_OP_MATMUL ? ADNN_DTYPE_I32 : ADNN_DTYPE_F16;
+    /* matmul takes F16 (and BF16, I8, U8 inputs) on its direct kernel, and
+     * the cuda_runs_lowp ops F16 and BF16; I32 is a dtype of none of them.
+     * reorder converts every dtype the core accepts (the core checks its
+     * pairs), so it has no dtype to refuse. */
+    const adnn_dtype bad = cuda_runs_lowp(k) ? ADNN_DTYPE_I32 : ADNN_DTYPE_F16;
     const char *bad_name = adnn_plugin_dtype_name(bad);
     adnn_status st;
     if (k == ADNN_PLUGIN_OP_REORDER) {
@@ -502,6 +520,18 @@ int main(void) {
     if (!ok(st != ADNN_STATUS_SUCCESS && plan == NULL && strstr(last_error, "cudaError") != NULL,
             "%s f32 without a device: fails cleanly with the CUDA error named", name))
       diag("  status %d, message: %s", (int)st, last_error);
+    if (!cuda_runs_lowp(k) || k == ADNN_PLUGIN_OP_MATMUL) continue;
+    static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+    for (int d = 0; d < 2; d++) {
+      op_for(&op, &problem, k, lowp[d]);
+      last_error[0] = '\0';
+      st = t->plan_create(&ctx, &op, &plan);
+      if (!ok(st != ADNN_STATUS_SUCCESS && plan == NULL && strstr(last_error, "cudaError") != NULL &&
+                  strstr(last_error, "not supported") == NULL,
+              "%s %s without a device: past the dtype check, fails on the device", name,
+              adnn_plugin_dtype_name(lowp[d])))
+        diag("  status %d, message: %s", (int)st, last_error);
+    }
   }
   if (has_gpu && t->init && t->init() != ADNN_STATUS_SUCCESS) {
     ok(0, "init on a GPU machine: %s", last_error);

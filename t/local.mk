@@ -249,6 +249,8 @@ EXTRA_DIST += t/cuda-emu.sh t/cuda-emu/build.sh t/cuda-emu/run.sh t/cuda-emu/emu
 	t/cuda-emu/cuda_doubles.c t/cuda-emu/cudnn_doubles.c t/cuda-emu/cublaslt_doubles.c
 # The attention kernels through their launchers, compiled and run by t/cuda-emu.sh.
 EXTRA_DIST += t/cuda-emu/attention-kernels.cpp
+# The F16/BF16 kernels against the CPU bit for bit, compiled and run by t/cuda-emu.sh.
+EXTRA_DIST += t/cuda-emu/lowp-bitexact.c
 
 # ---- tools, documentation, packaging ---------------------------------------------
 # adnn-info's report; adnn-bench --mode=corr over the shipped problem sets on

@@ -45,4 +45,5 @@ const adnn_cuda__op_impl adnn_cuda__activation_op = {
     .select = activation_select,
     .execute = activation_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

@@ -46,4 +46,5 @@ const adnn_cuda__op_impl adnn_cuda__binary_op = {
     .select = binary_select,
     .execute = binary_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

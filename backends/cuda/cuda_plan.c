@@ -12,7 +12,8 @@
  *   batchnorm   cuda_batchnorm.c: our kernel.
  *   norm        cuda_norm.c: our kernel (layer norm, RMS norm).
  *   binary      cuda_binary.c: our kernel (broadcasting).
- * F32 and F64 everywhere.
+ * F32 and F64 everywhere; F16 and BF16 too for activation, binary, pool2d and
+ * reduce (and matmul's inputs): each op's .dtypes says which it runs.
  */
 #include "config.h"
 

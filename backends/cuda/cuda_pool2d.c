@@ -38,4 +38,5 @@ const adnn_cuda__op_impl adnn_cuda__pool2d_op = {
     .select = pool2d_select,
     .execute = pool2d_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

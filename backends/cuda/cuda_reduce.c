@@ -84,4 +84,5 @@ const adnn_cuda__op_impl adnn_cuda__reduce_op = {
     .select = reduce_select,
     .execute = reduce_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

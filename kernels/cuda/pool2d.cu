@@ -17,14 +17,22 @@
  *    [-pad_top, H + pad_bottom) x [-pad_left, W + pad_right): a ceil_mode
  *    window may run past the padded image and those positions do not count.
  *  - Reads only; y never aliases x (the core refuses overlap for pooling).
+ *  - F16 and BF16 (lowp_elem.cuh): elements are widened exactly; max
+ *    compares them in F32 (exact, the result is one of them); the average
+ *    sums the window and divides in F64, as the CPU's reference kernels do
+ *    (a window sum of F16 values is exact in F64), and y is rounded once from
+ *    the F64 quotient.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
 template <typename T>
 __global__ void pool2d_kernel(adnn_plugin_pool2d p, adnn_cuda_memory_order order, const T *x,
                               T *y) {
+  typedef typename elem<T>::compute C;
+  typedef typename elem<T>::accum A;
   const int64_t total = p.N * p.C * p.P * p.Q;
   const int64_t dims[4] = {p.N, p.C, p.P, p.Q};
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
@@ -37,21 +45,23 @@ __global__ void pool2d_kernel(adnn_plugin_pool2d p, adnn_cuda_memory_order order
     const int64_t ih0 = h0 < 0 ? 0 : h0, ih1 = h1 > p.H ? p.H : h1;
     const int64_t iw0 = w0 < 0 ? 0 : w0, iw1 = w1 > p.W ? p.W : w1;
     const T *base = x + n * p.x.strides[0] + c * p.x.strides[1];
-    T out;
+    T *out = y + n * p.y.strides[0] + c * p.y.strides[1] + op * p.y.strides[2] +
+             oq * p.y.strides[3];
     if (p.kind == ADNN_POOL_MAX) {
-      T m = -INFINITY;
+      C m = -INFINITY;
       bool nan_seen = false;
       for (int64_t h = ih0; h < ih1; h++)
         for (int64_t w = iw0; w < iw1; w++) {
-          const T v = base[h * p.x.strides[2] + w * p.x.strides[3]];
+          const C v = widen(base[h * p.x.strides[2] + w * p.x.strides[3]]);
           if (isnan(v)) nan_seen = true;
           else if (v > m) m = v;
         }
-      out = nan_seen ? T(NAN) : m;
+      put(out, nan_seen ? C(NAN) : m);
     } else {
-      T acc = T(0);
+      A acc = A(0);
       for (int64_t h = ih0; h < ih1; h++)
-        for (int64_t w = iw0; w < iw1; w++) acc += base[h * p.x.strides[2] + w * p.x.strides[3]];
+        for (int64_t w = iw0; w < iw1; w++)
+          acc += (A)widen(base[h * p.x.strides[2] + w * p.x.strides[3]]);
       int64_t count;
       if (p.kind == ADNN_POOL_AVG_INCLUDE_PAD) {
         const int64_t ch1 = h1 > p.H + p.pad_bottom ? p.H + p.pad_bottom : h1;
@@ -62,9 +72,8 @@ __global__ void pool2d_kernel(adnn_plugin_pool2d p, adnn_cuda_memory_order order
       } else {
         count = (ih1 - ih0) * (iw1 - iw0);
       }
-      out = acc / (T)count;
+      put(out, acc / (A)count);
     }
-    y[n * p.y.strides[0] + c * p.y.strides[1] + op * p.y.strides[2] + oq * p.y.strides[3]] = out;
   }
 }
 
@@ -83,6 +92,12 @@ ADNN_CUDA_API cudaError_t adnn_cuda_pool2d_launch(const adnn_cuda_launch_config 
   if (dtype == ADNN_DTYPE_F64)
     pool2d_kernel<double><<<grid, threads, 0, l->stream>>>(*p, *y_order, (const double *)x,
                                                            (double *)y);
+  else if (dtype == ADNN_DTYPE_F16)
+    pool2d_kernel<lowp_f16><<<grid, threads, 0, l->stream>>>(*p, *y_order, (const lowp_f16 *)x,
+                                                             (lowp_f16 *)y);
+  else if (dtype == ADNN_DTYPE_BF16)
+    pool2d_kernel<lowp_bf16><<<grid, threads, 0, l->stream>>>(*p, *y_order, (const lowp_bf16 *)x,
+                                                              (lowp_bf16 *)y);
   else
     pool2d_kernel<float><<<grid, threads, 0, l->stream>>>(*p, *y_order, (const float *)x,
                                                           (float *)y);

@@ -20,7 +20,10 @@
  * max and min give NaN when any element is NaN, otherwise the extreme (the
  * comparisons never pick a NaN, and a flag carries it). The block kernel's
  * combination order is fixed by the launch shape, so results are the same run
- * to run.
+ * to run. F16 and BF16 (lowp_elem.cuh): elements are widened exactly to F32
+ * and go through the same code (the sums in double); a sum or mean is then
+ * rounded once from the double to the 16-bit type (never through F32), and a
+ * max or min is one of the inputs, exact.
  *
  * Barriers: in reduce_rows every thread runs every loop iteration over
  * outputs (the bounds depend only on blockIdx), so every thread reaches every
@@ -28,6 +31,7 @@
  * written again.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -72,32 +76,36 @@ template <typename T> __device__ __forceinline__ rd_part<T> rd_warp(rd_part<T> p
   return p;
 }
 
-template <typename T>
-__device__ __forceinline__ T rd_value(const rd_part<T> &p, adnn_reduce_kind kind, int64_t count) {
+/* Stores the result into *y, rounded once: C is the compute type of the
+ * partial results, T y's element type. */
+template <typename C, typename T>
+__device__ __forceinline__ void rd_store(T *y, const rd_part<C> &p, adnn_reduce_kind kind,
+                                         int64_t count) {
   switch (kind) {
-    case ADNN_REDUCE_SUM: return (T)p.sum;
-    case ADNN_REDUCE_MEAN: return (T)(p.sum / (double)count);
-    default: return p.nan ? T(NAN) : p.ext;
+    case ADNN_REDUCE_SUM: put(y, p.sum); return;
+    case ADNN_REDUCE_MEAN: put(y, p.sum / (double)count); return;
+    default: put(y, p.nan ? C(NAN) : p.ext); return;
   }
 }
 
 template <typename T>
 __global__ void reduce_rows(adnn_cuda_reduce_layout s, adnn_reduce_kind kind, const T *x, T *y) {
-  __shared__ rd_part<T> part[32];
+  typedef typename elem<T>::compute C;
+  __shared__ rd_part<C> part[32];
   const int is_min = kind == ADNN_REDUCE_MIN;
-  const rd_part<T> empty = {0.0, T(0), 0, 0};
+  const rd_part<C> empty = {0.0, C(0), 0, 0};
   for (int64_t o = blockIdx.x; o < s.outputs; o += gridDim.x) {
     int64_t ko[2];
     nd_offsets(s.kept, o, ko);
-    rd_part<T> p = empty;
+    rd_part<C> p = empty;
     for (int64_t r = 0; r < s.outer_count; r++) {
       int64_t ro[1];
       nd_offsets(s.outer, r, ro);
       const T *run = x + ko[0] + ro[0];
-      for (int64_t j = threadIdx.x; j < s.run; j += blockDim.x) rd_add(p, run[j * s.run_stride], is_min);
+      for (int64_t j = threadIdx.x; j < s.run; j += blockDim.x) rd_add(p, widen(run[j * s.run_stride]), is_min);
     }
-    p = block_reduce(p, part, empty, [is_min](rd_part<T> v) { return rd_warp(v, is_min); });
-    if (threadIdx.x == 0) y[ko[1]] = rd_value(p, kind, s.count);
+    p = block_reduce(p, part, empty, [is_min](rd_part<C> v) { return rd_warp(v, is_min); });
+    if (threadIdx.x == 0) rd_store(y + ko[1], p, kind, s.count);
     block_reduce_done(); /* part[0] is read before the next output writes it */
   }
 }
@@ -105,19 +113,20 @@ __global__ void reduce_rows(adnn_cuda_reduce_layout s, adnn_reduce_kind kind, co
 template <typename T>
 __global__ void reduce_outputs(adnn_cuda_reduce_layout s, adnn_reduce_kind kind, const T *x,
                                T *y) {
+  typedef typename elem<T>::compute C;
   const int is_min = kind == ADNN_REDUCE_MIN;
   for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < s.outputs;
        o += (int64_t)gridDim.x * blockDim.x) {
     int64_t ko[2];
     nd_offsets(s.kept, o, ko);
-    rd_part<T> p = {0.0, T(0), 0, 0};
+    rd_part<C> p = {0.0, C(0), 0, 0};
     for (int64_t r = 0; r < s.outer_count; r++) {
       int64_t ro[1];
       nd_offsets(s.outer, r, ro);
       const T *run = x + ko[0] + ro[0];
-      for (int64_t j = 0; j < s.run; j++) rd_add(p, run[j * s.run_stride], is_min);
+      for (int64_t j = 0; j < s.run; j++) rd_add(p, widen(run[j * s.run_stride]), is_min);
     }
-    y[ko[1]] = rd_value(p, kind, s.count);
+    rd_store(y + ko[1], p, kind, s.count);
   }
 }
 
@@ -145,6 +154,10 @@ ADNN_CUDA_API cudaError_t adnn_cuda_reduce_launch(const adnn_cuda_launch_config 
                                                   adnn_dtype dtype, const adnn_plugin_reduce *p,
                                                   const adnn_cuda_reduce_layout *s, const void *x,
                                                   void *y) {
-  return dtype == ADNN_DTYPE_F64 ? launch_reduce<double>(l, p, s, x, y)
-                                 : launch_reduce<float>(l, p, s, x, y);
+  switch (dtype) {
+    case ADNN_DTYPE_F64: return launch_reduce<double>(l, p, s, x, y);
+    case ADNN_DTYPE_F16: return launch_reduce<lowp_f16>(l, p, s, x, y);
+    case ADNN_DTYPE_BF16: return launch_reduce<lowp_bf16>(l, p, s, x, y);
+    default: return launch_reduce<float>(l, p, s, x, y);
+  }
 }

@@ -288,6 +288,15 @@ static void activation_bad_descriptors(const harness_report *rep, adnn_context *
   ad.y.strides[0] = ad.y.strides[1] = 1;
   harness_is_status(rep, adnn_plan_create_activation(ctx, &ad, &plan), ADNN_STATUS_BAD_PARAM,
                     "%s activation: overlapping y strides are BAD_PARAM", bn);
+  /* Mixed dtypes (an F16 x, an F32 y), with the 16-bit types on every
+   * backend: the core refuses them before any backend sees the op. */
+  ad.x = harness_tensor_desc(ADNN_DTYPE_F16, 2, dims, HARNESS_PACKED);
+  ad.y = harness_tensor_desc(F32, 2, dims, HARNESS_PACKED);
+  harness_is_status(rep, adnn_plan_create_activation(ctx, &ad, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s activation: an f16 x with an f32 y is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "y has dtype f32 but x has f16",
+                   "%s activation: the message names both dtypes", bn);
+  ad.x = harness_tensor_desc(F32, 2, dims, HARNESS_PACKED);
 
   /* The wrong number of inputs, and overlaps, at execution: needs a plan. */
   ad.y = ad.x;

@@ -330,6 +330,14 @@ static void binary_bad_descriptors(const harness_report *rep, adnn_context *ctx,
   bd.y = bd.a;
   harness_is_status(rep, adnn_plan_create_binary(ctx, &bd, &plan), ADNN_STATUS_BAD_PARAM,
                     "%s binary: [3,4] and [3] do not broadcast: BAD_PARAM", bn);
+  /* Mixed 16-bit dtypes (an F16 a, a BF16 b): refused by the core. */
+  bd.a = harness_tensor_desc(ADNN_DTYPE_F16, 2, a3, HARNESS_PACKED);
+  bd.b = harness_tensor_desc(ADNN_DTYPE_BF16, 2, a3, HARNESS_PACKED);
+  bd.y = bd.a;
+  harness_is_status(rep, adnn_plan_create_binary(ctx, &bd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s binary: an f16 a with a bf16 b is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "has dtype bf16",
+                   "%s binary: the message names b's dtype", bn);
 }
 
 const harness_op_traits harness_binary_traits = {

@@ -333,6 +333,15 @@ static void pool2d_bad_descriptors(const harness_report *rep, adnn_context *ctx,
   pd.y = harness_tensor_desc4(F32, 1, 2, 6, 4, HARNESS_PACKED);
   harness_is_status(rep, adnn_plan_create_pool2d(ctx, &pd, &plan), ADNN_STATUS_BAD_PARAM,
                     "%s pool2d: padding above kernel/2 is BAD_PARAM", bn);
+  /* Mixed dtypes (a BF16 x, an F32 y) on a valid window: refused by the
+   * core. */
+  pd.pad_top = 1;
+  pd.x = harness_tensor_desc4(BF16, 1, 2, 6, 6, HARNESS_PACKED);
+  pd.y = harness_tensor_desc4(F32, 1, 2, 5, 4, HARNESS_PACKED); /* P = (6 + 1 - 3) + 1 */
+  harness_is_status(rep, adnn_plan_create_pool2d(ctx, &pd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s pool2d: a bf16 x with an f32 y is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "y has dtype f32 but x has bf16",
+                   "%s pool2d: the message names both dtypes", bn);
 }
 
 const harness_op_traits harness_pool2d_traits = {

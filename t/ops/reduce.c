@@ -313,6 +313,18 @@ static void reduce_bad_descriptors(const harness_report *rep, adnn_context *ctx,
   d.axes = 0;
   harness_is_status(rep, adnn_plan_create_reduce(ctx, &d, &plan), ADNN_STATUS_BAD_PARAM,
                     "%s reduce: no axis is BAD_PARAM", bn);
+  /* Mixed dtypes (an F16 x, a BF16 y) on a valid reduction: refused by the
+   * core. */
+  d.axes = AX(1);
+  d.x = harness_tensor_desc(ADNN_DTYPE_F16, 2, dims, HARNESS_PACKED);
+  d.y = harness_tensor_desc(ADNN_DTYPE_BF16, 1, three, HARNESS_PACKED);
+  harness_is_status(rep, adnn_plan_create_reduce(ctx, &d, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s reduce: an f16 x with a bf16 y is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "y has dtype bf16 but x has f16",
+                   "%s reduce: the message names both dtypes", bn);
+  d.x = harness_tensor_desc(F32, 2, dims, HARNESS_PACKED);
+  d.y = harness_tensor_desc(F32, 1, three, HARNESS_PACKED);
+  d.axes = 0;
   d.axes = AX(2);
   harness_is_status(rep, adnn_plan_create_reduce(ctx, &d, &plan), ADNN_STATUS_BAD_PARAM,
                     "%s reduce: an axis beyond the rank is BAD_PARAM", bn);
