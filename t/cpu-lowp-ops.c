@@ -1,6 +1,8 @@
-/* The CPU plugin's F16/BF16 softmax, log-softmax, layer / RMS norm and batch
- * norm (inference, NCHW [2, rows, 1, L]) against their contract
- * (kernels/cpu/softmax.c, norm.c, batchnorm.c): on packed rows the 16-bit
+/* The CPU plugin's F16/BF16 softmax, log-softmax, layer / RMS norm, batch
+ * norm (inference, NCHW [2, rows, 1, L]) and pool2d (max and both averages,
+ * NCHW and NHWC with padded pixels, strides 1 and 2, a global window) against
+ * their contract (kernels/cpu/softmax.c, norm.c, batchnorm.c, pool2d.c): on
+ * packed rows (pool2d: the same layouts) the 16-bit
  * result is, bit for bit, the F32 kernel's result on the widened input
  * rounded once to the 16-bit type (round to nearest even, float16.h). Sizes
  * are odd so that the converters' and the F32 kernels' vector tails run;
@@ -145,6 +147,110 @@ static void check(int op, adnn_dtype dt, int64_t rows, int64_t L, tap_rng *r) {
   free(gb);
 }
 
+/* [N, C, H, W] in NCHW, or NHWC with `pad` spare elements after each
+ * pixel's C channels. */
+static void image_desc(adnn_tensor_desc *t, adnn_dtype dt, int64_t N, int64_t C, int64_t H,
+                       int64_t W, int nhwc, int64_t pad) {
+  const int64_t dims[4] = {N, C, H, W};
+  if (!nhwc) {
+    adnn_tensor_desc_init(t, dt, 4, dims);
+    return;
+  }
+  const int64_t px = C + pad, strides[4] = {H * W * px, 1, W * px, px};
+  adnn_tensor_desc_init_strided(t, dt, 4, dims, strides);
+}
+
+/* The span of a descriptor in elements. */
+static size_t span(const adnn_tensor_desc *t) {
+  size_t s = 1;
+  for (int i = 0; i < t->rank; i++) s += (size_t)((t->dims[i] - 1) * t->strides[i]);
+  return s;
+}
+
+static void check_pool(adnn_pool_kind kind, adnn_dtype dt, int nhwc, int64_t N, int64_t C,
+                       int64_t H, int64_t W, int64_t k, int64_t stride, int64_t pad,
+                       tap_rng *r) {
+  static const char *kinds[] = {"max", "avg_include_pad", "avg_exclude_pad"};
+  const char *tn = dt == ADNN_DTYPE_F16 ? "f16" : "bf16";
+  const int64_t P = (H + 2 * pad - k) / stride + 1, Q = (W + 2 * pad - k) / stride + 1;
+  adnn_pool2d_desc d16, d32;
+  adnn_pool2d_desc_init(&d16);
+  d16.kind = kind;
+  d16.kernel_h = d16.kernel_w = k;
+  d16.stride_h = d16.stride_w = stride;
+  d16.pad_top = d16.pad_bottom = d16.pad_left = d16.pad_right = pad;
+  d32 = d16;
+  image_desc(&d16.x, dt, N, C, H, W, nhwc, nhwc ? 3 : 0);
+  image_desc(&d16.y, dt, N, C, P, Q, nhwc, nhwc ? 1 : 0);
+  image_desc(&d32.x, ADNN_DTYPE_F32, N, C, H, W, nhwc, nhwc ? 3 : 0);
+  image_desc(&d32.y, ADNN_DTYPE_F32, N, C, P, Q, nhwc, nhwc ? 1 : 0);
+  adnn_plan *p16 = NULL, *p32 = NULL;
+  if (adnn_plan_create_pool2d(ctx, &d16, &p16) != ADNN_STATUS_SUCCESS ||
+      adnn_plan_create_pool2d(ctx, &d32, &p32) != ADNN_STATUS_SUCCESS)
+    tap_bail(adnn_last_error());
+  const char *alg = adnn_plan_algorithm(p16);
+  char what[160];
+  snprintf(what, sizeof what, "pool2d %s %s %s [%lld,%lld,%lld,%lld] k%lld s%lld p%lld", kinds[kind],
+           tn, nhwc ? "nhwc" : "nchw", (long long)N, (long long)C, (long long)H, (long long)W,
+           (long long)k, (long long)stride, (long long)pad);
+  ok(alg && strcmp(alg, "cpu_simd") == 0, "%s: plan runs cpu_simd (%s)", what, alg ? alg : "null");
+  const size_t nx = span(&d16.x), ny = span(&d16.y);
+  uint16_t *xh = malloc(nx * 2), *yh = malloc(ny * 2);
+  float *xf = malloc(nx * 4), *yf = malloc(ny * 4);
+  if (!xh || !yh || !xf || !yf) tap_bail("out of memory");
+  for (size_t i = 0; i < nx; i++) {
+    const float v = (float)tap_rng_uniform(r, -4.0, 4.0);
+    xh[i] = dt == ADNN_DTYPE_F16 ? adnn_f32_to_f16(v) : adnn_f32_to_bf16(v);
+    xf[i] = dt == ADNN_DTYPE_F16 ? adnn_f16_to_f32(xh[i]) : adnn_bf16_to_f32(xh[i]);
+  }
+  for (size_t i = 0; i < ny; i++) yh[i] = POISON;
+  void *dx16 = dev(nx * 2), *dy16 = dev(ny * 2), *dx32 = dev(nx * 4), *dy32 = dev(ny * 4);
+  put(dx16, xh, nx * 2);
+  put(dx32, xf, nx * 4);
+  put(dy16, yh, ny * 2);
+  const void *in16[1] = {dx16}, *in32[1] = {dx32};
+  if (adnn_plan_execute(p16, in16, 1, dy16) != ADNN_STATUS_SUCCESS ||
+      adnn_plan_execute(p32, in32, 1, dy32) != ADNN_STATUS_SUCCESS)
+    tap_bail(adnn_last_error());
+  get(yh, dy16, ny * 2);
+  get(yf, dy32, ny * 4);
+  /* Every element of y (NHWC's spare element after each pixel stays the
+   * poison: the kernel must not write it). */
+  size_t bad = 0, checked = 0, first = ny;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t p = 0; p < P; p++)
+        for (int64_t q = 0; q < Q; q++) {
+          const size_t i = (size_t)(n * d16.y.strides[0] + c * d16.y.strides[1] +
+                                    p * d16.y.strides[2] + q * d16.y.strides[3]);
+          const uint16_t want =
+              dt == ADNN_DTYPE_F16 ? adnn_f32_to_f16(yf[i]) : adnn_f32_to_bf16(yf[i]);
+          checked++;
+          if (yh[i] != want) {
+            if (!bad) first = i;
+            bad++;
+          }
+        }
+  size_t gaps_written = 0;
+  if (nhwc)
+    for (size_t i = (size_t)C; i < ny; i += (size_t)(C + 1)) gaps_written += yh[i] != POISON;
+  ok(bad == 0 && gaps_written == 0,
+     "%s: equals the F32 kernel on the widened input, rounded once (%zu of %zu differ, %zu gap "
+     "elements written)",
+     what, bad, checked, gaps_written);
+  if (bad) diag("first at %zu: got 0x%04x, f32 %.9g", first, yh[first], (double)yf[first]);
+  adnn_free(ctx, dx16);
+  adnn_free(ctx, dy16);
+  adnn_free(ctx, dx32);
+  adnn_free(ctx, dy32);
+  adnn_plan_destroy(p16);
+  adnn_plan_destroy(p32);
+  free(xh);
+  free(yh);
+  free(xf);
+  free(yf);
+}
+
 int main(void) {
   if (adnn_context_create("cpu", &ctx) != ADNN_STATUS_SUCCESS) {
     return tap_skip_all("no cpu backend");
@@ -155,6 +261,23 @@ int main(void) {
     for (int t = 0; t < 2; t++)
       for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
         check(op, t ? ADNN_DTYPE_BF16 : ADNN_DTYPE_F16, shapes[k][0], shapes[k][1], &r);
+  /* pool2d: {kind, nhwc, N, C, H, W, k, stride, pad}; odd sizes for the
+   * vector tails, stride 2 for the even-lane pass, a global 7x7 window. */
+  static const int64_t pools[][9] = {
+      {ADNN_POOL_MAX, 0, 2, 3, 17, 19, 3, 2, 1},
+      {ADNN_POOL_AVG_INCLUDE_PAD, 0, 1, 4, 9, 37, 3, 1, 1},
+      {ADNN_POOL_AVG_EXCLUDE_PAD, 0, 2, 2, 8, 8, 2, 2, 0},
+      {ADNN_POOL_AVG_EXCLUDE_PAD, 0, 1, 5, 7, 7, 7, 1, 0},
+      {ADNN_POOL_MAX, 1, 2, 19, 11, 13, 3, 2, 1},
+      {ADNN_POOL_AVG_EXCLUDE_PAD, 1, 1, 37, 6, 9, 3, 1, 1},
+      {ADNN_POOL_AVG_INCLUDE_PAD, 1, 2, 8, 7, 7, 7, 1, 0},
+  };
+  for (size_t k = 0; k < sizeof pools / sizeof pools[0]; k++)
+    for (int t = 0; t < 2; t++) {
+      const int64_t *v = pools[k];
+      check_pool((adnn_pool_kind)v[0], t ? ADNN_DTYPE_BF16 : ADNN_DTYPE_F16, (int)v[1], v[2], v[3],
+                 v[4], v[5], v[6], v[7], v[8], &r);
+    }
   adnn_context_destroy(ctx);
   return tap_done();
 }

@@ -17,6 +17,14 @@
  *          clipped to the image.
  * Work is split across threads by output rows: (n, c, p) for the NCHW-style
  * paths, (n, p) for nhwc.
+ *
+ * F16 and BF16 (the nchw separable and nhwc paths; the reference loops run
+ * the strided rest): each output row widens the input rows its windows read
+ * into the thread's F32 slab of the workspace with lowp.h's block
+ * converters, runs the F32 vector code above on the slab into an F32 row,
+ * and rounds that row once into y. The F32 code does the same operations on
+ * the same values wherever they sit, so the 16-bit result is, bit for bit,
+ * the F32 kernel's on the widened input rounded once (t/cpu-lowp-ops).
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
@@ -160,8 +168,10 @@ static const pool_fns NAME(adnn_f32_pool2d) = {
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 /* One instruction set's copy of the vector code. */
@@ -186,25 +196,52 @@ typedef struct pool_state {
   int path;
   int64_t tasks; /* output rows: (n, c, p) for the NCHW-style paths, (n, p) for nhwc */
   int64_t grain;
+  adnn_dtype dtype;   /* F32, or F16 / BF16 (run_rows_lowp, run_nhwc_lowp) */
+  int isa;            /* env->isa, for the lowp.h converters */
+  size_t lowp_floats; /* F16/BF16: each thread's F32 floats in the workspace */
 } pool_state;
+
+static int pool_path(const adnn_plugin_pool2d *d) {
+  if (d->C > 1 && d->x.strides[1] == 1 && d->y.strides[1] == 1) return PATH_NHWC;
+  if ((d->x.strides[3] == 1 || d->W == 1) && d->kernel_w <= 512) return PATH_NCHW_SEP;
+  return PATH_SCALAR;
+}
+
+/* F16/BF16 run on the two vector paths only. */
+static int pool_supports(const void *problem, const adnn_cpu_env *env, char *why,
+                         size_t why_size) {
+  (void)env;
+  const adnn_plugin_pool2d *d = problem;
+  if (d->x.dtype == ADNN_DTYPE_F32 || pool_path(d) != PATH_SCALAR) return 1;
+  snprintf(why, why_size, "f16/bf16 need unit-stride channels (nhwc) or unit-stride columns");
+  return 0;
+}
 
 static void pool_reshape(const void *problem, const adnn_cpu_env *env, void *state,
                          size_t *workspace_bytes) {
   const adnn_plugin_pool2d *d = problem;
   pool_state *s = state;
   s->fn = pool_by_isa[env->isa];
-  if (d->C > 1 && d->x.strides[1] == 1 && d->y.strides[1] == 1)
-    s->path = PATH_NHWC;
-  else if ((d->x.strides[3] == 1 || d->W == 1) && d->kernel_w <= 512)
-    s->path = PATH_NCHW_SEP;
-  else
-    s->path = PATH_SCALAR;
+  s->path = pool_path(d);
+  s->dtype = d->x.dtype;
+  s->isa = env->isa;
   /* Work per output row, in element reads, sets the grain. */
   const int64_t per_row = d->Q * d->kernel_h * d->kernel_w * (s->path == PATH_NHWC ? d->C : 1);
   int64_t grain = ADNN_CPU_GRAIN / (per_row > 0 ? per_row : 1);
   s->grain = grain < 1 ? 1 : grain;
   s->tasks = s->path == PATH_NHWC ? d->N * d->P : d->N * d->C * d->P;
   *workspace_bytes = 0;
+  if (s->dtype != ADNN_DTYPE_F32) {
+    /* A window reads at most min(kernel_h, H) input rows: the slab holds
+     * them widened (W floats each, times C for nhwc), followed by the F32
+     * output row (Q floats, times C); each thread's part is rounded up to 64
+     * bytes. */
+    const int64_t rows = d->kernel_h < d->H ? d->kernel_h : d->H;
+    const int64_t per_pixel = s->path == PATH_NHWC ? d->C : 1;
+    const size_t floats = (size_t)((rows * d->W + d->Q) * per_pixel);
+    s->lowp_floats = (floats + 15) / 16 * 16;
+    *workspace_bytes = (size_t)env->threads * s->lowp_floats * sizeof(float);
+  }
 }
 
 typedef struct pool_task {
@@ -269,29 +306,14 @@ static float pool_one(const adnn_plugin_pool2d *d, const float *x, int64_t h0, i
 /* Stack buffer of the separable path (vertical reductions of one tile). */
 #define SEP_BUF 1024
 
-/* Output rows [begin, end) over all planes: unit = plane * P + p. */
-static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
-  (void)thread;
-  const pool_task *t = arg;
-  const adnn_plugin_pool2d *d = t->d;
-  const pool_fns *fn = t->s->fn;
-  const int64_t C = d->C, W = d->W, P = d->P, Q = d->Q;
-  const int64_t kw = d->kernel_w, sw = d->stride_w, pl = d->pad_left, syq = d->y.strides[3];
-  float buf[SEP_BUF + 64]; /* slack for the stride-2 pass, see pool_horiz_s2 */
-  for (int64_t u = begin; u < end; u++) {
-    const int64_t plane = u / P, p = u - plane * P, n = plane / C, c = plane - n * C;
-    const float *x = t->x + n * d->x.strides[0] + c * d->x.strides[1];
-    float *y = t->y + n * d->y.strides[0] + c * d->y.strides[1] + p * d->y.strides[2];
-    int64_t h0, h1, rdiv;
-    window_rows(d, p, &h0, &h1, &rdiv);
-    if (t->s->path != PATH_NCHW_SEP) {
-      for (int64_t q = 0; q < Q; q++) {
-        int64_t w0, w1, cdiv;
-        window_cols(d, q, &w0, &w1, &cdiv);
-        y[q * syq] = pool_one(d, x, h0, h1, w0, w1, (float)(rdiv * cdiv));
-      }
-      continue;
-    }
+/* One output row of the separable path: x is the plane (rows [h0, h1) at
+ * stride sh, unit column stride), y the row (stride syq), buf the caller's
+ * SEP_BUF + 64 floats. */
+static void sep_row(const adnn_plugin_pool2d *d, const pool_fns *fn, const float *x, int64_t sh,
+                    int64_t h0, int64_t h1, int64_t rdiv, float *y, int64_t syq, float *buf) {
+  const int64_t W = d->W, Q = d->Q;
+  const int64_t kw = d->kernel_w, sw = d->stride_w, pl = d->pad_left;
+  {
     /* Tiles of outputs whose input columns fit in buf. */
     const int64_t tq = (SEP_BUF - kw) / sw + 1;
     for (int64_t q0 = 0; q0 < Q; q0 += tq) {
@@ -299,7 +321,7 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
       int64_t ws = q0 * sw - pl, we = (q1 - 1) * sw - pl + kw;
       if (ws < 0) ws = 0;
       if (we > W) we = W;
-      fn->vert(d->kind, x + ws, d->x.strides[2], h0, h1, (size_t)(we - ws), buf);
+      fn->vert(d->kind, x + ws, sh, h0, h1, (size_t)(we - ws), buf);
       /* Interior outputs (window inside [0, W)) of this tile, vectorized when
        * stride_w is 1 and y is unit stride; the rest one by one. */
       int64_t qa = q1, qb = q1;
@@ -343,6 +365,31 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+/* Output rows [begin, end) over all planes: unit = plane * P + p. */
+static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const pool_task *t = arg;
+  const adnn_plugin_pool2d *d = t->d;
+  const int64_t C = d->C, P = d->P, Q = d->Q, syq = d->y.strides[3];
+  float buf[SEP_BUF + 64]; /* slack for the stride-2 pass, see pool_horiz_s2 */
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t plane = u / P, p = u - plane * P, n = plane / C, c = plane - n * C;
+    const float *x = t->x + n * d->x.strides[0] + c * d->x.strides[1];
+    float *y = t->y + n * d->y.strides[0] + c * d->y.strides[1] + p * d->y.strides[2];
+    int64_t h0, h1, rdiv;
+    window_rows(d, p, &h0, &h1, &rdiv);
+    if (t->s->path != PATH_NCHW_SEP) {
+      for (int64_t q = 0; q < Q; q++) {
+        int64_t w0, w1, cdiv;
+        window_cols(d, q, &w0, &w1, &cdiv);
+        y[q * syq] = pool_one(d, x, h0, h1, w0, w1, (float)(rdiv * cdiv));
+      }
+      continue;
+    }
+    sep_row(d, t->s->fn, x, d->x.strides[2], h0, h1, rdiv, y, syq, buf);
+  }
+}
+
 /* NHWC: units are (n, p) output rows. */
 static void run_nhwc(void *arg, int64_t begin, int64_t end, int thread) {
   (void)thread;
@@ -364,10 +411,95 @@ static void run_nhwc(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+/* ---- F16 / BF16 ----------------------------------------------------------- */
+
+typedef struct pool_lowp_task {
+  const adnn_plugin_pool2d *d;
+  const pool_state *s;
+  const uint16_t *x;
+  uint16_t *y;
+  float *work; /* threads parts of s->lowp_floats floats */
+} pool_lowp_task;
+
+/* n 16-bit elements at stride `stride` rounded from f. */
+static void narrow_strided(const pool_state *s, const float *f, uint16_t *y, int64_t stride,
+                           int64_t n) {
+  if (stride == 1 || n == 1) {
+    adnn_cpu_lowp_from_f32(s->isa, s->dtype, f, y, (size_t)n);
+    return;
+  }
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (int64_t j0 = 0; j0 < n; j0 += ADNN_CPU_LOWP_BLOCK) {
+    const int64_t m = n - j0 < ADNN_CPU_LOWP_BLOCK ? n - j0 : ADNN_CPU_LOWP_BLOCK;
+    adnn_cpu_lowp_from_f32(s->isa, s->dtype, f + j0, h, (size_t)m);
+    for (int64_t j = 0; j < m; j++) y[(j0 + j) * stride] = h[j];
+  }
+}
+
+/* The separable path: the window's rows of the plane widened into the slab
+ * (W floats each), the F32 row computed into the slab's tail, then rounded. */
+static void run_rows_lowp(void *arg, int64_t begin, int64_t end, int thread) {
+  const pool_lowp_task *t = arg;
+  const pool_state *s = t->s;
+  const adnn_plugin_pool2d *d = t->d;
+  const int64_t C = d->C, W = d->W, P = d->P, Q = d->Q, sh = d->x.strides[2];
+  const int64_t rows = d->kernel_h < d->H ? d->kernel_h : d->H;
+  float *slab = t->work + (size_t)thread * s->lowp_floats, *row = slab + rows * W;
+  float buf[SEP_BUF + 64]; /* slack for the stride-2 pass, see pool_horiz_s2 */
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t plane = u / P, p = u - plane * P, n = plane / C, c = plane - n * C;
+    const uint16_t *x = t->x + n * d->x.strides[0] + c * d->x.strides[1];
+    uint16_t *y = t->y + n * d->y.strides[0] + c * d->y.strides[1] + p * d->y.strides[2];
+    int64_t h0, h1, rdiv;
+    window_rows(d, p, &h0, &h1, &rdiv);
+    /* Unit column stride (or W == 1, where the stride is never used). */
+    for (int64_t h = h0; h < h1; h++)
+      adnn_cpu_lowp_to_f32(s->isa, s->dtype, x + h * sh, slab + (h - h0) * W, (size_t)W);
+    sep_row(d, s->fn, slab, W, 0, h1 - h0, rdiv, row, 1, buf);
+    narrow_strided(s, row, y, d->y.strides[3], Q);
+  }
+}
+
+/* NHWC: the window's rows of the image widened into the slab (W pixels of C
+ * floats each), each output pixel computed into the slab's tail, then the
+ * row rounded pixel by pixel (C has unit stride in y). */
+static void run_nhwc_lowp(void *arg, int64_t begin, int64_t end, int thread) {
+  const pool_lowp_task *t = arg;
+  const pool_state *s = t->s;
+  const adnn_plugin_pool2d *d = t->d;
+  const int64_t C = d->C, W = d->W, P = d->P, Q = d->Q;
+  const int64_t sh = d->x.strides[2], sw = d->x.strides[3];
+  const int64_t rows = d->kernel_h < d->H ? d->kernel_h : d->H;
+  float *slab = t->work + (size_t)thread * s->lowp_floats, *row = slab + rows * W * C;
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t n = u / P, p = u - n * P;
+    const uint16_t *x = t->x + n * d->x.strides[0];
+    uint16_t *y = t->y + n * d->y.strides[0] + p * d->y.strides[2];
+    int64_t h0, h1, rdiv;
+    window_rows(d, p, &h0, &h1, &rdiv);
+    for (int64_t h = h0; h < h1; h++)
+      for (int64_t w = 0; w < W; w++)
+        adnn_cpu_lowp_to_f32(s->isa, s->dtype, x + h * sh + w * sw,
+                             slab + ((h - h0) * W + w) * C, (size_t)C);
+    for (int64_t q = 0; q < Q; q++) {
+      int64_t w0, w1, cdiv;
+      window_cols(d, q, &w0, &w1, &cdiv);
+      s->fn->pixel(d->kind, slab, W * C, C, 0, h1 - h0, w0, w1, (size_t)C, (float)(rdiv * cdiv),
+                   row + q * C);
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, row + q * C, y + q * d->y.strides[3], (size_t)C);
+    }
+  }
+}
+
 static void pool_run(const void *problem, const void *state, const void *const *inputs,
                      void *const *outputs, void *workspace) {
-  (void)workspace;
   const pool_state *s = state;
+  if (s->dtype != ADNN_DTYPE_F32) {
+    pool_lowp_task lt = {problem, s, inputs[0], outputs[0], workspace};
+    adnn_cpu_parallel_for(s->tasks, s->grain,
+                          s->path == PATH_NHWC ? run_nhwc_lowp : run_rows_lowp, &lt);
+    return;
+  }
   pool_task t = {problem, s, inputs[0], outputs[0]};
   adnn_cpu_parallel_for(s->tasks, s->grain, s->path == PATH_NHWC ? run_nhwc : run_rows, &t);
 }
@@ -375,7 +507,9 @@ static void pool_run(const void *problem, const void *state, const void *const *
 const adnn_cpu_impl adnn_cpu_pool2d_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
+    .supports = pool_supports,
     .state_size = sizeof(pool_state),
     .reshape = pool_reshape,
     .run = pool_run,
