@@ -10,7 +10,8 @@
  *     NaN first, beta = 0), and calling it again, or from a second context,
  *     adds nothing (the context's memory, then the database);
  *   - a small product (m * n * k below the threshold), F64 (one
- *     implementation) and tuning mode off add no entry;
+ *     implementation), tuning mode off and a product whose scratch operands
+ *     exceed the workspace limit add no entry;
  *   - a database entry naming an implementation the backend does not have is
  *     ignored: the shape is measured and the result is still right;
  *   - an entry naming either implementation is used as it is, and both give
@@ -232,6 +233,26 @@ int main(void) {
   ok(gemm_checked(ctx, 0, ADNN_TRANS, 100, 120, 70) && db_count(cache, "m=100 n=120 k=70") == 0,
      "tuning off: right, no entry");
   set_mode(ctx, ADNN_TUNE_DEFAULT);
+  {
+    /* 112x80x64 needs (112*64 + 64*80 + 112*80) * 4 = 84,992 bytes of scratch. */
+    adnn_tune_options o;
+    adnn_tune_options_init(&o);
+    if (adnn_context_get_tune_options(ctx, &o) != ADNN_STATUS_SUCCESS)
+      diag("get_tune_options: %s", adnn_last_error());
+    const size_t old_limit = o.workspace_limit;
+    o.workspace_limit = 84991;
+    adnn_context_set_tune_options(ctx, &o);
+    ok(gemm_checked(ctx, 0, ADNN_NO_TRANS, 112, 80, 64) && db_count(cache, "m=112 n=80 k=64") == 0,
+       "scratch one byte above the workspace limit: right, not measured, no entry");
+    o.workspace_limit = 84992;
+    adnn_context_set_tune_options(ctx, &o);
+    /* 80x112x64: the same 84,992 bytes, exactly the limit. */
+    ok(gemm_checked(ctx, 0, ADNN_NO_TRANS, 80, 112, 64) &&
+           db_count(cache, "m=80 n=112 k=64") == (two ? 1 : 0),
+       "a shape whose scratch is exactly the limit is measured");
+    o.workspace_limit = old_limit;
+    adnn_context_set_tune_options(ctx, &o);
+  }
 
   if (two) {
     /* 3. Imported entries: a foreign name is ignored; each real one is used. */
