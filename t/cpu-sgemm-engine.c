@@ -451,17 +451,17 @@ static void half_tile_checks(int isa, const char *isa_name) {
   ok(good, "%s: an edge tile of at most NR / 2 columns gives the full tile's bits", isa_name);
 }
 
-/* Narrow calls (n <= 256 columns) read untransposed A in place instead of
+/* Narrow calls (n <= 128 columns) read untransposed A in place instead of
  * packing it (gemm.c, DIRECT_A_COLS), with kernels that form each sum in
  * the packed kernels' order: the first n2 columns of a narrow call equal,
  * bit for bit, the same columns of a call 320 columns wide (which packs A),
- * for n2 = 49 and 196 (full tiles, an edge of 1 or 4 columns), rows not a
+ * for n2 = 49 and 116 (full tiles, an edge of 1 or 4 columns), rows not a
  * multiple of MR, lda > k, k above kc, beta 0 and 1. */
 static void direct_a_checks(int isa, const char *isa_name) {
   adnn_cpu_gemm_blocking bl;
   adnn_cpu_sgemm_blocking(isa, &bl);
   const int64_t m = 3 * bl.mr + 5, n = 320, k = bl.kc + 9, lda = k + 3, ldb = n, ldc = n;
-  const int64_t narrow[] = {49, 196};
+  const int64_t narrow[] = {49, 116};
   tap_rng r = tap_rng_seed(seed_counter++);
   float *a = malloc((size_t)(m * lda) * sizeof(float)), *b = malloc((size_t)(k * n) * sizeof(float));
   float *c1 = malloc((size_t)(m * ldc) * sizeof(float)), *c2 = malloc((size_t)(m * ldc) * sizeof(float));

@@ -293,16 +293,18 @@ static void packed_a_block_plain(const gemm_job *j, int64_t i0, int64_t j0, int6
       }
 }
 
-/* The widest op(B) (n, the whole call, not one tile) for which the engine
- * reads untransposed A in place instead of packing it (the microkernel's
+/* The widest op(B) (n, the whole call, not one tile, so that the choice
+ * does not depend on the thread count) for which the engine reads
+ * untransposed A in place instead of packing it (the microkernel's
  * kernel_arows). Packing A costs one copy of each element, repaid by the
- * ceil(n / NR) microkernel calls that then read it from the packed panel:
- * at n = 49 (4 calls) the copy was a quarter of 2048 x 49 x 512 and reading
- * A in place ran it 1.2x faster per CPU-second, 256 x 196 x 1024 1.3x; at
- * n = 196 with k = 256 the two were within the noise (1 thread, Zen3,
- * bench/gemm-engine, issue 15). The tile's B panels (at most 16 of kc x NR
- * floats) are then read from L2 while the A strip stays in L1. */
-#define DIRECT_A_COLS 256
+ * ceil(n / NR) microkernel calls that then read it from the packed panel.
+ * Paired A/B in one process (thread CPU time, 1 thread, Zen3, issue 15):
+ * at n = 49 (4 calls) reading A in place ran 2048 x 49 x 512 1.07x,
+ * 512 x 49 x 2048 1.06x and 1024 x 49 x 1024 1.14x faster; at n = 196 the
+ * two were within 3% either way (256 x 196 x 1024 0.97x, 64 x 196 x 64
+ * 1.04x), so the bound stays below that. The tile's B panels (at most 8 of
+ * kc x NR floats) are read from L2 while the A strip stays in L1. */
+#define DIRECT_A_COLS 128
 
 static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const gemm_job *j = arg;

@@ -137,8 +137,8 @@ TARGET static void kernel_6x8(int64_t kc, const float *restrict ap, const float 
 }
 
 /* The two kernels again, reading untransposed A where it lies (row i of
- * the tile at a + i * lda) instead of from a packed panel: for a tile
- * with few columns (n = 49 or 196 pixels of a 1x1 convolution at batch 1)
+ * the tile at a + i * lda) instead of from a packed panel: for a call
+ * with few columns (n = 49 pixels of a 1x1 convolution at batch 1)
  * each A element is used by only a few microkernel calls, and packing it
  * cost a quarter of 2048 x 49 x 512 (perf, issue 15). The broadcasts are
  * the same loads from other addresses, and each element's sum is formed in
