@@ -4,7 +4,16 @@
  * row-major [K, C/groups] matrix, in which case they are packed). With a
  * stride (ResNet-50's stride-2 projection shortcuts) the pixels the filter
  * reads are first gathered into a packed stride-1 copy of x in the
- * workspace (subsample_task); the GEMMs below then see H = P, W = Q.
+ * workspace (subsample_task); the GEMMs below then see H = P, W = Q. The
+ * copy is a separate pass over the pool: on res3a_branch1 (256 -> 512,
+ * 56x56 -> 28x28) it took 17% of the layer's time at one thread (perf,
+ * reading the input's even rows from memory), and at one thread the layer
+ * took the same CPU time as im2col_gemm's per-tile gather (paired runs in
+ * one process, Zen3); what it buys is the threading: at batch 1
+ * im2col_gemm makes a single tile (one task), gemm_1x1 one GEMM that the
+ * engine splits over the pool. Gathering the columns straight into the
+ * engine's B panels would save the pass (not done). Copies above
+ * MAX_STRIDED_COPY are refused (im2col_gemm runs them).
  *
  * NCHW: per image and group, Y[Kg, H*W] = W[Kg, Cg] * X[Cg, H*W].
  * NHWC: per group, Y[N*H*W, Kg] = X[N*H*W, Cg] * W[Kg, Cg]^T over all images
@@ -46,6 +55,8 @@
  * gets whatever the channel counts. */
 #define TILE_BYTES ((int64_t)1 << 20)
 #define MIN_TILE 256
+/* The largest subsampled copy of x (bytes) a strided problem may take. */
+#define MAX_STRIDED_COPY ((double)(64 << 20))
 
 static int64_t pixels_per_tile(const adnn_plugin_conv2d *g, int64_t pixels) {
   int64_t t = TILE_BYTES / ((g->Cg + g->Kg) * (int64_t)sizeof(float));
@@ -64,6 +75,12 @@ static int gemm_1x1_supports(const void *problem, const adnn_cpu_env *env, char 
   if (g->R != 1 || g->S != 1) return adnn_cpu_conv2d_no(why, why_size, "needs a 1x1 filter");
   if (g->pad_top || g->pad_bottom || g->pad_left || g->pad_right)
     return adnn_cpu_conv2d_no(why, why_size, "needs no padding");
+  /* The strided copy of x lives in the workspace: bounded, so that a large
+   * batch leaves the problem to im2col_gemm, whose column tiles are about
+   * 1 MiB per thread. */
+  if ((g->stride_h != 1 || g->stride_w != 1) &&
+      (double)g->N * (double)g->C * (double)g->P * (double)g->Q * 4.0 > MAX_STRIDED_COPY)
+    return adnn_cpu_conv2d_no(why, why_size, "strided copy of x above 64 MiB");
   if (!adnn_cpu_conv2d_fits_int(g->N * g->H * g->W) ||
       !adnn_cpu_conv2d_fits_int(g->N * g->P * g->Q) || !adnn_cpu_conv2d_fits_int(g->C) ||
       !adnn_cpu_conv2d_fits_int(g->K))

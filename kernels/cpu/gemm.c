@@ -293,8 +293,9 @@ static void packed_a_block_plain(const gemm_job *j, int64_t i0, int64_t j0, int6
       }
 }
 
-/* The widest op(B) (n, the whole call, not one tile, so that the choice
- * does not depend on the thread count) for which the engine reads
+/* The widest op(B) (n, the whole call, not one tile, so that the engine's
+ * own split does not change the choice; the bits are the same either way)
+ * for which the engine reads
  * untransposed A in place instead of packing it (the microkernel's
  * kernel_arows). Packing A costs one copy of each element, repaid by the
  * ceil(n / NR) microkernel calls that then read it from the packed panel.
@@ -335,7 +336,7 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
         openblas_block(j, i0, j0, mm, nn);
       continue;
     }
-    /* A read in place (no A panels) for narrow tiles of untransposed A. */
+    /* A read in place (no A panels) for narrow calls of untransposed A. */
     const int direct_a = !j->ta && !j->apk && u->kernel_arows && j->n <= DIRECT_A_COLS;
     float *bp = buf->data, *apbuf = buf->data + kmax * nb_pad;
     const float *ap = apbuf;
