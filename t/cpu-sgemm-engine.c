@@ -451,6 +451,40 @@ static void half_tile_checks(int isa, const char *isa_name) {
   ok(good, "%s: an edge tile of at most NR / 2 columns gives the full tile's bits", isa_name);
 }
 
+/* Narrow calls (n <= 128 columns) read untransposed A in place instead of
+ * packing it (gemm.c, DIRECT_A_COLS), with kernels that form each sum in
+ * the packed kernels' order: the first n2 columns of a narrow call equal,
+ * bit for bit, the same columns of a call 320 columns wide (which packs A),
+ * for n2 = 49 and 116 (full tiles, an edge of 1 or 4 columns), rows not a
+ * multiple of MR, lda > k, k above kc, beta 0 and 1. */
+static void direct_a_checks(int isa, const char *isa_name) {
+  adnn_cpu_gemm_blocking bl;
+  adnn_cpu_sgemm_blocking(isa, &bl);
+  const int64_t m = 3 * bl.mr + 5, n = 320, k = bl.kc + 9, lda = k + 3, ldb = n, ldc = n;
+  const int64_t narrow[] = {49, 116};
+  tap_rng r = tap_rng_seed(seed_counter++);
+  float *a = malloc((size_t)(m * lda) * sizeof(float)), *b = malloc((size_t)(k * n) * sizeof(float));
+  float *c1 = malloc((size_t)(m * ldc) * sizeof(float)), *c2 = malloc((size_t)(m * ldc) * sizeof(float));
+  int good = a && b && c1 && c2;
+  for (int t = 0; t < 4 && good; t++) {
+    const int beta1 = t & 1;
+    const int64_t n2 = narrow[t >> 1];
+    for (int64_t i = 0; i < m * lda; i++) a[i] = (float)tap_rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < k * n; i++) b[i] = (float)tap_rng_uniform(&r, -1, 1);
+    for (int64_t i = 0; i < m * ldc; i++) c1[i] = (float)tap_rng_uniform(&r, -1, 1);
+    memcpy(c2, c1, (size_t)(m * ldc) * sizeof(float));
+    const float beta = beta1 ? 1.0f : 0.0f;
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, m, n, k, 0.75f, a, lda, b, ldb, beta, c1,
+                        ldc, NULL, NULL);
+    adnn_cpu_sgemm_with(ADNN_CPU_SGEMM_ENGINE, isa, 0, 0, m, n2, k, 0.75f, a, lda, b, ldb, beta,
+                        c2, ldc, NULL, NULL);
+    for (int64_t i = 0; i < m; i++)
+      good &= memcmp(c1 + i * ldc, c2 + i * ldc, (size_t)n2 * sizeof(float)) == 0;
+  }
+  free(a), free(b), free(c1), free(c2);
+  ok(good, "%s: narrow calls (A read in place) give the packed path's bits", isa_name);
+}
+
 typedef struct in_task_arg {
   int isa;
   adnn_cpu_sgemm_impl chosen;
@@ -493,6 +527,7 @@ int main(void) {
       degenerate(levels[l].isa, levels[l].name);
       packed_a_checks(levels[l].isa, levels[l].name);
       half_tile_checks(levels[l].isa, levels[l].name);
+      direct_a_checks(levels[l].isa, levels[l].name);
     }
   int started = adnn_cpu_parallel_init(2);
   if (started < 2) diag("the pool started %d thread(s) only", started);

@@ -1,7 +1,19 @@
 /*
- * conv2d with a 1x1 filter, stride 1 and no padding as a GEMM on the input as
- * it lies in memory: no column matrix and no workspace (unless the filters
- * are not a row-major [K, C/groups] matrix, in which case they are packed).
+ * conv2d with a 1x1 filter and no padding as a GEMM on the input as it lies
+ * in memory: no column matrix and no workspace (unless the filters are not a
+ * row-major [K, C/groups] matrix, in which case they are packed). With a
+ * stride (ResNet-50's stride-2 projection shortcuts) the pixels the filter
+ * reads are first gathered into a packed stride-1 copy of x in the
+ * workspace (subsample_task); the GEMMs below then see H = P, W = Q. The
+ * copy is a separate pass over the pool: on res3a_branch1 (256 -> 512,
+ * 56x56 -> 28x28) it took 17% of the layer's time at one thread (perf,
+ * reading the input's even rows from memory), and at one thread the layer
+ * took the same CPU time as im2col_gemm's per-tile gather (paired runs in
+ * one process, Zen3); what it buys is the threading: at batch 1
+ * im2col_gemm makes a single tile (one task), gemm_1x1 one GEMM that the
+ * engine splits over the pool. Gathering the columns straight into the
+ * engine's B panels would save the pass (not done). Copies above
+ * MAX_STRIDED_COPY are refused (im2col_gemm runs them).
  *
  * NCHW: per image and group, Y[Kg, H*W] = W[Kg, Cg] * X[Cg, H*W].
  * NHWC: per group, Y[N*H*W, Kg] = X[N*H*W, Cg] * W[Kg, Cg]^T over all images
@@ -34,6 +46,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "kernels/cpu/conv2d.h"
 #include "kernels/cpu/gemm.h"
 
@@ -41,6 +55,8 @@
  * gets whatever the channel counts. */
 #define TILE_BYTES ((int64_t)1 << 20)
 #define MIN_TILE 256
+/* The largest subsampled copy of x (bytes) a strided problem may take. */
+#define MAX_STRIDED_COPY ((double)(64 << 20))
 
 static int64_t pixels_per_tile(const adnn_plugin_conv2d *g, int64_t pixels) {
   int64_t t = TILE_BYTES / ((g->Cg + g->Kg) * (int64_t)sizeof(float));
@@ -57,11 +73,16 @@ static int gemm_1x1_supports(const void *problem, const adnn_cpu_env *env, char 
   int layout = adnn_cpu_conv2d_common_supports(g, why, why_size);
   if (!layout) return 0;
   if (g->R != 1 || g->S != 1) return adnn_cpu_conv2d_no(why, why_size, "needs a 1x1 filter");
-  if (g->stride_h != 1 || g->stride_w != 1)
-    return adnn_cpu_conv2d_no(why, why_size, "needs stride 1");
   if (g->pad_top || g->pad_bottom || g->pad_left || g->pad_right)
     return adnn_cpu_conv2d_no(why, why_size, "needs no padding");
-  if (!adnn_cpu_conv2d_fits_int(g->N * g->H * g->W) || !adnn_cpu_conv2d_fits_int(g->C) ||
+  /* The strided copy of x lives in the workspace: bounded, so that a large
+   * batch leaves the problem to im2col_gemm, whose column tiles are about
+   * 1 MiB per thread. */
+  if ((g->stride_h != 1 || g->stride_w != 1) &&
+      (double)g->N * (double)g->C * (double)g->P * (double)g->Q * 4.0 > MAX_STRIDED_COPY)
+    return adnn_cpu_conv2d_no(why, why_size, "strided copy of x above 64 MiB");
+  if (!adnn_cpu_conv2d_fits_int(g->N * g->H * g->W) ||
+      !adnn_cpu_conv2d_fits_int(g->N * g->P * g->Q) || !adnn_cpu_conv2d_fits_int(g->C) ||
       !adnn_cpu_conv2d_fits_int(g->K))
     return adnn_cpu_conv2d_no(why, why_size, "sizes exceed OpenBLAS's 32-bit integers");
   return 1;
@@ -91,6 +112,8 @@ typedef struct state_1x1 {
   int whole;         /* one threaded GEMM per image and group, not tile tasks */
   int threads;       /* the pack slices the workspace holds */
   size_t apk_group;  /* bytes of one group's pre-packed filters; 0: no packed form */
+  int strided;       /* stride > 1: x is first subsampled into the workspace */
+  size_t sub_off;    /* where the subsampled x starts in the workspace */
 } state_1x1;
 
 static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -102,7 +125,10 @@ static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void 
   s->nhwc = adnn_cpu_conv2d_layout(g) == ADNN_CPU_CONV_NHWC;
   s->epilogue = adnn_cpu_conv2d_has_epilogue(g);
   s->ldw = w_ld(g);
-  const int64_t pixels = s->nhwc ? g->N * g->H * g->W : g->H * g->W;
+  /* Output pixels: with a stride the GEMM reads the subsampled x, whose
+   * pixels are the output's. */
+  const int64_t pixels = s->nhwc ? g->N * g->P * g->Q : g->P * g->Q;
+  s->strided = g->stride_h != 1 || g->stride_w != 1;
   s->tile = pixels_per_tile(g, pixels);
   s->tiles = (pixels + s->tile - 1) / s->tile;
   /* The packed filters (when needed), then one GEMM pack slice per thread. */
@@ -116,7 +142,10 @@ static void gemm_1x1_reshape(const void *problem, const adnn_cpu_env *env, void 
                           : adnn_cpu_sgemm_pack_bytes(env->isa, g->Kg, cols, g->Cg);
   s->apk_group = !s->nhwc && s->ldw ? adnn_cpu_sgemm_packed_a_bytes(env->isa, g->Kg, g->Cg) : 0;
   size_t wbytes = s->ldw ? 0 : (size_t)(g->K * g->Cg * (int64_t)sizeof(float));
-  s->pack_off = (wbytes + 63) / 64 * 64;
+  s->sub_off = (wbytes + 63) / 64 * 64;
+  const size_t sub_bytes =
+      s->strided ? (size_t)(g->N * g->C * g->P * g->Q * (int64_t)sizeof(float)) : 0;
+  s->pack_off = s->sub_off + (sub_bytes + 63) / 64 * 64;
   *workspace_bytes = s->pack_off + s->pack_bytes * (size_t)env->threads;
 }
 
@@ -150,7 +179,7 @@ static void nchw_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const job_1x1 *j = arg;
   const adnn_cpu_gemm_pack pack = adnn_cpu_gemm_pack_slice(j->packs, j->s->pack_bytes, thread);
   const adnn_plugin_conv2d *g = j->g;
-  int64_t hw = g->H * g->W;
+  int64_t hw = g->P * g->Q;
   int epi = j->s->epilogue;
   for (int64_t t = t0; t < t1; t++) {
     int64_t c0 = t % j->tiles * j->tile, ng = t / j->tiles, gr = ng % g->groups,
@@ -176,7 +205,7 @@ static void nhwc_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const job_1x1 *j = arg;
   const adnn_cpu_gemm_pack pack = adnn_cpu_gemm_pack_slice(j->packs, j->s->pack_bytes, thread);
   const adnn_plugin_conv2d *g = j->g;
-  int64_t total = g->N * g->H * g->W;
+  int64_t total = g->N * g->P * g->Q;
   int epi = j->s->epilogue;
   for (int64_t t = t0; t < t1; t++) {
     int64_t gr = t % g->groups, p0 = t / g->groups * j->tile;
@@ -223,7 +252,7 @@ static void run_whole(const job_1x1 *j) {
   const adnn_plugin_conv2d *g = j->g;
   const state_1x1 *s = j->s;
   const adnn_cpu_gemm_pack pack = {j->packs, s->pack_bytes, s->threads};
-  const int64_t hw = g->H * g->W, total = g->N * hw;
+  const int64_t hw = g->P * g->Q, total = g->N * hw;
   for (int64_t ng = 0; ng < (s->nhwc ? 1 : g->N) * g->groups; ng++) {
     const int64_t gr = ng % g->groups, n = ng / g->groups;
     epi_1x1 e = {&s->act, j->bias ? j->bias + gr * g->Kg : NULL, s->nhwc};
@@ -245,6 +274,40 @@ static void run_whole(const job_1x1 *j) {
   }
 }
 
+/* The strided 1x1 convolution reads only every stride-th pixel: those are
+ * first gathered into a packed tensor of the output's spatial size (the
+ * same layout as x), which the GEMMs then read as a stride-1 input. Tasks:
+ * NCHW the (image, channel) planes, NHWC the (image, output row) rows. */
+typedef struct sub_job {
+  const adnn_plugin_conv2d *g;
+  const float *x;
+  float *dst;
+  int nhwc;
+} sub_job;
+
+static void subsample_task(void *arg, int64_t t0, int64_t t1, int thread) {
+  (void)thread;
+  const sub_job *j = arg;
+  const adnn_plugin_conv2d *g = j->g;
+  const int64_t sh = g->stride_h, sw = g->stride_w;
+  for (int64_t t = t0; t < t1; t++) {
+    if (!j->nhwc) {
+      const float *src = j->x + t * g->H * g->W;
+      float *d = j->dst + t * g->P * g->Q;
+      for (int64_t p = 0; p < g->P; p++) {
+        const float *row = src + p * sh * g->W;
+        for (int64_t q = 0; q < g->Q; q++) *d++ = row[q * sw];
+      }
+    } else {
+      const int64_t n = t / g->P, p = t % g->P;
+      const float *row = j->x + (n * g->H + p * sh) * g->W * g->C;
+      float *d = j->dst + t * g->Q * g->C;
+      for (int64_t q = 0; q < g->Q; q++)
+        memcpy(d + q * g->C, row + q * sw * g->C, (size_t)g->C * sizeof(float));
+    }
+  }
+}
+
 /* Inputs {x, w} or {x, w, bias}. */
 static void gemm_1x1_run(const void *problem, const void *state, const void *const *inputs,
                          void *const *outputs, void *workspace) {
@@ -261,6 +324,14 @@ static void gemm_1x1_run(const void *problem, const void *state, const void *con
     adnn_cpu_conv2d_pack_kcrs(g, j.w, workspace);
     j.w = workspace;
     j.ldw = g->Cg;
+  }
+  if (s->strided) {
+    float *sub = (float *)((char *)workspace + s->sub_off);
+    sub_job sj = {g, j.x, sub, s->nhwc};
+    const int64_t tasks = s->nhwc ? g->N * g->P : g->N * g->C;
+    const int64_t per = s->nhwc ? g->Q * g->C : g->P * g->Q;
+    adnn_cpu_parallel_for(tasks, per >= 4096 ? 1 : 4096 / per, subsample_task, &sj);
+    j.x = sub;
   }
   if (s->whole)
     run_whole(&j);

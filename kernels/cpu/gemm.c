@@ -293,6 +293,20 @@ static void packed_a_block_plain(const gemm_job *j, int64_t i0, int64_t j0, int6
       }
 }
 
+/* The widest op(B) (n, the whole call, not one tile, so that the engine's
+ * own split does not change the choice; the bits are the same either way)
+ * for which the engine reads
+ * untransposed A in place instead of packing it (the microkernel's
+ * kernel_arows). Packing A costs one copy of each element, repaid by the
+ * ceil(n / NR) microkernel calls that then read it from the packed panel.
+ * Paired A/B in one process (thread CPU time, 1 thread, Zen3, issue 15):
+ * at n = 49 (4 calls) reading A in place ran 2048 x 49 x 512 1.07x,
+ * 512 x 49 x 2048 1.06x and 1024 x 49 x 1024 1.14x faster; at n = 196 the
+ * two were within 3% either way (256 x 196 x 1024 0.97x, 64 x 196 x 64
+ * 1.04x), so the bound stays below that. The tile's B panels (at most 8 of
+ * kc x NR floats) are read from L2 while the A strip stays in L1. */
+#define DIRECT_A_COLS 128
+
 static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const gemm_job *j = arg;
   const adnn_cpu_gemm_ukr *u = j->u;
@@ -322,6 +336,8 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
         openblas_block(j, i0, j0, mm, nn);
       continue;
     }
+    /* A read in place (no A panels) for narrow calls of untransposed A. */
+    const int direct_a = !j->ta && !j->apk && u->kernel_arows && j->n <= DIRECT_A_COLS;
     float *bp = buf->data, *apbuf = buf->data + kmax * nb_pad;
     const float *ap = apbuf;
     for (int64_t pc = 0; pc < j->k; pc += kc) {
@@ -336,6 +352,29 @@ static void gemm_task(void *arg, int64_t t0, int64_t t1, int thread) {
           const float *src = j->tb ? j->b + (j0 + jr) * j->ldb + pc : j->b + pc * j->ldb + j0 + jr;
           u->pack_b(j->tb, src, j->ldb, cols, kk, bp + jr * kk);
         }
+      if (direct_a) {
+        /* Strip after strip of MR rows of A read in place, each over all
+         * the tile's column panels while it is in L1 (the B panels, at
+         * most DIRECT_A_COLS columns, stay in L2). */
+        for (int64_t ir = 0; ir < mm; ir += MR) {
+          const int rows = mm - ir < MR ? (int)(mm - ir) : MR;
+          const int64_t row = i0 + ir;
+          const float *as = j->a + row * j->lda + pc;
+          for (int64_t jr = 0; jr < nn; jr += NR) {
+            const int cols = nn - jr < NR ? (int)(nn - jr) : NR;
+            const int64_t col = j0 + jr;
+            float *ct = j->c + row * j->ldc + col;
+            if (cols <= NR / 2 && u->kernel_arows_half)
+              u->kernel_arows_half(kk, as, j->lda, bp + jr * kk, ct, j->ldc, rows, cols, j->alpha,
+                                   beta);
+            else
+              u->kernel_arows(kk, as, j->lda, bp + jr * kk, ct, j->ldc, rows, cols, j->alpha,
+                              beta);
+            if (last && j->epi) j->epi->fn(j->epi->arg, ct, j->ldc, row, col, rows, cols);
+          }
+        }
+        continue;
+      }
       for (int64_t ic = 0; ic < mm; ic += mc) {
         const int64_t mi = mm - ic < mc ? mm - ic : mc;
         /* i0 and ic are whole panels (mb and mc are multiples of MR), so a

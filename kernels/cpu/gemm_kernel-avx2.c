@@ -136,6 +136,73 @@ TARGET static void kernel_6x8(int64_t kc, const float *restrict ap, const float 
   ROWS(STORE_HALF)
 }
 
+/* The two kernels again, reading untransposed A where it lies (row i of
+ * the tile at a + i * lda) instead of from a packed panel: for a call
+ * with few columns (n = 49 pixels of a 1x1 convolution at batch 1)
+ * each A element is used by only a few microkernel calls, and packing it
+ * cost a quarter of 2048 x 49 x 512 (perf, issue 15). The broadcasts are
+ * the same loads from other addresses, and each element's sum is formed in
+ * the same order as in the packed kernels, so the bits are the same. Rows
+ * past `rows` read the last valid row again (their sums are not stored).
+ * The first call on a strip meets its rows in L3 or memory: each row is
+ * prefetched A_AHEAD floats ahead once per line. */
+#define A_AHEAD 128
+#define AROW_PTR(i) const float *a##i = a + (int64_t)((i) < rows ? (i) : rows - 1) * lda;
+#define FMA_AROW(i)                                   \
+  {                                                   \
+    const __m256 ai = _mm256_broadcast_ss(a##i + p);  \
+    acc##i##_0 = _mm256_fmadd_ps(ai, b0, acc##i##_0); \
+    acc##i##_1 = _mm256_fmadd_ps(ai, b1, acc##i##_1); \
+  }
+#define FMA_AROW_HALF(i) acc##i = _mm256_fmadd_ps(_mm256_broadcast_ss(a##i + p), b0, acc##i);
+#define PREFETCH_AROW(i) _mm_prefetch((const char *)(a##i + p0 + A_AHEAD), _MM_HINT_T0);
+
+TARGET static void kernel_6x16_arows(int64_t kc, const float *a, int64_t lda,
+                                     const float *restrict bp, float *c, int64_t ldc, int rows,
+                                     int cols, float alpha, float beta) {
+  ROWS(DECL_ROW)
+  ROWS(PREFETCH_C)
+  ROWS(AROW_PTR)
+  for (int64_t p0 = 0; p0 < kc; p0 += 16) {
+    const int64_t p1 = kc - p0 < 16 ? kc : p0 + 16;
+    ROWS(PREFETCH_AROW)
+    for (int64_t p = p0; p < p1; p++) {
+      const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+      _mm_prefetch((const char *)(bp + 8 * NR), _MM_HINT_T0);
+      ROWS(FMA_AROW)
+      bp += NR;
+    }
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  if (cols == NR) {
+    ROWS(STORE_ROW_FULL)
+    return;
+  }
+  const __m256i m0 = lanes(cols), m1 = lanes(cols - 8);
+  ROWS(STORE_ROW_MASKED)
+}
+
+TARGET static void kernel_6x8_arows(int64_t kc, const float *a, int64_t lda,
+                                    const float *restrict bp, float *c, int64_t ldc, int rows,
+                                    int cols, float alpha, float beta) {
+  ROWS(DECL_HALF)
+  ROWS(PREFETCH_C)
+  ROWS(AROW_PTR)
+  for (int64_t p0 = 0; p0 < kc; p0 += 16) {
+    const int64_t p1 = kc - p0 < 16 ? kc : p0 + 16;
+    ROWS(PREFETCH_AROW)
+    for (int64_t p = p0; p < p1; p++) {
+      const __m256 b0 = _mm256_loadu_ps(bp);
+      ROWS(FMA_AROW_HALF)
+      bp += NR;
+    }
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  const __m256i m0 = lanes(cols);
+  const int full = cols == 8;
+  ROWS(STORE_HALF)
+}
+
 /* Rows of op(A) into a panel of MR (ap[p * MR + i]). */
 TARGET static void pack_a(int ta, const float *a, int64_t lda, int rows, int64_t kc, float *ap) {
   if (ta) {
@@ -238,9 +305,10 @@ TARGET static void pack_b_rows(const float *b, int64_t ldb, int64_t cols, int64_
   }
 }
 
-const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx2 = {MR, NR, kernel_6x16, pack_a, pack_b,
-                                                  pack_b_rows, kernel_6x8};
+const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx2 = {
+    MR, NR, kernel_6x16, pack_a, pack_b, pack_b_rows, kernel_6x8, kernel_6x16_arows,
+    kernel_6x8_arows};
 
 #else
-const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx2 = {0, 0, 0, 0, 0, 0, 0};
+const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx2 = {0, 0, 0, 0, 0, 0, 0, 0, 0};
 #endif

@@ -130,9 +130,9 @@ TARGET static void pack_b(int tb, const float *b, int64_t ldb, int cols, int64_t
   }
 }
 
-const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx512 = {MR, NR, kernel_12x32, pack_a, pack_b, NULL, NULL};
+const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx512 = {MR, NR, kernel_12x32, pack_a, pack_b, NULL, NULL, NULL, NULL};
 
 #else
 /* Not x86: no microkernel; gemm.c never selects it (the ISA is never AVX-512). */
-const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx512 = {0, 0, 0, 0, 0, 0, 0};
+const adnn_cpu_gemm_ukr adnn_cpu_gemm_ukr_avx512 = {0, 0, 0, 0, 0, 0, 0, 0, 0};
 #endif

@@ -45,6 +45,15 @@ typedef struct adnn_cpu_gemm_ukr {
    *  of the two a tile takes. */
   void (*kernel_half)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
                       int rows, int cols, float alpha, float beta);
+  /** Optional (NULL: gemm.c always packs A): kernel and kernel_half reading
+   *  untransposed op(A) where it lies, row i of the tile at a + i * lda
+   *  (rows past `rows` are not read), instead of a packed A panel; same
+   *  bits as the packed kernels. gemm.c uses them for tiles whose few
+   *  columns would not repay packing A (doc/cpu.md). */
+  void (*kernel_arows)(int64_t kc, const float *a, int64_t lda, const float *bp, float *c,
+                       int64_t ldc, int rows, int cols, float alpha, float beta);
+  void (*kernel_arows_half)(int64_t kc, const float *a, int64_t lda, const float *bp, float *c,
+                            int64_t ldc, int rows, int cols, float alpha, float beta);
 } adnn_cpu_gemm_ukr;
 
 /** 12 x 32 tile (24 ZMM accumulators), gemm_kernel-avx512.c. */

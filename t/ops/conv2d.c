@@ -365,6 +365,17 @@ static const conv_spec conv_specs[] = {
     {"direct wide", 1, 9, 4, 53, 33, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1, 1, 1, A_TANH, 0, 0, NHWC_KCRS, F32},
     {"direct pad>k", 1, 3, 4, 5, 9, 5, 5, 1, 1, 4, 4, 4, 5, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, F32},
     {"direct 5x3 s3,2", 3, 7, 14, 16, 12, 5, 3, 3, 2, 2, 1, 0, 1, 1, 1, 1, 1, A_ELU, 1.0, 0, NHWC, F32},
+    /* gemm_1x1 with a stride (x subsampled first) and the GEMM engine's
+     * narrow calls (n <= 128 output pixels per image: A read in place):
+     * 7x7 = 49 outputs, odd channel counts, k above the engine's kc (512),
+     * batch 1 and 3, groups, NCHW and NHWC (issue 15). */
+    {"1x1 s2 n49", 1, 70, 14, 14, 130, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
+    {"1x1 s2 n49", 3, 33, 13, 13, 20, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, F32},
+    {"1x1 s2,3 g2", 2, 12, 9, 11, 10, 1, 1, 2, 3, 0, 0, 0, 0, 1, 1, 2, 1, A_RELU, 0, 0, NCHW, F32},
+    {"1x1 s2,3 g2", 2, 12, 9, 11, 10, 1, 1, 2, 3, 0, 0, 0, 0, 1, 1, 2, 0, 0, 0, 0, NHWC, F32},
+    {"1x1 n49 k600", 1, 600, 7, 7, 37, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NCHW, F32},
+    {"1x1 n116", 2, 20, 4, 29, 50, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
+    {"1x1 s2 n196", 1, 64, 28, 28, 100, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, NCHW, F32},
     /* F64: the CPU plugin runs these on its reference kernels, which the
      * oracle does not share. */
     {"3x3",      1, 3,  6,  6,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F64},
@@ -388,6 +399,7 @@ static const conv_spec conv_specs[] = {
     {"dw 5x5 odd", 2, 19, 11, 13, 19, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 19, 0, 0, 0, 0, NCHW, F16},
     {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, PADDED, F16},
     {"3x3 krsc", 2, 6,  5,  5,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_GELU, 0, 0, NCHW_KRSC, F16},
+    {"1x1 s2",   2, 16, 9,  9, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F16},
     {"1x1",      3, 5,  4,  6,  7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, BF16},
     {"1x1 resnet", 2, 64, 14, 14, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, BF16},
     {"3x3",      2, 6,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_SILU, 0, 0, NCHW, BF16},
