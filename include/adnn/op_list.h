@@ -203,7 +203,7 @@
   X(AUTO, auto, 0, "the backend chooses (heuristic or tuner)")                           \
   X(REFERENCE, reference, 1, "plain loops accumulating in double, any shape (slow)")     \
   X(IM2COL_GEMM, im2col_gemm, 2, "im2col into the workspace, then a GEMM")               \
-  X(GEMM_1X1, gemm_1x1, 3, "1x1, stride 1, no padding: a GEMM on the input as it is")    \
+  X(GEMM_1X1, gemm_1x1, 3, "1x1, no padding: a GEMM on the input (CPU: strided via a copy)") \
   X(WINOGRAD_F2X3, winograd_f2x3, 4, "Winograd F(2x2, 3x3): 3x3, stride 1, dilation 1") \
   X(DEPTHWISE_DIRECT, depthwise_direct, 5, "direct kernel for groups == C == K")         \
   X(DIRECT, direct, 6, "a direct kernel for any geometry (CUDA: one thread per output)")  \
