@@ -5,7 +5,8 @@
 # device-bound cuDNN calls) in a temporary directory, and runs t/conformance
 # on it, beside the CPU plugin, as TAP:
 #   1. every op, cuDNN stand-in offering IMPLICIT_GEMM, tuning off (the
-#      plugin's own choices);
+#      plugin's own choices), then the conv2d cases on an emulated compute
+#      capability 7.5 (ADNN_EMU_CUDA_CC; BF16 convolutions widened to F32);
 #   2. conv2d, stand-in offering IMPLICIT_PRECOMP_GEMM then WINOGRAD (the
 #      fused identity epilogue, the forced Winograd family);
 #   3. conv2d under the core's tuner (ADNN_TUNE=exhaustive) with three
@@ -100,6 +101,17 @@ check $? "[stand-in IMPLICIT_GEMM] conv2d AUTO runs cuDNN's first algorithm"
 grep -q '^ok .* cuda conv2d_backward_data .*\[auto\] (cudnn:ALGO_1)' "$work/out" &&
   grep -q '^ok .* cuda conv2d_backward_weights .*\[auto\] (cudnn:ALGO_1)' "$work/out"
 check $? "[stand-in IMPLICIT_GEMM] conv2d backward AUTO runs cuDNN's ALGO_1 in both directions"
+# softmax, layer/RMS norm, batch norm and conv2d run F16/BF16 on the cuda
+# plugin: none of their cases may skip for the dtype.
+n=$(grep -c '^ok .* # SKIP cuda \(softmax\|norm\|batchnorm\|conv2d\) .*dtype b*f16 is not supported' "$work/out")
+[ "$n" -eq 0 ]
+check $? "[stand-in IMPLICIT_GEMM] no f16/bf16 softmax, norm, batchnorm or conv2d case skips for its dtype on cuda ($n)"
+
+# A device below compute capability 8.0, where cuDNN has no BF16
+# convolutions: the plugin runs BF16 conv2d on widened F32 copies, and every
+# case still passes.
+run "compute capability 7.5" ADNN_TUNE=off ADNN_EMU_CUDA_CC=75 ADNN_CONFORMANCE_FILTER=conv2d \
+  ADNN_CONFORMANCE_BACKEND=cuda ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM
 
 run "stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD" ADNN_TUNE=off ADNN_CONFORMANCE_FILTER=conv2d \
   ADNN_EMU_CUDNN_ALGOS=IMPLICIT_PRECOMP_GEMM,WINOGRAD

@@ -13,6 +13,7 @@
  *   norm        cuda_norm.c: our kernel (layer norm, RMS norm).
  *   binary      cuda_binary.c: our kernel (broadcasting).
  * F32 and F64 everywhere.
+ * F16 and BF16 also (adnn_cuda__op_impl.dtypes): conv2d, softmax, batchnorm, norm.
  */
 #include "config.h"
 
