@@ -5,8 +5,11 @@
 # device-bound cuDNN calls) in a temporary directory, and runs t/conformance
 # on it, beside the CPU plugin, as TAP:
 #   1. every op, cuDNN stand-in offering IMPLICIT_GEMM, tuning off (the
-#      plugin's own choices); activation, binary, pool2d and reduce must skip
-#      no case (their F16/BF16 kernels);
+#      plugin's own choices); activation, binary, pool2d, reduce,
+#      quantize and dequantize must skip no case, and softmax, norm,
+#      batchnorm and conv2d none for its dtype (their F16/BF16 kernels); then
+#      the conv2d cases on an emulated compute capability 7.5
+#      (ADNN_EMU_CUDA_CC; BF16 convolutions widened to F32);
 #   2. conv2d, stand-in offering IMPLICIT_PRECOMP_GEMM then WINOGRAD (the
 #      fused identity epilogue, the forced Winograd family);
 #   3. conv2d under the core's tuner (ADNN_TUNE=exhaustive) with three
@@ -117,6 +120,18 @@ grep -q '^ok .* cuda quantize .*(cuda:quantize)' "$work/out" &&
   grep -q '^ok .* cuda dequantize .*(cuda:dequantize)' "$work/out" &&
   ! grep -Eq '^ok .* # SKIP cuda (de)?quantize ' "$work/out"
 check $? "[stand-in IMPLICIT_GEMM] quantize and dequantize run every case on cuda:quantize / cuda:dequantize"
+
+# softmax, layer/RMS norm, batch norm and conv2d run F16/BF16 on the cuda
+# plugin: none of their cases may skip for the dtype.
+n=$(grep -c '^ok .* # SKIP cuda \(softmax\|norm\|batchnorm\|conv2d\) .*dtype b*f16 is not supported' "$work/out")
+[ "$n" -eq 0 ]
+check $? "[stand-in IMPLICIT_GEMM] no f16/bf16 softmax, norm, batchnorm or conv2d case skips for its dtype on cuda ($n)"
+
+# A device below compute capability 8.0, where cuDNN has no BF16
+# convolutions: the plugin runs BF16 conv2d on widened F32 copies, and every
+# case still passes.
+run "compute capability 7.5" ADNN_TUNE=off ADNN_EMU_CUDA_CC=75 ADNN_CONFORMANCE_FILTER=conv2d \
+  ADNN_CONFORMANCE_BACKEND=cuda ADNN_EMU_CUDNN_ALGOS=IMPLICIT_GEMM
 
 run "stand-in IMPLICIT_PRECOMP_GEMM,WINOGRAD" ADNN_TUNE=off ADNN_CONFORMANCE_FILTER=conv2d \
   ADNN_EMU_CUDNN_ALGOS=IMPLICIT_PRECOMP_GEMM,WINOGRAD

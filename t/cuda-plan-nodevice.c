@@ -6,11 +6,12 @@
  *  - the table provides plan_create, plan_candidates, plan_select,
  *    plan_execute, plan_destroy and plan_describe;
  *  - for every op of the manifest (ADNN_OP_LIST: a new op needs a problem
- *    builder here before this test builds), a dtype the op's CUDA code does
- *    not run (F16; I32 for the ops that run F16, cuda_runs_lowp) is refused
- *    with NOT_SUPPORTED before any device call (so also on
- *    a GPU machine), and an op kind the plugin does not know is refused;
- *  - the ops that run F16 and BF16 pass the dtype check in both: without a
+ *    builder here before this test builds), a dtype the op does not
+ *    support (F16; I32 for the ops whose manifest row takes F16) is refused with
+ *    NOT_SUPPORTED before any device call (so also on a GPU machine), and an
+ *    op kind the plugin does not know is refused;
+ *  - the ops whose CUDA code runs F16 and BF16 (cuda_runs_lowp) pass the
+ *    dtype check in both: without a
  *    GPU their plans fail on the device, with the CUDA error named;
  *  - when the probe says the machine has no usable GPU: plan_create of every
  *    op fails cleanly (no abort, no output) with a status other than SUCCESS
@@ -356,6 +357,10 @@ static int cuda_runs_lowp(adnn_plugin_op_kind k) {
     case ADNN_PLUGIN_OP_BINARY:
     case ADNN_PLUGIN_OP_POOL2D:
     case ADNN_PLUGIN_OP_REDUCE:
+    case ADNN_PLUGIN_OP_SOFTMAX:
+    case ADNN_PLUGIN_OP_NORM:
+    case ADNN_PLUGIN_OP_BATCHNORM:
+    case ADNN_PLUGIN_OP_CONV2D:
       return 1;
     default:
       return 0;
@@ -367,6 +372,13 @@ static const adnn_plugin_op_kind kinds[] = {
 #define KIND_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) ADNN_PLUGIN_OP_##NAME,
     ADNN_OP_LIST(KIND_)
 #undef KIND_
+};
+
+/* Their manifest dtype masks, in the same order. */
+static const uint32_t kind_dtypes[] = {
+#define KIND_DTYPES_(NAME, name, value, v1_end, inputs, outputs, dtypes, flags) (dtypes),
+    ADNN_OP_LIST(KIND_DTYPES_)
+#undef KIND_DTYPES_
 };
 
 /* ---- with a GPU: one plan per conv2d direction, every candidate selected on
@@ -491,11 +503,12 @@ int main(void) {
     const adnn_plugin_op_kind k = kinds[i];
     const char *name = adnn_plugin_op_name(k);
     plan = NULL;
-    /* matmul takes F16 (and BF16, I8, U8 inputs) on its direct kernel, and
-     * the cuda_runs_lowp ops F16 and BF16; I32 is a dtype of none of them.
-     * reorder converts every dtype the core accepts (the core checks its
-     * pairs), so it has no dtype to refuse. */
-    const adnn_dtype bad = cuda_runs_lowp(k) ? ADNN_DTYPE_I32 : ADNN_DTYPE_F16;
+    /* The ops whose manifest row takes F16 (matmul, the low-precision
+     * forward ops: the CUDA plugin runs F16 for several of them) get I32,
+     * no dtype of theirs; the others F16. reorder converts every dtype the
+     * core accepts (the core checks its pairs), so it has no dtype to refuse. */
+    const adnn_dtype bad = (kind_dtypes[i] & ADNN_OP_DTYPE(ADNN_DTYPE_F16)) ? ADNN_DTYPE_I32
+                                                                             : ADNN_DTYPE_F16;
     const char *bad_name = adnn_plugin_dtype_name(bad);
     adnn_status st;
     if (k == ADNN_PLUGIN_OP_REORDER) {

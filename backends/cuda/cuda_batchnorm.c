@@ -7,6 +7,8 @@
  * dims, NCHW and NHWC included) the kernel walks memory linearly and derives
  * the channel from the offset ("cuda:batchnorm_dense"); otherwise it
  * decomposes the logical index over x's dims ("cuda:batchnorm_strided").
+ * F32, F64, and F16/BF16 data with F32 parameter vectors (F32 arithmetic
+ * and activation, y rounded once: doc/ops.md "Low precision").
  */
 #include "config.h"
 
@@ -88,4 +90,5 @@ const adnn_cuda__op_impl adnn_cuda__batchnorm_op = {
     .select = batchnorm_select,
     .execute = batchnorm_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

@@ -48,6 +48,18 @@
  * Math: FP32 stays FP32 (CUDNN_FMA_MATH) unless the context allows TF32
  * (ADNN_CONTEXT_ALLOW_TF32: CUDNN_TENSOR_OP_MATH, and each algorithm runs in
  * the math type cuDNN ranked it with).
+ *
+ * F16 and BF16 (x, w, bias and y of the one dtype, doc/ops.md "Low
+ * precision"): cuDNN's PSEUDO_HALF_CONFIG / PSEUDO_BFLOAT16_CONFIG (16-bit
+ * tensors, compute type F32, CUDNN_TENSOR_OP_MATH, each algorithm in the math
+ * type cuDNN ranked it with), which rounds y once, for problems without a
+ * bias and with the identity. cuDNN would round the convolution to 16 bits
+ * before a bias or an activation, so those problems are "widened": x and w
+ * are copied exactly into F32 buffers of the workspace, cuDNN runs them in
+ * F32 (tensor-op math, exact on values of at most 11 significant bits) into
+ * an F32 temporary, and the epilogue adds the bias and the activation in F32
+ * and rounds y once. BF16 in cuDNN needs compute capability 8.0: below it
+ * every BF16 problem is widened. The packing copies are exact.
  */
 #include "config.h"
 
@@ -211,7 +223,9 @@ static int describe_fusion(const adnn_plugin_plan *plan, conv2d_plan *c, cudnnTe
  * also when cuDNN cannot take the problem (c->dnn.unusable says why, and the
  * descriptors are released); a failure status only for real failures. */
 static adnn_status describe_cudnn(adnn_plugin_plan *plan, conv2d_plan *c) {
-  const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_dtype(plan->op->dtype == ADNN_DTYPE_F64);
+  /* A widened F16/BF16 plan (see create) gives cuDNN F32 data. */
+  const adnn_dtype dtype = c->layout.widened ? ADNN_DTYPE_F32 : plan->op->dtype;
+  const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_data_type(dtype);
   const cudnnTensorFormat_t fmt = adnn_cuda__conv2d_cudnn_format(&c->layout);
   int ok = 0;
   adnn_status st = adnn_cuda__conv2d_cudnn_describe(plan, &c->p, &c->layout, "y", &c->dnn, &ok);
@@ -252,15 +266,17 @@ static adnn_status rank_cudnn(adnn_plugin_plan *plan, conv2d_plan *c) {
   for (int i = 0; i < returned; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
     if ((unsigned)perf[i].algo >= 32) continue; /* beyond the family bit masks */
-    if (!c->dnn.tf32 && !f64 && perf[i].mathType != CUDNN_FMA_MATH &&
+    if (!c->dnn.tf32 && !c->dnn.lowp && !f64 && perf[i].mathType != CUDNN_FMA_MATH &&
         perf[i].mathType != CUDNN_DEFAULT_MATH)
       continue; /* a tensor-op (TF32) variant the context does not allow */
     /* ALLOW_CONVERSION may down-convert FP32 data to FP16, whose range (65504)
      * is far smaller than TF32's: the TF32 opt-in does not cover it. */
     if (perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue;
-    /* With TF32 allowed, each candidate runs in the math type cuDNN ranked it
-     * with, and its workspace is asked for in that math type. */
-    if (c->dnn.tf32 && cudnnSetConvolutionMathType(c->dnn.cd, perf[i].mathType) != CUDNN_STATUS_SUCCESS)
+    /* With TF32 allowed (or F16/BF16 data), each candidate runs in the math
+     * type cuDNN ranked it with, and its workspace is asked for in that math
+     * type. */
+    if ((c->dnn.tf32 || c->dnn.lowp) &&
+        cudnnSetConvolutionMathType(c->dnn.cd, perf[i].mathType) != CUDNN_STATUS_SUCCESS)
       continue;
     size_t ws = 0;
     if (cudnnGetConvolutionForwardWorkspaceSize(c->dnn.handle, c->dnn.xd, c->dnn.wd, c->dnn.cd, c->dnn.yd,
@@ -325,7 +341,29 @@ static adnn_status conv2d_create(adnn_plugin_plan *plan) {
                                  "adnn_plan_create_conv2d: algorithm %s %s",
                                  adnn_plugin_conv2d_algorithm_name(algorithm), why);
   adnn_cuda__memory_order4(&c->p.y, &c->y_order);
-  adnn_cuda__conv2d_layout_plan(&c->p, adnn_cuda__plan_element_size(plan), &c->layout);
+  const adnn_dtype dtype = plan->op->dtype;
+  int widen = 0;
+  if (dtype == ADNN_DTYPE_F16 || dtype == ADNN_DTYPE_BF16) {
+    /* cuDNN writes an F16/BF16 convolution rounded to the 16-bit type, so a
+     * bias or an activation applied after it would round y twice: such a
+     * problem runs cuDNN on exact F32 copies of x and w, and the epilogue
+     * adds the bias and the activation to the F32 result and rounds once.
+     * cuDNN's BF16 convolutions (PSEUDO_BFLOAT16_CONFIG) need compute
+     * capability 8.0 or newer: older devices widen every BF16 problem. */
+    widen = c->p.has_bias || c->p.activation.kind != ADNN_ACTIVATION_IDENTITY;
+    if (!widen && dtype == ADNN_DTYPE_BF16 && c->route->cudnn_family != 0) {
+      int major = 0;
+      cudaError_t err =
+          cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, plan->ctx->ordinal);
+      if (err != cudaSuccess)
+        return adnn_cuda__fail_runtime(err, "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+      widen = major < 8;
+    }
+  }
+  if (widen)
+    adnn_cuda__conv2d_layout_plan_widened(&c->p, &c->layout);
+  else
+    adnn_cuda__conv2d_layout_plan(&c->p, adnn_cuda__plan_element_size(plan), &c->layout);
   /* Our direct kernels need no cuDNN at all (not even a handle). */
   if (c->route->cudnn_family == 0) return ADNN_STATUS_SUCCESS;
   return describe_cudnn(plan, c);
@@ -396,7 +434,7 @@ static void select_direct(adnn_plugin_plan *plan, conv2d_plan *c, int exact) {
  * [algorithm][x packed][w packed][y temporary] and its allocation. */
 static adnn_status select_cudnn(adnn_plugin_plan *plan, conv2d_plan *c, const conv2d_ranked *r) {
   const adnn_cuda__conv2d_layout *lay = &c->layout;
-  if (c->dnn.tf32) {
+  if (c->dnn.tf32 || c->dnn.lowp) {
     cudnnStatus_t e = cudnnSetConvolutionMathType(c->dnn.cd, r->math);
     if (e != CUDNN_STATUS_SUCCESS) return adnn_cuda__fail_cudnn(e, "cudnnSetConvolutionMathType");
   }
@@ -484,6 +522,31 @@ static adnn_status conv2d_execute(adnn_plugin_plan *plan, const void *const *in,
   const void *x = in[0], *w = in[1];
   void *y = lay->y_tmp ? (void *)(ws + c->y_offset) : out;
   adnn_status st;
+  if (lay->widened) {
+    /* F16/BF16 through F32 cuDNN: x and w widened exactly into the workspace,
+     * cuDNN into the F32 temporary, the epilogue rounding y once. */
+    const adnn_activation identity = {ADNN_ACTIVATION_IDENTITY, 0.0, 0.0};
+    st = adnn_cuda__check_launch(adnn_cuda_conv2d_pad_widen_launch(l, dtype, &p->x, lay->x_pad,
+                                                                   lay->nhwc, x,
+                                                                   ws + c->x_offset),
+                                 "pad_widen");
+    if (st == ADNN_STATUS_SUCCESS)
+      st = adnn_cuda__check_launch(
+          adnn_cuda_conv2d_epilogue_convert_launch(l, dtype, ADNN_DTYPE_F32, &identity,
+                                                   &lay->w_copy, 0, w, NULL, 0, ws + c->w_offset),
+          "filter widening");
+    if (st != ADNN_STATUS_SUCCESS) return st;
+    const float one_w = 1.0f, zero_w = 0.0f;
+    cudnnStatus_t e = cudnnConvolutionForward(c->dnn.handle, &one_w, c->dnn.xd, ws + c->x_offset,
+                                              c->dnn.wd, ws + c->w_offset, c->dnn.cd, c->algo,
+                                              ws, c->algo_workspace, &zero_w, c->dnn.yd, y);
+    if (e != CUDNN_STATUS_SUCCESS) return adnn_cuda__fail_cudnn(e, "cudnnConvolutionForward");
+    return adnn_cuda__check_launch(
+        adnn_cuda_conv2d_epilogue_convert_launch(l, ADNN_DTYPE_F32, dtype, &p->activation,
+                                                 &lay->y_store, 1, y, bias,
+                                                 p->has_bias ? p->bias.strides[0] : 0, out),
+        "conv2d bias+activation");
+  }
   if (lay->pack_x) {
     st = adnn_cuda__check_launch(adnn_cuda_conv2d_pad_pack_launch(l, dtype, &p->x, lay->x_pad,
                                                                   lay->nhwc, x, ws + c->x_offset),
@@ -534,4 +597,5 @@ const adnn_cuda__op_impl adnn_cuda__conv2d_op = {
     .select = conv2d_select,
     .execute = conv2d_execute,
     .destroy = conv2d_destroy,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

@@ -40,12 +40,21 @@ typedef struct adnn_cuda__conv2d_layout {
                         (the temporary or y), strides[1] y */
   size_t x_bytes, w_bytes, y_bytes; /* the copies' sizes (0 when not made) */
   size_t extra_bytes; /* their sum: the workspace beyond the algorithm's */
+  int widened;       /* F16/BF16 problem run in F32 (adnn_cuda__conv2d_layout_plan_widened) */
 } adnn_cuda__conv2d_layout;
 
 /* Plans how cuDNN sees problem p with elements of `element_size` bytes. A
  * function of p alone: no device, no cuDNN. */
 void adnn_cuda__conv2d_layout_plan(const adnn_plugin_conv2d *p, size_t element_size,
                                    adnn_cuda__conv2d_layout *out);
+
+/* The layout of an F16/BF16 problem that cuDNN runs in F32 (so that a bias
+ * and an activation are added to the F32 convolution and y is rounded once):
+ * every tensor is copied, x and w widened exactly into packed F32 buffers of
+ * the class, cuDNN writes a packed F32 temporary, and the epilogue rounds it
+ * into y's strides. */
+void adnn_cuda__conv2d_layout_plan_widened(const adnn_plugin_conv2d *p,
+                                           adnn_cuda__conv2d_layout *out);
 
 /* Rounds a byte count up to a multiple of 256. */
 static inline size_t adnn_cuda__align256(size_t n) { return (n + 255) & ~(size_t)255; }

@@ -44,7 +44,11 @@ adnn_status adnn_cuda__conv2d_cudnn_describe(adnn_plugin_plan *plan, const adnn_
                                              const adnn_cuda__conv2d_layout *lay,
                                              const char *y_name, adnn_cuda__conv2d_cudnn *d,
                                              int *ok) {
-  const int f64 = plan->op->dtype == ADNN_DTYPE_F64;
+  /* A widened F16/BF16 plan gives cuDNN F32 copies of its data. */
+  const adnn_dtype op_dtype = plan->op->dtype;
+  const adnn_dtype dtype = lay->widened ? ADNN_DTYPE_F32 : op_dtype;
+  const int f64 = dtype == ADNN_DTYPE_F64;
+  const int lowp = op_dtype == ADNN_DTYPE_F16 || op_dtype == ADNN_DTYPE_BF16;
   *ok = 0;
 
   /* cuDNN's legacy API takes int sizes: every extent and element count must
@@ -61,7 +65,8 @@ adnn_status adnn_cuda__conv2d_cudnn_describe(adnn_plugin_plan *plan, const adnn_
 
   adnn_status st = adnn_cuda__context_cudnn(plan->ctx, &d->handle);
   if (st != ADNN_STATUS_SUCCESS) return st;
-  const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_dtype(f64);
+  const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_data_type(dtype);
+  const cudnnDataType_t compute = adnn_cuda__conv2d_cudnn_compute_type(dtype);
   const cudnnTensorFormat_t fmt = adnn_cuda__conv2d_cudnn_format(lay);
   char y_what[64];
   snprintf(y_what, sizeof y_what, "cudnnSetTensor4dDescriptor(%s)", y_name);
@@ -84,16 +89,22 @@ adnn_status adnn_cuda__conv2d_cudnn_describe(adnn_plugin_plan *plan, const adnn_
              OK_(cudnnSetConvolution2dDescriptor(d->cd, (int)lay->pad_h, (int)lay->pad_w,
                                                  (int)p->stride_h, (int)p->stride_w,
                                                  (int)p->dilation_h, (int)p->dilation_w,
-                                                 CUDNN_CROSS_CORRELATION, dt),
+                                                 CUDNN_CROSS_CORRELATION, compute),
                  "cudnnSetConvolution2dDescriptor") &&
              OK_(cudnnSetConvolutionGroupCount(d->cd, (int)p->groups),
                  "cudnnSetConvolutionGroupCount");
   /* Without TF32 the descriptor stays FMA: DEFAULT could mean TF32 on Ampere
-   * and newer. F64 has no reduced-precision math to exclude. */
-  d->tf32 = !f64 && (plan->op->flags & ADNN_CONTEXT_ALLOW_TF32);
+   * and newer. F64 has no reduced-precision math to exclude. F16/BF16 data
+   * take tensor-op math: the products of 16-bit inputs are exact in the F32
+   * accumulator, so tensor cores lose nothing against FMA; their widened F32
+   * copies have at most 11 significant bits, which TF32 holds exactly, so
+   * tensor-op math is exact on them too (the context's TF32 opt-in is about
+   * F32 data and does not apply). */
+  d->lowp = lowp;
+  d->tf32 = !f64 && !lowp && (plan->op->flags & ADNN_CONTEXT_ALLOW_TF32);
   const cudnnMathType_t math = f64 ? CUDNN_DEFAULT_MATH
-                               : d->tf32 ? CUDNN_TENSOR_OP_MATH
-                                         : CUDNN_FMA_MATH;
+                               : (d->tf32 || lowp) ? CUDNN_TENSOR_OP_MATH
+                                                   : CUDNN_FMA_MATH;
   good = good && OK_(cudnnSetConvolutionMathType(d->cd, math), "cudnnSetConvolutionMathType");
   /* cuDNN must see the forward problem adnn validated: y's (or dy's) dims are
    * the forward output's. */

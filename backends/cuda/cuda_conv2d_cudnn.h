@@ -25,6 +25,7 @@ typedef struct adnn_cuda__conv2d_cudnn {
   cudnnFilterDescriptor_t wd;
   cudnnConvolutionDescriptor_t cd;
   int tf32; /* the context allows TF32 for this F32 problem */
+  int lowp; /* F16/BF16 data: tensor-op math, F32 compute (see describe) */
 } adnn_cuda__conv2d_cudnn;
 
 /* Checks a cuDNN call of a description or a ranking: on success returns 1;
@@ -40,6 +41,23 @@ int adnn_cuda__conv2d_cudnn_ok(adnn_cuda__conv2d_cudnn *d, cudnnStatus_t e, cons
 static inline cudnnDataType_t adnn_cuda__conv2d_cudnn_dtype(int f64) {
   return f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
 }
+/* The cuDNN data type of x, w and y for a forward plan of `dtype` (F16 and
+ * BF16 included; the convolution's compute type is
+ * adnn_cuda__conv2d_cudnn_compute_type's). */
+static inline cudnnDataType_t adnn_cuda__conv2d_cudnn_data_type(adnn_dtype dtype) {
+  switch (dtype) {
+    case ADNN_DTYPE_F64: return CUDNN_DATA_DOUBLE;
+    case ADNN_DTYPE_F16: return CUDNN_DATA_HALF;
+    case ADNN_DTYPE_BF16: return CUDNN_DATA_BFLOAT16;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+/* The convolution descriptor's compute type: DOUBLE for F64, FLOAT
+ * otherwise, so that F16 and BF16 run cuDNN's PSEUDO_HALF_CONFIG and
+ * PSEUDO_BFLOAT16_CONFIG (16-bit tensors, F32 accumulation). */
+static inline cudnnDataType_t adnn_cuda__conv2d_cudnn_compute_type(adnn_dtype dtype) {
+  return dtype == ADNN_DTYPE_F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+}
 static inline cudnnTensorFormat_t adnn_cuda__conv2d_cudnn_format(
     const adnn_cuda__conv2d_layout *lay) {
   return lay->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
@@ -49,7 +67,9 @@ static inline cudnnTensorFormat_t adnn_cuda__conv2d_cudnn_format(
  * the int-range check of every size, the context's handle, the x, y, filter
  * and convolution descriptors (y's set call named "cudnnSetTensor4dDescriptor
  * (<y_name>)" in messages), the group count, the math type (FMA for F32
- * unless the plan's op allows TF32) and the check that cuDNN computes p's
+ * unless the plan's op allows TF32; tensor-op math for F16/BF16, whose
+ * compute type is F32; a widened layout describes F32 data) and the check
+ * that cuDNN computes p's
  * output size. Sets *ok to 1 when all of it succeeded. Otherwise *ok is 0
  * and either d->unusable says why cuDNN cannot take the problem (returns
  * SUCCESS) or the return value is a real failure; in both cases the caller

@@ -96,6 +96,39 @@ void adnn_cuda__conv2d_layout_plan(const adnn_plugin_conv2d *p, size_t element_s
   out->extra_bytes = out->x_bytes + out->w_bytes + out->y_bytes;
 }
 
+void adnn_cuda__conv2d_layout_plan_widened(const adnn_plugin_conv2d *p,
+                                           adnn_cuda__conv2d_layout *out) {
+  adnn_cuda__conv2d_layout_plan(p, sizeof(float), out);
+  out->widened = 1;
+  const int *perm = out->nhwc ? perm_nhwc : perm_nchw;
+  if (!out->pack_x) { /* symmetric padding, which cuDNN applies: x_pad stays 0 */
+    out->pack_x = 1;
+    out->x_bytes = adnn_cuda__align256((size_t)(p->N * p->C * out->xh * out->xw) * sizeof(float));
+  }
+  if (!out->pack_w) {
+    const int64_t wdims[4] = {p->K, p->Cg, p->R, p->S};
+    int64_t dst[4];
+    packed_strides(wdims, perm, dst);
+    out->pack_w = 1;
+    out->w_copy.rank = 4;
+    for (int i = 0; i < 4; i++) {
+      out->w_copy.dims[i] = wdims[i];
+      out->w_copy.strides[0][i] = p->w.strides[i];
+      out->w_copy.strides[1][i] = dst[i];
+    }
+    out->w_bytes = adnn_cuda__align256((size_t)(p->K * p->Cg * p->R * p->S) * sizeof(float));
+  }
+  if (!out->y_tmp) {
+    const int64_t ydims[4] = {p->N, p->K, p->P, p->Q};
+    int64_t ypacked[4];
+    packed_strides(ydims, perm, ypacked);
+    out->y_tmp = 1;
+    for (int i = 0; i < 4; i++) out->y_store.strides[0][i] = ypacked[i];
+    out->y_bytes = adnn_cuda__align256((size_t)(p->N * p->K * p->P * p->Q) * sizeof(float));
+  }
+  out->extra_bytes = out->x_bytes + out->w_bytes + out->y_bytes;
+}
+
 /* The applicability rules of the specialized algorithms, shared by the
  * forward and backward plans (cuda_conv2d.h). */
 int adnn_cuda__conv2d_depthwise_applies(const adnn_plugin_conv2d *p, char *why, size_t len) {

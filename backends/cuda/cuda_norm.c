@@ -6,7 +6,9 @@
  *
  * At creation the leading dims (the rows) and the normalized dims (the
  * elements of a row) are coalesced separately, so that any strides of either
- * are walked with as few divisions as their layout allows.
+ * are walked with as few divisions as their layout allows. F32, F64, and
+ * F16/BF16 data with F32 gain and bias (F32 statistics, each output rounded
+ * once: doc/ops.md "Low precision").
  */
 #include "config.h"
 
@@ -59,4 +61,5 @@ const adnn_cuda__op_impl adnn_cuda__norm_op = {
     .select = norm_select,
     .execute = norm_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

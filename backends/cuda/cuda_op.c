@@ -66,5 +66,10 @@ adnn_status adnn_cuda__plan_workspace(adnn_plugin_plan *plan, size_t bytes, cons
 }
 
 size_t adnn_cuda__plan_element_size(const adnn_plugin_plan *plan) {
-  return plan->op->dtype == ADNN_DTYPE_F64 ? sizeof(double) : sizeof(float);
+  switch (plan->op->dtype) {
+    case ADNN_DTYPE_F64: return sizeof(double);
+    case ADNN_DTYPE_F16:
+    case ADNN_DTYPE_BF16: return sizeof(uint16_t);
+    default: return sizeof(float);
+  }
 }

@@ -81,7 +81,7 @@ adnn_status adnn_cuda__plan_select_single(adnn_plugin_plan *plan, int32_t candid
  * one unless it has exactly that size; `what` names it in messages. */
 adnn_status adnn_cuda__plan_workspace(adnn_plugin_plan *plan, size_t bytes, const char *what);
 
-/* The element size of the plan's dtype (4 or 8). */
+/* The element size of the plan's dtype (2 for F16/BF16, 4 or 8). */
 size_t adnn_cuda__plan_element_size(const adnn_plugin_plan *plan);
 
 #endif /* ADNN_CUDA_OP_H */

@@ -12,8 +12,9 @@
  *   batchnorm   cuda_batchnorm.c: our kernel.
  *   norm        cuda_norm.c: our kernel (layer norm, RMS norm).
  *   binary      cuda_binary.c: our kernel (broadcasting).
- * F32 and F64 everywhere; F16 and BF16 too for activation, binary, pool2d and
- * reduce (and matmul's inputs): each op's .dtypes says which it runs.
+ * F32 and F64 everywhere; F16 and BF16 too (each op's .dtypes says which it
+ * runs) for activation, binary, pool2d, reduce, softmax, batchnorm, norm and
+ * conv2d, and matmul's inputs.
  */
 #include "config.h"
 

@@ -9,6 +9,8 @@
  * are too few rows for one thread each to fill the device
  * ("cuda:softmax_block_per_row"); otherwise one thread per row, whose
  * neighbours read neighbouring addresses ("cuda:softmax_thread_per_column").
+ * F32, F64, and F16/BF16 (the F32 arithmetic on the widened data, each
+ * output rounded once: doc/ops.md "Low precision").
  */
 #include "config.h"
 
@@ -72,4 +74,5 @@ const adnn_cuda__op_impl adnn_cuda__softmax_op = {
     .select = softmax_select,
     .execute = softmax_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

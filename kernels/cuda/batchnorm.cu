@@ -11,8 +11,14 @@
  * a folded form, so that zero variances and infinities behave as the
  * reference does. In place (y == x, same layout) each element is read and
  * written by one thread.
+ *
+ * Low precision: templated on the data's storage type S; for F16/BF16 data
+ * the parameter vectors are F32 (ADNN_OP_PARAM_DTYPE), x widens exactly to
+ * F32, the formula and the activation run in F32, and y is rounded once on
+ * store (lowp_io.cuh), as the CPU's F16/BF16 path does.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_io.cuh"
 
 namespace adnn_cuda {
 
@@ -24,21 +30,36 @@ __device__ __forceinline__ T bn_apply(const adnn_plugin_batchnorm &p, T v, int64
   return activate<T>(p.activation, r);
 }
 
-template <typename T>
+/* S the data's storage type, T (float or double) its compute type and the
+ * parameters' type. */
+template <typename S, typename T>
 __global__ void batchnorm_kernel(adnn_plugin_batchnorm p, adnn_cuda_batchnorm_layout s,
-                                 const T *x, const T *scale, const T *shift, const T *mean,
-                                 const T *var, T *y) {
+                                 const S *x, const T *scale, const T *shift, const T *mean,
+                                 const T *var, S *y) {
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < s.count;
        i += (int64_t)gridDim.x * blockDim.x) {
     if (s.dense_channel_stride > 0) {
       const int64_t c = (i / s.dense_channel_stride) % p.C;
-      y[i] = bn_apply(p, x[i], c, scale, shift, mean, var);
+      lp_store(y + i, bn_apply<T>(p, lp_load(x + i), c, scale, shift, mean, var));
     } else {
       int64_t off[2];
       const int64_t c = nd_offsets(s.nd, i, off, 1);
-      y[off[1]] = bn_apply(p, x[off[0]], c, scale, shift, mean, var);
+      lp_store(y + off[1], bn_apply<T>(p, lp_load(x + off[0]), c, scale, shift, mean, var));
     }
   }
+}
+
+template <typename S, typename T>
+static cudaError_t launch_batchnorm(const adnn_cuda_launch_config *l,
+                                    const adnn_plugin_batchnorm *p,
+                                    const adnn_cuda_batchnorm_layout *s, const void *x,
+                                    const void *scale, const void *shift, const void *mean,
+                                    const void *var, void *y) {
+  const int threads = 256;
+  batchnorm_kernel<S, T><<<grid_for(l, s->count, threads), threads, 0, l->stream>>>(
+      *p, *s, (const S *)x, (const T *)scale, (const T *)shift, (const T *)mean, (const T *)var,
+      (S *)y);
+  return cudaGetLastError();
 }
 
 } // namespace adnn_cuda
@@ -52,16 +73,14 @@ ADNN_CUDA_API cudaError_t adnn_cuda_batchnorm_launch(const adnn_cuda_launch_conf
                                                      const void *x, const void *scale,
                                                      const void *shift, const void *mean,
                                                      const void *var, void *y) {
-  const int threads = 256;
   if (s->count <= 0) return cudaSuccess;
-  const unsigned grid = grid_for(l, s->count, threads);
-  if (dtype == ADNN_DTYPE_F64)
-    batchnorm_kernel<double><<<grid, threads, 0, l->stream>>>(
-        *p, *s, (const double *)x, (const double *)scale, (const double *)shift,
-        (const double *)mean, (const double *)var, (double *)y);
-  else
-    batchnorm_kernel<float><<<grid, threads, 0, l->stream>>>(
-        *p, *s, (const float *)x, (const float *)scale, (const float *)shift,
-        (const float *)mean, (const float *)var, (float *)y);
-  return cudaGetLastError();
+  switch (dtype) {
+    case ADNN_DTYPE_F64:
+      return launch_batchnorm<double, double>(l, p, s, x, scale, shift, mean, var, y);
+    case ADNN_DTYPE_F16:
+      return launch_batchnorm<lp_f16, float>(l, p, s, x, scale, shift, mean, var, y);
+    case ADNN_DTYPE_BF16:
+      return launch_batchnorm<lp_bf16, float>(l, p, s, x, scale, shift, mean, var, y);
+    default: return launch_batchnorm<float, float>(l, p, s, x, scale, shift, mean, var, y);
+  }
 }

@@ -12,9 +12,12 @@
  * bottom/right padding only shows as P, Q), group count and tensor strides the
  * core accepts. `Acc` double accumulates exactly enough for the "reference"
  * algorithm; the bias and the activation are applied in Acc before the one
- * rounding to T.
+ * rounding to T. F16/BF16 (T lp_f16 / lp_bf16, bias of the same dtype):
+ * every load widens exactly, Acc is float (double for "reference"), and y is
+ * rounded once on store (lowp_io.cuh), as the CPU's lowp algorithm does.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_io.cuh"
 
 namespace adnn_cuda {
 
@@ -40,15 +43,28 @@ __global__ void conv2d_direct_kernel(adnn_plugin_conv2d p, adnn_cuda_memory_orde
         for (int64_t s = 0; s < p.S; s++) {
           const int64_t ww = w0 + s * p.dilation_w;
           if (ww < 0 || ww >= p.W) continue;
-          acc += (Acc)xn[c * p.x.strides[1] + h * p.x.strides[2] + ww * p.x.strides[3]] *
-                 (Acc)wk[c * p.w.strides[1] + r * p.w.strides[2] + s * p.w.strides[3]];
+          acc += (Acc)lp_load(xn + c * p.x.strides[1] + h * p.x.strides[2] +
+                              ww * p.x.strides[3]) *
+                 (Acc)lp_load(wk + c * p.w.strides[1] + r * p.w.strides[2] + s * p.w.strides[3]);
         }
       }
     }
-    if (bias) acc += (Acc)bias[k * p.bias.strides[0]];
-    y[n * p.y.strides[0] + k * p.y.strides[1] + op * p.y.strides[2] + oq * p.y.strides[3]] =
-        (T)activate<Acc>(p.activation, acc);
+    if (bias) acc += (Acc)lp_load(bias + k * p.bias.strides[0]);
+    lp_store(y + n * p.y.strides[0] + k * p.y.strides[1] + op * p.y.strides[2] +
+                 oq * p.y.strides[3],
+             activate<Acc>(p.activation, acc));
   }
+}
+
+template <typename T, typename Acc>
+static cudaError_t launch_direct(const adnn_cuda_launch_config *l, const adnn_plugin_conv2d *p,
+                                 const adnn_cuda_memory_order *y_order, const void *x,
+                                 const void *w, const void *bias, void *y) {
+  const int threads = 128;
+  const int64_t total = p->N * p->K * p->P * p->Q;
+  conv2d_direct_kernel<T, Acc><<<grid_for(l, total, threads), threads, 0, l->stream>>>(
+      *p, *y_order, (const T *)x, (const T *)w, (const T *)bias, (T *)y);
+  return cudaGetLastError();
 }
 
 } // namespace adnn_cuda
@@ -61,18 +77,18 @@ ADNN_CUDA_API cudaError_t adnn_cuda_conv2d_direct_launch(const adnn_cuda_launch_
                                                          const adnn_cuda_memory_order *y_order,
                                                          const void *x, const void *w,
                                                          const void *bias, void *y) {
-  const int threads = 128;
   const int64_t total = p->N * p->K * p->P * p->Q;
   if (total <= 0) return cudaSuccess;
-  const unsigned grid = grid_for(l, total, threads);
-  if (dtype == ADNN_DTYPE_F64)
-    conv2d_direct_kernel<double, double><<<grid, threads, 0, l->stream>>>(
-        *p, *y_order, (const double *)x, (const double *)w, (const double *)bias, (double *)y);
-  else if (exact)
-    conv2d_direct_kernel<float, double><<<grid, threads, 0, l->stream>>>(
-        *p, *y_order, (const float *)x, (const float *)w, (const float *)bias, (float *)y);
-  else
-    conv2d_direct_kernel<float, float><<<grid, threads, 0, l->stream>>>(
-        *p, *y_order, (const float *)x, (const float *)w, (const float *)bias, (float *)y);
-  return cudaGetLastError();
+  switch (dtype) {
+    case ADNN_DTYPE_F64: return launch_direct<double, double>(l, p, y_order, x, w, bias, y);
+    case ADNN_DTYPE_F16:
+      return exact ? launch_direct<lp_f16, double>(l, p, y_order, x, w, bias, y)
+                   : launch_direct<lp_f16, float>(l, p, y_order, x, w, bias, y);
+    case ADNN_DTYPE_BF16:
+      return exact ? launch_direct<lp_bf16, double>(l, p, y_order, x, w, bias, y)
+                   : launch_direct<lp_bf16, float>(l, p, y_order, x, w, bias, y);
+    default:
+      return exact ? launch_direct<float, double>(l, p, y_order, x, w, bias, y)
+                   : launch_direct<float, float>(l, p, y_order, x, w, bias, y);
+  }
 }

@@ -11,22 +11,40 @@
  * tensors' offsets and the index along channel_dim from one division chain,
  * so the bias index is always in [0, dims[channel_dim]). In place (y == src
  * with identical strides) each element is read and written by one thread.
+ *
+ * F16/BF16 (S lp_f16 / lp_bf16, bias of the same dtype): src and the bias
+ * widen exactly to F32, the sum and the activation run in F32, and y is
+ * rounded once (lowp_io.cuh); the identity copy without a bias is exact.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_io.cuh"
 
 namespace adnn_cuda {
 
-template <typename T>
+/* src of SI, bias and y of SO; the arithmetic in SO's compute type (F32
+ * for F16/BF16 y; F32 also when F16/BF16 src widens into an F32 y). */
+template <typename SI, typename SO>
 __global__ void epilogue_kernel(adnn_activation act, adnn_nd nd, int64_t n, int channel_dim,
-                                const T *src, const T *bias, int64_t bias_stride, T *y) {
+                                const SI *src, const SO *bias, int64_t bias_stride, SO *y) {
+  typedef typename lp_compute<SO>::type T;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
     int64_t off[2];
     const int64_t c = nd_offsets(nd, i, off, channel_dim);
-    T v = src[off[0]];
-    if (bias) v += bias[c * bias_stride];
-    y[off[1]] = activate<T>(act, v);
+    T v = (T)lp_load(src + off[0]);
+    if (bias) v += (T)lp_load(bias + c * bias_stride);
+    lp_store(y + off[1], activate<T>(act, v));
   }
+}
+
+template <typename SI, typename SO>
+static cudaError_t launch_epilogue(const adnn_cuda_launch_config *l, const adnn_activation *act,
+                                   const adnn_nd *nd, int64_t n, int channel_dim, const void *src,
+                                   const void *bias, int64_t bias_stride, void *y) {
+  const int threads = 256;
+  epilogue_kernel<SI, SO><<<grid_for(l, n, threads), threads, 0, l->stream>>>(
+      *act, *nd, n, channel_dim, (const SI *)src, (const SO *)bias, bias_stride, (SO *)y);
+  return cudaGetLastError();
 }
 
 } // namespace adnn_cuda
@@ -39,17 +57,38 @@ ADNN_CUDA_API cudaError_t adnn_cuda_conv2d_epilogue_launch(const adnn_cuda_launc
                                                            const adnn_nd *nd, int channel_dim,
                                                            const void *src, const void *bias,
                                                            int64_t bias_stride, void *y) {
-  const int threads = 256;
   const int64_t n = adnn_nd_count(nd);
   if (n <= 0) return cudaSuccess;
-  const unsigned grid = grid_for(l, n, threads);
-  if (dtype == ADNN_DTYPE_F64)
-    epilogue_kernel<double><<<grid, threads, 0, l->stream>>>(
-        *act, *nd, n, channel_dim, (const double *)src, (const double *)bias, bias_stride,
-        (double *)y);
-  else
-    epilogue_kernel<float><<<grid, threads, 0, l->stream>>>(
-        *act, *nd, n, channel_dim, (const float *)src, (const float *)bias, bias_stride,
-        (float *)y);
-  return cudaGetLastError();
+  switch (dtype) {
+    case ADNN_DTYPE_F64:
+      return launch_epilogue<double, double>(l, act, nd, n, channel_dim, src, bias, bias_stride,
+                                             y);
+    case ADNN_DTYPE_F16:
+      return launch_epilogue<lp_f16, lp_f16>(l, act, nd, n, channel_dim, src, bias, bias_stride,
+                                             y);
+    case ADNN_DTYPE_BF16:
+      return launch_epilogue<lp_bf16, lp_bf16>(l, act, nd, n, channel_dim, src, bias,
+                                               bias_stride, y);
+    default:
+      return launch_epilogue<float, float>(l, act, nd, n, channel_dim, src, bias, bias_stride, y);
+  }
+}
+
+ADNN_CUDA_API cudaError_t adnn_cuda_conv2d_epilogue_convert_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype src_dtype, adnn_dtype y_dtype,
+    const adnn_activation *act, const adnn_nd *nd, int channel_dim, const void *src,
+    const void *bias, int64_t bias_stride, void *y) {
+  const int64_t n = adnn_nd_count(nd);
+  if (n <= 0) return cudaSuccess;
+  if (y_dtype == ADNN_DTYPE_F32 && src_dtype == ADNN_DTYPE_F16)
+    return launch_epilogue<lp_f16, float>(l, act, nd, n, channel_dim, src, bias, bias_stride, y);
+  if (y_dtype == ADNN_DTYPE_F32 && src_dtype == ADNN_DTYPE_BF16)
+    return launch_epilogue<lp_bf16, float>(l, act, nd, n, channel_dim, src, bias, bias_stride,
+                                           y);
+  if (src_dtype == ADNN_DTYPE_F32 && y_dtype == ADNN_DTYPE_F16)
+    return launch_epilogue<float, lp_f16>(l, act, nd, n, channel_dim, src, bias, bias_stride, y);
+  if (src_dtype == ADNN_DTYPE_F32 && y_dtype == ADNN_DTYPE_BF16)
+    return launch_epilogue<float, lp_bf16>(l, act, nd, n, channel_dim, src, bias, bias_stride,
+                                           y);
+  return cudaErrorInvalidValue;
 }

@@ -282,7 +282,8 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_norm_backward_launch(
 /** The direct convolution of p with its bias (NULL when p->has_bias is 0) and
  *  activation, for any shape and strides; one thread per element of y,
  *  numbered in y's memory order `y_order`. `exact` accumulates in double (the
- *  "reference" algorithm), else in the element type (the "direct" one). */
+ *  "reference" algorithm), else in the element type (the "direct" one; F32
+ *  for F16/BF16, whose y is rounded once). */
 ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_direct_launch(const adnn_cuda_launch_config *l,
                                                             adnn_dtype dtype, int exact,
                                                             const adnn_plugin_conv2d *p,
@@ -316,6 +317,24 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_epilogue_launch(const adnn_cuda_la
                                                               const adnn_nd *nd, int channel_dim,
                                                               const void *src, const void *bias,
                                                               int64_t bias_stride, void *y);
+
+/** F16/BF16 conv2d through an F32 cuDNN convolution (cuda_conv2d.c): the
+ *  epilogue across types, src of src_dtype, bias (NULL: none) and y of
+ *  y_dtype, the sum and the activation in F32 and y rounded once; pairs
+ *  F16/BF16 -> F32 (with the identity and no bias: the exact widening copy of
+ *  a filter) and F32 -> F16/BF16. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_epilogue_convert_launch(
+    const adnn_cuda_launch_config *l, adnn_dtype src_dtype, adnn_dtype y_dtype,
+    const adnn_activation *act, const adnn_nd *nd, int channel_dim, const void *src,
+    const void *bias, int64_t bias_stride, void *y);
+
+/** As adnn_cuda_conv2d_pad_pack_launch for an F16/BF16 `src` (dtype), each
+ *  element widened exactly into the F32 buffer dst. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_pad_widen_launch(const adnn_cuda_launch_config *l,
+                                                               adnn_dtype dtype,
+                                                               const adnn_tensor_desc *x,
+                                                               const int64_t pad[4], int nhwc,
+                                                               const void *src, void *dst);
 
 /* ---- conv2d_backward_data-direct.cu ------------------------------------- */
 

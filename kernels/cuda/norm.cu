@@ -21,8 +21,14 @@
  *    them.
  *  - A thread that owns no element of a row (D < blockDim) contributes the
  *    empty state (count 0), which the merge treats as neutral.
+ *  - Low precision: the kernel is templated on the data's storage type S
+ *    and its parameters' type P (ADNN_OP_PARAM_DTYPE: F32 gain and bias for
+ *    F16/BF16 data); F16/BF16 loads widen exactly to F32, the statistics and
+ *    the affine step run in F32, and each output is rounded once on store
+ *    (lowp_io.cuh), as the CPU's F16/BF16 path does.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_io.cuh"
 
 namespace adnn_cuda {
 
@@ -68,9 +74,10 @@ __device__ __forceinline__ int64_t col_offset(const adnn_nd &cols, int which, in
   return off[which];
 }
 
-template <typename T>
-__global__ void norm_rows(adnn_plugin_norm p, adnn_cuda_norm_layout s, const T *x, const T *gain,
-                          const T *bias, T *y) {
+template <typename S, typename P>
+__global__ void norm_rows(adnn_plugin_norm p, adnn_cuda_norm_layout s, const S *x, const P *gain,
+                          const P *bias, S *y) {
+  typedef typename lp_compute<S>::type T;
   __shared__ welford<T> part[32];
   const bool rms = p.kind == ADNN_NORM_RMS;
   const welford<T> empty = {T(0), T(0), T(0)};
@@ -84,15 +91,15 @@ __global__ void norm_rows(adnn_plugin_norm p, adnn_cuda_norm_layout s, const T *
      * the statistics and the final x - mean never form a large mean in T,
      * whose rounding (e.g. 3e-5 at 1000 in float) would show in every
      * output. RMS norm has no mean to subtract. */
-    const T shift = rms ? T(0) : x[xb];
+    const T shift = rms ? T(0) : lp_load(x + xb);
     if (rms) {
       for (int64_t j = threadIdx.x; j < p.D; j += blockDim.x) {
-        const T v = x[xb + col_offset(s.cols, 0, j)];
+        const T v = lp_load(x + xb + col_offset(s.cols, 0, j));
         w.m2 += v * v;
       }
     } else {
       for (int64_t j = threadIdx.x; j < p.D; j += blockDim.x) {
-        const T v = x[xb + col_offset(s.cols, 0, j)] - shift;
+        const T v = lp_load(x + xb + col_offset(s.cols, 0, j)) - shift;
         w.n += T(1);
         const T d = v - w.mean;
         w.mean += d / w.n;
@@ -111,13 +118,24 @@ __global__ void norm_rows(adnn_plugin_norm p, adnn_cuda_norm_layout s, const T *
     const T var = w.m2 / (T)p.D; /* biased; RMS: mean of squares */
     const T inv = T(1) / f_sqrt(var + (T)p.epsilon);
     for (int64_t j = threadIdx.x; j < p.D; j += blockDim.x) {
-      T v = ((x[xb + col_offset(s.cols, 0, j)] - shift) - mean) * inv;
-      if (gain) v *= gain[j];
-      if (bias) v += bias[j];
-      y[yb + col_offset(s.cols, 1, j)] = v;
+      T v = ((lp_load(x + xb + col_offset(s.cols, 0, j)) - shift) - mean) * inv;
+      if (gain) v *= (T)gain[j];
+      if (bias) v += (T)bias[j];
+      lp_store(y + yb + col_offset(s.cols, 1, j), v);
     }
     block_reduce_done();
   }
+}
+
+template <typename S, typename P>
+static cudaError_t launch_norm(const adnn_cuda_launch_config *l, const adnn_plugin_norm *p,
+                               const adnn_cuda_norm_layout *s, const void *x, const void *gain,
+                               const void *bias, void *y) {
+  const int threads = threads_per_row(p->D, 1024);
+  const unsigned grid = grid_rows(l, p->rows, threads);
+  norm_rows<S, P><<<grid, threads, 0, l->stream>>>(*p, *s, (const S *)x, (const P *)gain,
+                                                   (const P *)bias, (S *)y);
+  return cudaGetLastError();
 }
 
 } // namespace adnn_cuda
@@ -129,15 +147,10 @@ ADNN_CUDA_API cudaError_t adnn_cuda_norm_launch(const adnn_cuda_launch_config *l
                                                 const adnn_cuda_norm_layout *s, const void *x,
                                                 const void *gain, const void *bias, void *y) {
   if (p->rows <= 0 || p->D <= 0) return cudaSuccess;
-  const int threads = threads_per_row(p->D, 1024);
-  const unsigned grid = grid_rows(l, p->rows, threads);
-  if (dtype == ADNN_DTYPE_F64)
-    norm_rows<double><<<grid, threads, 0, l->stream>>>(*p, *s, (const double *)x,
-                                                       (const double *)gain, (const double *)bias,
-                                                       (double *)y);
-  else
-    norm_rows<float><<<grid, threads, 0, l->stream>>>(*p, *s, (const float *)x,
-                                                      (const float *)gain, (const float *)bias,
-                                                      (float *)y);
-  return cudaGetLastError();
+  switch (dtype) {
+    case ADNN_DTYPE_F64: return launch_norm<double, double>(l, p, s, x, gain, bias, y);
+    case ADNN_DTYPE_F16: return launch_norm<lp_f16, float>(l, p, s, x, gain, bias, y);
+    case ADNN_DTYPE_BF16: return launch_norm<lp_bf16, float>(l, p, s, x, gain, bias, y);
+    default: return launch_norm<float, float>(l, p, s, x, gain, bias, y);
+  }
 }

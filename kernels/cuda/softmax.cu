@@ -32,8 +32,14 @@
  *  - y == x (in place, same layout): pass 2 reads x[j] and writes y[j] by the
  *    same thread, after the whole block finished pass 1 (the reduction's
  *    barriers), so no value is overwritten before it is read.
+ *
+ * Low precision: the kernels are templated on the storage type S; F16 and
+ * BF16 (lowp_io.cuh) widen each load exactly to F32 and compute the state,
+ * exponentials and sums in F32, and each output is rounded once on store,
+ * as the CPU's F16/BF16 path does (doc/ops.md, "Low precision").
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_io.cuh"
 
 namespace adnn_cuda {
 
@@ -90,8 +96,9 @@ __device__ __forceinline__ T smx_out(const smx_state<T> &st, T logsum, int log, 
   return log ? d - logsum : f_exp(d) / st.s;
 }
 
-template <typename T>
-__global__ void softmax_rows(adnn_cuda_softmax_layout s, int log, const T *x, T *y) {
+template <typename S>
+__global__ void softmax_rows(adnn_cuda_softmax_layout s, int log, const S *x, S *y) {
+  typedef typename lp_compute<S>::type T;
   __shared__ smx_state<T> part[32];
   const smx_state<T> empty = {-T(INFINITY), T(0), 0};
   for (int64_t r = blockIdx.x; r < s.row_count; r += gridDim.x) {
@@ -99,41 +106,44 @@ __global__ void softmax_rows(adnn_cuda_softmax_layout s, int log, const T *x, T 
     nd_offsets(s.rows, r, base);
     smx_state<T> st = empty;
     for (int64_t j = threadIdx.x; j < s.length; j += blockDim.x)
-      smx_add(st, x[base[0] + j * s.x_stride]);
+      smx_add(st, lp_load(x + base[0] + j * s.x_stride));
     st = block_reduce(st, part, empty, [](smx_state<T> v) { return smx_warp(v); });
     const T logsum = f_log(st.s);
     for (int64_t j = threadIdx.x; j < s.length; j += blockDim.x)
-      y[base[1] + j * s.y_stride] = smx_out(st, logsum, log, x[base[0] + j * s.x_stride]);
+      lp_store(y + base[1] + j * s.y_stride,
+               smx_out(st, logsum, log, lp_load(x + base[0] + j * s.x_stride)));
     block_reduce_done(); /* part[0] is read before the next row writes it */
   }
 }
 
-template <typename T>
-__global__ void softmax_cols(adnn_cuda_softmax_layout s, int log, const T *x, T *y) {
+template <typename S>
+__global__ void softmax_cols(adnn_cuda_softmax_layout s, int log, const S *x, S *y) {
+  typedef typename lp_compute<S>::type T;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < s.row_count;
        r += (int64_t)gridDim.x * blockDim.x) {
     int64_t base[2];
     nd_offsets(s.rows, r, base);
     smx_state<T> st = {-T(INFINITY), T(0), 0};
-    for (int64_t j = 0; j < s.length; j++) smx_add(st, x[base[0] + j * s.x_stride]);
+    for (int64_t j = 0; j < s.length; j++) smx_add(st, lp_load(x + base[0] + j * s.x_stride));
     const T logsum = f_log(st.s);
     for (int64_t j = 0; j < s.length; j++)
-      y[base[1] + j * s.y_stride] = smx_out(st, logsum, log, x[base[0] + j * s.x_stride]);
+      lp_store(y + base[1] + j * s.y_stride,
+               smx_out(st, logsum, log, lp_load(x + base[0] + j * s.x_stride)));
   }
 }
 
-template <typename T>
+template <typename S>
 static cudaError_t launch_softmax(const adnn_cuda_launch_config *l, const adnn_plugin_softmax *p,
                                   const adnn_cuda_softmax_layout *s, const void *x, void *y) {
   if (s->row_count <= 0 || s->length <= 0) return cudaSuccess;
   if (s->block_per_row) {
     const int threads = threads_per_row(s->length, 512);
-    softmax_rows<T><<<grid_rows(l, s->row_count, threads), threads, 0, l->stream>>>(
-        *s, p->log, (const T *)x, (T *)y);
+    softmax_rows<S><<<grid_rows(l, s->row_count, threads), threads, 0, l->stream>>>(
+        *s, p->log, (const S *)x, (S *)y);
   } else {
     const int threads = 128;
-    softmax_cols<T><<<grid_for(l, s->row_count, threads), threads, 0, l->stream>>>(
-        *s, p->log, (const T *)x, (T *)y);
+    softmax_cols<S><<<grid_for(l, s->row_count, threads), threads, 0, l->stream>>>(
+        *s, p->log, (const S *)x, (S *)y);
   }
   return cudaGetLastError();
 }
@@ -146,6 +156,10 @@ ADNN_CUDA_API cudaError_t adnn_cuda_softmax_launch(const adnn_cuda_launch_config
                                                    adnn_dtype dtype, const adnn_plugin_softmax *p,
                                                    const adnn_cuda_softmax_layout *s,
                                                    const void *x, void *y) {
-  return dtype == ADNN_DTYPE_F64 ? launch_softmax<double>(l, p, s, x, y)
-                                 : launch_softmax<float>(l, p, s, x, y);
+  switch (dtype) {
+    case ADNN_DTYPE_F64: return launch_softmax<double>(l, p, s, x, y);
+    case ADNN_DTYPE_F16: return launch_softmax<lp_f16>(l, p, s, x, y);
+    case ADNN_DTYPE_BF16: return launch_softmax<lp_bf16>(l, p, s, x, y);
+    default: return launch_softmax<float>(l, p, s, x, y);
+  }
 }

@@ -27,6 +27,15 @@
  * (a grid never covers a large tensor in one pass). */
 enum { EMU_SM_COUNT = 3, EMU_THREADS_PER_SM = 2048 };
 
+/* The emulated device's compute capability, major * 10 + minor: 90 (a
+ * Hopper) unless ADNN_EMU_CUDA_CC says otherwise (e.g. 75, to see the BF16
+ * convolutions that cuDNN runs only from 8.0 fall back). */
+static int emu_cc(void) {
+  const char *s = getenv("ADNN_EMU_CUDA_CC");
+  const int cc = s ? atoi(s) : 0;
+  return cc >= 10 && cc < 1000 ? cc : 90;
+}
+
 cudaError_t cudaGetDeviceCount(int *count) {
   *count = 1;
   return cudaSuccess;
@@ -41,6 +50,8 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
   switch (attr) {
     case cudaDevAttrMultiProcessorCount: *value = EMU_SM_COUNT; return cudaSuccess;
     case cudaDevAttrMaxThreadsPerMultiProcessor: *value = EMU_THREADS_PER_SM; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *value = emu_cc() / 10; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *value = emu_cc() % 10; return cudaSuccess;
     default: return cudaErrorInvalidValue;
   }
 }

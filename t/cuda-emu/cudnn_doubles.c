@@ -15,12 +15,38 @@
  * the stand-in overwrites its whole workspace before reading x and w: a plan
  * whose workspace layout let the algorithm's part overlap the packed copies
  * would compute garbage.
+ *
+ * Half and bfloat16 tensors (CUDNN_DATA_HALF / CUDNN_DATA_BFLOAT16) are
+ * taken as cuDNN documents its PSEUDO_HALF_CONFIG and PSEUDO_BFLOAT16_CONFIG:
+ * x, w and y of the one 16-bit type, the convolution's compute type FLOAT
+ * (anything else is NOT_SUPPORTED, so a plan's descriptors are checked), the
+ * products and sums in F32 (in cuDNN's order-free sense: here k-ordered),
+ * and y rounded once to nearest even (kernels/common/float16.h). For such
+ * descriptors the ranking reports the descriptor's math type (tensor-op for
+ * the plugin's F16/BF16 plans), as cuDNN ranks its tensor-core kernels.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cudnn.h>
+
+#include "kernels/common/float16.h"
+
+/* Element i of a tensor of cuDNN type dt, widened exactly to double. */
+static double emu_load(cudnnDataType_t dt, const void *p, long i) {
+  switch (dt) {
+    case CUDNN_DATA_DOUBLE: return ((const double *)p)[i];
+    case CUDNN_DATA_HALF: return adnn_f16_to_f32(((const uint16_t *)p)[i]);
+    case CUDNN_DATA_BFLOAT16: return adnn_bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+  }
+}
+
+static int emu_is_16bit(cudnnDataType_t dt) {
+  return dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16;
+}
 
 /* ---- handles: no device state -------------------------------------------- */
 
@@ -104,7 +130,7 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t x, const cudnnFilterDescriptor_t w,
     const cudnnConvolutionDescriptor_t c, const cudnnTensorDescriptor_t y, const int requested,
     int *returned, cudnnConvolutionFwdAlgoPerf_t *perf) {
-  (void)handle, (void)x, (void)y;
+  (void)handle, (void)y;
   cudnnConvolutionFwdAlgo_t algos[8];
   int n = offered(algos);
   if (n > requested) n = requested;
@@ -117,6 +143,10 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     perf[i].memory = workspace_of(algos[i]);
     perf[i].determinism = CUDNN_DETERMINISTIC;
     perf[i].mathType = CUDNN_FMA_MATH;
+    cudnnDataType_t dt;
+    int d[8];
+    cudnnGetTensor4dDescriptor(x, &dt, &d[0], &d[1], &d[2], &d[3], &d[4], &d[5], &d[6], &d[7]);
+    if (emu_is_16bit(dt)) cudnnGetConvolutionMathType(c, &perf[i].mathType);
   }
   *returned = n;
   return CUDNN_STATUS_SUCCESS;
@@ -136,10 +166,33 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle,
 
 /* ---- the convolution ------------------------------------------------------ */
 
+/* Whether x, w, y and the compute type form one of cuDNN's documented
+ * forward configurations: FLOAT, DOUBLE, PSEUDO_HALF, PSEUDO_BFLOAT16 (and
+ * TRUE_HALF, which the plugin does not use). */
+static int legal_config(const cudnnTensorDescriptor_t xd, const cudnnFilterDescriptor_t wd,
+                        const cudnnConvolutionDescriptor_t cd, const cudnnTensorDescriptor_t yd) {
+  cudnnDataType_t xt, yt, wt, ct;
+  int d[8], pad[6];
+  cudnnTensorFormat_t fmt;
+  cudnnConvolutionMode_t mode;
+  cudnnGetTensor4dDescriptor(xd, &xt, &d[0], &d[1], &d[2], &d[3], &d[4], &d[5], &d[6], &d[7]);
+  cudnnGetTensor4dDescriptor(yd, &yt, &d[0], &d[1], &d[2], &d[3], &d[4], &d[5], &d[6], &d[7]);
+  cudnnGetFilter4dDescriptor(wd, &wt, &fmt, &d[0], &d[1], &d[2], &d[3]);
+  cudnnGetConvolution2dDescriptor(cd, &pad[0], &pad[1], &pad[2], &pad[3], &pad[4], &pad[5],
+                                  &mode, &ct);
+  if (xt != yt || xt != wt) return 0;
+  if (xt == CUDNN_DATA_HALF) return ct == CUDNN_DATA_FLOAT || ct == CUDNN_DATA_HALF;
+  if (xt == CUDNN_DATA_BFLOAT16) return ct == CUDNN_DATA_FLOAT;
+  return ct == xt;
+}
+
 /* Checks what the plan passes for `algo` and overwrites the workspace. */
-static cudnnStatus_t check_call(const cudnnFilterDescriptor_t wd,
+static cudnnStatus_t check_call(const cudnnTensorDescriptor_t xd,
+                                const cudnnFilterDescriptor_t wd,
                                 const cudnnConvolutionDescriptor_t cd,
+                                const cudnnTensorDescriptor_t yd,
                                 cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes) {
+  if (!legal_config(xd, wd, cd, yd)) return CUDNN_STATUS_NOT_SUPPORTED;
   cudnnConvolutionFwdAlgo_t algos[8];
   int n = offered(algos), found = 0;
   for (int i = 0; i < n; i++) found |= algos[i] == algo;
@@ -173,12 +226,13 @@ static void convolve(const cudnnTensorDescriptor_t xd, const void *x,
   } else {
     fcs = 1, fss = cg, frs = (long)s * cg, fks = (long)r * s * cg;
   }
-  const int f64 = dt == CUDNN_DATA_DOUBLE, kg = k / g;
+  const int f64 = dt == CUDNN_DATA_DOUBLE, lowp = emu_is_16bit(dt), kg = k / g;
   for (int in = 0; in < n; in++)
     for (int ik = 0; ik < k; ik++)
       for (int ip = 0; ip < p; ip++)
         for (int iq = 0; iq < q; iq++) {
           double acc = 0;
+          float acc32 = 0; /* the 16-bit configurations' F32 accumulator */
           const int grp = ik / kg;
           for (int ic = 0; ic < cg; ic++)
             for (int ir = 0; ir < r; ir++)
@@ -188,14 +242,22 @@ static void convolve(const cudnnTensorDescriptor_t xd, const void *x,
                 const long xo = (long)in * ns + (long)(grp * cg + ic) * cs + (long)hh * hs +
                                 (long)ww * ws;
                 const long wo = ik * fks + ic * fcs + ir * frs + is * fss;
-                acc += f64 ? ((const double *)x)[xo] * ((const double *)w)[wo]
-                           : (double)((const float *)x)[xo] * ((const float *)w)[wo];
+                if (lowp)
+                  acc32 += (float)emu_load(dt, x, xo) * (float)emu_load(dt, w, wo);
+                else
+                  acc += f64 ? ((const double *)x)[xo] * ((const double *)w)[wo]
+                             : (double)((const float *)x)[xo] * ((const float *)w)[wo];
               }
-          if (bias) acc += f64 ? ((const double *)bias)[ik] : ((const float *)bias)[ik];
+          if (lowp) acc = acc32;
+          if (bias) acc += emu_load(dt, bias, ik);
           if (relu && acc < 0) acc = 0;
           const long yo = (long)in * yns + (long)ik * ycs + (long)ip * yhs + (long)iq * yws;
           if (f64)
             ((double *)y)[yo] = acc;
+          else if (dt == CUDNN_DATA_HALF)
+            ((uint16_t *)y)[yo] = adnn_f64_to_f16(acc);
+          else if (dt == CUDNN_DATA_BFLOAT16)
+            ((uint16_t *)y)[yo] = adnn_f64_to_bf16(acc);
           else
             ((float *)y)[yo] = (float)acc;
         }
@@ -209,7 +271,7 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha,
                                       const void *beta, const cudnnTensorDescriptor_t yd,
                                       void *y) {
   (void)handle, (void)alpha, (void)beta;
-  cudnnStatus_t st = check_call(wd, cd, algo, ws, ws_bytes);
+  cudnnStatus_t st = check_call(xd, wd, cd, yd, algo, ws, ws_bytes);
   if (st != CUDNN_STATUS_SUCCESS) return st;
   convolve(xd, x, wd, w, cd, yd, y, NULL, 0);
   return CUDNN_STATUS_SUCCESS;
@@ -229,7 +291,7 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   cudnnGetActivationDescriptor(ad, &mode, &nan, &coef);
   if (mode == CUDNN_ACTIVATION_IDENTITY && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
     return CUDNN_STATUS_NOT_SUPPORTED;
-  cudnnStatus_t st = check_call(wd, cd, algo, ws, ws_bytes);
+  cudnnStatus_t st = check_call(xd, wd, cd, yd, algo, ws, ws_bytes);
   if (st != CUDNN_STATUS_SUCCESS) return st;
   convolve(xd, x, wd, w, cd, yd, y, bias, mode == CUDNN_ACTIVATION_RELU);
   return CUDNN_STATUS_SUCCESS;
