@@ -15,10 +15,10 @@
  * Low precision: templated on the data's storage type S; for F16/BF16 data
  * the parameter vectors are F32 (ADNN_OP_PARAM_DTYPE), x widens exactly to
  * F32, the formula and the activation run in F32, and y is rounded once on
- * store (lowp_io.cuh), as the CPU's F16/BF16 path does.
+ * store (lowp_elem.cuh), as the CPU's F16/BF16 path does.
  */
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/lowp_io.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -78,9 +78,9 @@ ADNN_CUDA_API cudaError_t adnn_cuda_batchnorm_launch(const adnn_cuda_launch_conf
     case ADNN_DTYPE_F64:
       return launch_batchnorm<double, double>(l, p, s, x, scale, shift, mean, var, y);
     case ADNN_DTYPE_F16:
-      return launch_batchnorm<lp_f16, float>(l, p, s, x, scale, shift, mean, var, y);
+      return launch_batchnorm<lowp_f16, float>(l, p, s, x, scale, shift, mean, var, y);
     case ADNN_DTYPE_BF16:
-      return launch_batchnorm<lp_bf16, float>(l, p, s, x, scale, shift, mean, var, y);
+      return launch_batchnorm<lowp_bf16, float>(l, p, s, x, scale, shift, mean, var, y);
     default: return launch_batchnorm<float, float>(l, p, s, x, scale, shift, mean, var, y);
   }
 }

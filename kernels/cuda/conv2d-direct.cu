@@ -12,12 +12,12 @@
  * bottom/right padding only shows as P, Q), group count and tensor strides the
  * core accepts. `Acc` double accumulates exactly enough for the "reference"
  * algorithm; the bias and the activation are applied in Acc before the one
- * rounding to T. F16/BF16 (T lp_f16 / lp_bf16, bias of the same dtype):
+ * rounding to T. F16/BF16 (T lowp_f16 / lowp_bf16, bias of the same dtype):
  * every load widens exactly, Acc is float (double for "reference"), and y is
- * rounded once on store (lowp_io.cuh), as the CPU's lowp algorithm does.
+ * rounded once on store (lowp_elem.cuh), as the CPU's lowp algorithm does.
  */
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/lowp_io.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -82,11 +82,11 @@ ADNN_CUDA_API cudaError_t adnn_cuda_conv2d_direct_launch(const adnn_cuda_launch_
   switch (dtype) {
     case ADNN_DTYPE_F64: return launch_direct<double, double>(l, p, y_order, x, w, bias, y);
     case ADNN_DTYPE_F16:
-      return exact ? launch_direct<lp_f16, double>(l, p, y_order, x, w, bias, y)
-                   : launch_direct<lp_f16, float>(l, p, y_order, x, w, bias, y);
+      return exact ? launch_direct<lowp_f16, double>(l, p, y_order, x, w, bias, y)
+                   : launch_direct<lowp_f16, float>(l, p, y_order, x, w, bias, y);
     case ADNN_DTYPE_BF16:
-      return exact ? launch_direct<lp_bf16, double>(l, p, y_order, x, w, bias, y)
-                   : launch_direct<lp_bf16, float>(l, p, y_order, x, w, bias, y);
+      return exact ? launch_direct<lowp_bf16, double>(l, p, y_order, x, w, bias, y)
+                   : launch_direct<lowp_bf16, float>(l, p, y_order, x, w, bias, y);
     default:
       return exact ? launch_direct<float, double>(l, p, y_order, x, w, bias, y)
                    : launch_direct<float, float>(l, p, y_order, x, w, bias, y);

@@ -12,12 +12,12 @@
  * so the bias index is always in [0, dims[channel_dim]). In place (y == src
  * with identical strides) each element is read and written by one thread.
  *
- * F16/BF16 (S lp_f16 / lp_bf16, bias of the same dtype): src and the bias
+ * F16/BF16 (S lowp_f16 / lowp_bf16, bias of the same dtype): src and the bias
  * widen exactly to F32, the sum and the activation run in F32, and y is
- * rounded once (lowp_io.cuh); the identity copy without a bias is exact.
+ * rounded once (lowp_elem.cuh); the identity copy without a bias is exact.
  */
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/lowp_io.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -26,7 +26,7 @@ namespace adnn_cuda {
 template <typename SI, typename SO>
 __global__ void epilogue_kernel(adnn_activation act, adnn_nd nd, int64_t n, int channel_dim,
                                 const SI *src, const SO *bias, int64_t bias_stride, SO *y) {
-  typedef typename lp_compute<SO>::type T;
+  typedef typename elem<SO>::compute T;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
     int64_t off[2];
@@ -64,10 +64,10 @@ ADNN_CUDA_API cudaError_t adnn_cuda_conv2d_epilogue_launch(const adnn_cuda_launc
       return launch_epilogue<double, double>(l, act, nd, n, channel_dim, src, bias, bias_stride,
                                              y);
     case ADNN_DTYPE_F16:
-      return launch_epilogue<lp_f16, lp_f16>(l, act, nd, n, channel_dim, src, bias, bias_stride,
+      return launch_epilogue<lowp_f16, lowp_f16>(l, act, nd, n, channel_dim, src, bias, bias_stride,
                                              y);
     case ADNN_DTYPE_BF16:
-      return launch_epilogue<lp_bf16, lp_bf16>(l, act, nd, n, channel_dim, src, bias,
+      return launch_epilogue<lowp_bf16, lowp_bf16>(l, act, nd, n, channel_dim, src, bias,
                                                bias_stride, y);
     default:
       return launch_epilogue<float, float>(l, act, nd, n, channel_dim, src, bias, bias_stride, y);
@@ -81,14 +81,14 @@ ADNN_CUDA_API cudaError_t adnn_cuda_conv2d_epilogue_convert_launch(
   const int64_t n = adnn_nd_count(nd);
   if (n <= 0) return cudaSuccess;
   if (y_dtype == ADNN_DTYPE_F32 && src_dtype == ADNN_DTYPE_F16)
-    return launch_epilogue<lp_f16, float>(l, act, nd, n, channel_dim, src, bias, bias_stride, y);
+    return launch_epilogue<lowp_f16, float>(l, act, nd, n, channel_dim, src, bias, bias_stride, y);
   if (y_dtype == ADNN_DTYPE_F32 && src_dtype == ADNN_DTYPE_BF16)
-    return launch_epilogue<lp_bf16, float>(l, act, nd, n, channel_dim, src, bias, bias_stride,
+    return launch_epilogue<lowp_bf16, float>(l, act, nd, n, channel_dim, src, bias, bias_stride,
                                            y);
   if (src_dtype == ADNN_DTYPE_F32 && y_dtype == ADNN_DTYPE_F16)
-    return launch_epilogue<float, lp_f16>(l, act, nd, n, channel_dim, src, bias, bias_stride, y);
+    return launch_epilogue<float, lowp_f16>(l, act, nd, n, channel_dim, src, bias, bias_stride, y);
   if (src_dtype == ADNN_DTYPE_F32 && y_dtype == ADNN_DTYPE_BF16)
-    return launch_epilogue<float, lp_bf16>(l, act, nd, n, channel_dim, src, bias, bias_stride,
+    return launch_epilogue<float, lowp_bf16>(l, act, nd, n, channel_dim, src, bias, bias_stride,
                                            y);
   return cudaErrorInvalidValue;
 }

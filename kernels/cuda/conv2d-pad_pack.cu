@@ -11,7 +11,7 @@
  * are copied as their 16-bit patterns (uint16_t), zero being +0 in both.
  */
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/lowp_io.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -109,13 +109,13 @@ ADNN_CUDA_API cudaError_t adnn_cuda_conv2d_pad_widen_launch(const adnn_cuda_laun
   const unsigned grid = grid_for(l, total, threads);
   const int64_t *xs = x->strides;
   if (dtype == ADNN_DTYPE_F16)
-    pad_widen_kernel<lp_f16><<<grid, threads, 0, l->stream>>>(
+    pad_widen_kernel<lowp_f16><<<grid, threads, 0, l->stream>>>(
         N, C, H, W, xs[0], xs[1], xs[2], xs[3], pad[0], pad[2], Hp, Wp, nhwc,
-        (const lp_f16 *)src, (float *)dst);
+        (const lowp_f16 *)src, (float *)dst);
   else if (dtype == ADNN_DTYPE_BF16)
-    pad_widen_kernel<lp_bf16><<<grid, threads, 0, l->stream>>>(
+    pad_widen_kernel<lowp_bf16><<<grid, threads, 0, l->stream>>>(
         N, C, H, W, xs[0], xs[1], xs[2], xs[3], pad[0], pad[2], Hp, Wp, nhwc,
-        (const lp_bf16 *)src, (float *)dst);
+        (const lowp_bf16 *)src, (float *)dst);
   else
     return cudaErrorInvalidValue;
   return cudaGetLastError();

@@ -72,10 +72,12 @@ $(cuda_kernel_objects): $(cuda_kernel_headers)
 # matmul's low-precision kernels convert through the device copies of
 # kernels/common/float16.h.
 kernels/cuda/matmul_epilogue.lo: $(srcdir)/kernels/cuda/float16.cuh
-# activation, binary, pool2d and reduce template their element type over F32,
-# F64, F16 and BF16 through lowp_elem.cuh (which includes float16.cuh).
+# The kernels that template their element type over F32, F64, F16 and BF16
+# do it through lowp_elem.cuh (which includes float16.cuh).
 kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/lowp_elem.cuh
-kernels/cuda/activation.lo kernels/cuda/binary.lo kernels/cuda/pool2d.lo kernels/cuda/reduce.lo: \
+kernels/cuda/activation.lo kernels/cuda/binary.lo kernels/cuda/pool2d.lo kernels/cuda/reduce.lo \
+	kernels/cuda/softmax.lo kernels/cuda/norm.lo kernels/cuda/batchnorm.lo \
+	kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-epilogue.lo kernels/cuda/conv2d-pad_pack.lo: \
 	$(srcdir)/kernels/cuda/lowp_elem.cuh $(srcdir)/kernels/cuda/float16.cuh
 # conv2d backward (data, weights): the direct kernels of the CUDA plugin.
 kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/conv2d_backward_data-direct.cu \

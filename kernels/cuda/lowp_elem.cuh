@@ -1,7 +1,9 @@
 /*
  * Element types for the kernels that run one template for F32, F64, F16 and
- * BF16 (activation, binary, pool2d, reduce): how an element is widened to
- * the type the arithmetic uses and how a result is stored back.
+ * BF16 (activation, binary, pool2d, reduce, softmax, the norms, batch norm,
+ * conv2d's direct kernel and epilogue): how an element is widened to the
+ * type the arithmetic uses and how a result is stored back, by value
+ * (widen, put) or through a pointer (lp_load, lp_store).
  *
  * doc/ops.md "Low precision": an F16/BF16 element is widened exactly to F32
  * (kernels/common/float16.h's functions, compiled for the device by
@@ -66,6 +68,16 @@ __host__ __device__ __forceinline__ void put(lowp_f16 *y, double v) { y->bits = 
 __host__ __device__ __forceinline__ void put(lowp_bf16 *y, float v) { y->bits = adnn_f32_to_bf16(v); }
 __host__ __device__ __forceinline__ void put(lowp_bf16 *y, double v) {
   y->bits = adnn_f64_to_bf16(v);
+}
+
+/* Pointer forms: lp_load(p) widens *p exactly to elem<S>::compute,
+ * lp_store(p, v) stores v (F32 or F64) with one rounding. */
+template <typename S>
+__host__ __device__ __forceinline__ typename elem<S>::compute lp_load(const S *p) {
+  return widen(*p);
+}
+template <typename S, typename V> __host__ __device__ __forceinline__ void lp_store(S *p, V v) {
+  put(p, v);
 }
 
 /* The 16-bit element `k` (0..7) of a 16-byte vector (little-endian, element

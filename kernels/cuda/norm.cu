@@ -25,10 +25,10 @@
  *    and its parameters' type P (ADNN_OP_PARAM_DTYPE: F32 gain and bias for
  *    F16/BF16 data); F16/BF16 loads widen exactly to F32, the statistics and
  *    the affine step run in F32, and each output is rounded once on store
- *    (lowp_io.cuh), as the CPU's F16/BF16 path does.
+ *    (lowp_elem.cuh), as the CPU's F16/BF16 path does.
  */
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/lowp_io.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -77,7 +77,7 @@ __device__ __forceinline__ int64_t col_offset(const adnn_nd &cols, int which, in
 template <typename S, typename P>
 __global__ void norm_rows(adnn_plugin_norm p, adnn_cuda_norm_layout s, const S *x, const P *gain,
                           const P *bias, S *y) {
-  typedef typename lp_compute<S>::type T;
+  typedef typename elem<S>::compute T;
   __shared__ welford<T> part[32];
   const bool rms = p.kind == ADNN_NORM_RMS;
   const welford<T> empty = {T(0), T(0), T(0)};
@@ -149,8 +149,8 @@ ADNN_CUDA_API cudaError_t adnn_cuda_norm_launch(const adnn_cuda_launch_config *l
   if (p->rows <= 0 || p->D <= 0) return cudaSuccess;
   switch (dtype) {
     case ADNN_DTYPE_F64: return launch_norm<double, double>(l, p, s, x, gain, bias, y);
-    case ADNN_DTYPE_F16: return launch_norm<lp_f16, float>(l, p, s, x, gain, bias, y);
-    case ADNN_DTYPE_BF16: return launch_norm<lp_bf16, float>(l, p, s, x, gain, bias, y);
+    case ADNN_DTYPE_F16: return launch_norm<lowp_f16, float>(l, p, s, x, gain, bias, y);
+    case ADNN_DTYPE_BF16: return launch_norm<lowp_bf16, float>(l, p, s, x, gain, bias, y);
     default: return launch_norm<float, float>(l, p, s, x, gain, bias, y);
   }
 }

@@ -34,12 +34,12 @@
  *    barriers), so no value is overwritten before it is read.
  *
  * Low precision: the kernels are templated on the storage type S; F16 and
- * BF16 (lowp_io.cuh) widen each load exactly to F32 and compute the state,
+ * BF16 (lowp_elem.cuh) widen each load exactly to F32 and compute the state,
  * exponentials and sums in F32, and each output is rounded once on store,
  * as the CPU's F16/BF16 path does (doc/ops.md, "Low precision").
  */
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/lowp_io.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -98,7 +98,7 @@ __device__ __forceinline__ T smx_out(const smx_state<T> &st, T logsum, int log, 
 
 template <typename S>
 __global__ void softmax_rows(adnn_cuda_softmax_layout s, int log, const S *x, S *y) {
-  typedef typename lp_compute<S>::type T;
+  typedef typename elem<S>::compute T;
   __shared__ smx_state<T> part[32];
   const smx_state<T> empty = {-T(INFINITY), T(0), 0};
   for (int64_t r = blockIdx.x; r < s.row_count; r += gridDim.x) {
@@ -118,7 +118,7 @@ __global__ void softmax_rows(adnn_cuda_softmax_layout s, int log, const S *x, S 
 
 template <typename S>
 __global__ void softmax_cols(adnn_cuda_softmax_layout s, int log, const S *x, S *y) {
-  typedef typename lp_compute<S>::type T;
+  typedef typename elem<S>::compute T;
   for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < s.row_count;
        r += (int64_t)gridDim.x * blockDim.x) {
     int64_t base[2];
@@ -158,8 +158,8 @@ ADNN_CUDA_API cudaError_t adnn_cuda_softmax_launch(const adnn_cuda_launch_config
                                                    const void *x, void *y) {
   switch (dtype) {
     case ADNN_DTYPE_F64: return launch_softmax<double>(l, p, s, x, y);
-    case ADNN_DTYPE_F16: return launch_softmax<lp_f16>(l, p, s, x, y);
-    case ADNN_DTYPE_BF16: return launch_softmax<lp_bf16>(l, p, s, x, y);
+    case ADNN_DTYPE_F16: return launch_softmax<lowp_f16>(l, p, s, x, y);
+    case ADNN_DTYPE_BF16: return launch_softmax<lowp_bf16>(l, p, s, x, y);
     default: return launch_softmax<float>(l, p, s, x, y);
   }
 }
