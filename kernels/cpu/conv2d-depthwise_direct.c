@@ -7,10 +7,13 @@
  * across channels, so a GEMM formulation only adds overhead; the kernel is
  * bound by loads and memory, and the point is to keep every lane busy
  * whatever the image size. Three paths, chosen at plan time (dw_reshape):
- *   - NCHW planes (every NCHW problem whose padded plane fits the per-thread
- *     buffer, dwp_layout): W in the lanes, one (image, channel) plane per
- *     task, the plane buffered padded and split by column phase so that every
- *     tap is one unaligned load; no transposes. See "The NCHW plane kernel"
+ *   - NCHW planes (NCHW problems at stride 1 with at least 56x56 outputs, or
+ *     column stride 2 with at least 28x28 outputs and x within 8 MiB, where
+ *     it measured faster, see dw_reshape, and whose padded plane fits the
+ *     per-thread buffer, dwp_layout): W in the lanes, one (image, channel)
+ *     plane per task, the plane buffered padded and split by column phase
+ *     (vector shuffles for stride 2) so that every tap is one unaligned load;
+ *     no transposes. See "The NCHW plane kernel"
  *     below. The two paths that follow then serve NHWC and very large planes.
  *   - Channel vectors (every NHWC problem, and NCHW unless it has few channels
  *     and wide rows, dw_nchw_cvec): a vector holds VL consecutive channels of
@@ -1304,9 +1307,14 @@ static void dw_reshape(const void *problem, const adnn_cpu_env *env, void *state
    * 28x28 outputs since its column split is vectorized (loaded machine,
    * 1 thread, best of 3 x 21 runs: dw2 1.36x and dw4 1.64x the
    * channel-vector path's speed; on 14x14 and 7x7 outputs, dw6 and dw12,
-   * 0.63x and 0.51x, so those stay there). */
+   * 0.63x and 0.51x, so those stay there). At batch 8 (x 12.8 and 25.7 MiB,
+   * beyond L2 and most of L3) the same kernels measured 0.72x-0.80x (dw4)
+   * and 0.93x-1.16x (dw2), for reasons not found (prefetching the next
+   * plane did not change it), so stride 2 takes the plane path only while
+   * x is within 8 MiB. */
+  const double x_bytes = (double)g->N * (double)g->C * (double)g->H * (double)g->W * 4.0;
   s->dwp = !s->nhwc && ((g->stride_h == 1 && g->stride_w == 1 && g->P * g->Q >= 56 * 56) ||
-                        (g->stride_w == 2 && g->P * g->Q >= 28 * 28));
+                        (g->stride_w == 2 && g->P * g->Q >= 28 * 28 && x_bytes <= 8.0 * 1024 * 1024));
   s->dwp = s->dwp && dwp_layout(g, s, adnn_cpu_parallel_threads());
   if (s->dwp) {
     s->cvec = 0;
