@@ -7,8 +7,8 @@
  * across channels, so a GEMM formulation only adds overhead; the kernel is
  * bound by loads and memory, and the point is to keep every lane busy
  * whatever the image size. Three paths, chosen at plan time (dw_reshape):
- *   - NCHW planes (NCHW problems at stride 1 with at least 56x56 outputs, or
- *     column stride 2 with at least 28x28 outputs and x within 8 MiB, where
+ *   - NCHW planes (NCHW problems with at least 56x56 outputs per plane at
+ *     stride 1, or at column stride 2 with x within 8 MiB, where
  *     it measured faster, see dw_reshape, and whose padded plane fits the
  *     per-thread buffer, dwp_layout): W in the lanes, one (image, channel)
  *     plane per task, the plane buffered padded and split by column phase
@@ -1303,18 +1303,17 @@ static void dw_reshape(const void *problem, const adnn_cpu_env *env, void *state
   /* The plane path only where it measured faster than the channel-vector
    * path (AMD Zen3): stride 1 on planes of at least 56x56 outputs (quiet
    * machine, 2 threads, 2026-12-02: dw3 29.3 against 18.0 GFLOP/s; on dw5's
-   * 28x28 14.1 against 22.2), and column stride 2 on planes of at least
-   * 28x28 outputs since its column split is vectorized (loaded machine,
-   * 1 thread, best of 3 x 21 runs: dw2 1.36x and dw4 1.64x the
-   * channel-vector path's speed; on 14x14 and 7x7 outputs, dw6 and dw12,
-   * 0.63x and 0.51x, so those stay there). At batch 8 (x 12.8 and 25.7 MiB,
-   * beyond L2 and most of L3) the same kernels measured 0.72x-0.80x (dw4)
-   * and 0.93x-1.16x (dw2), for reasons not found (prefetching the next
-   * plane did not change it), so stride 2 takes the plane path only while
-   * x is within 8 MiB. */
+   * 28x28 14.1 against 22.2), and, since its column split is vectorized,
+   * column stride 2 on planes of at least 56x56 outputs while x is within
+   * 8 MiB (loaded machine, 1 thread, batch 1, 10 alternated rounds of 31
+   * runs in each order: dw2, 112 -> 56, 1.37x and 1.41x; dw4, 56 -> 28,
+   * 0.94x and 0.96x, so 28x28 planes stay on the channel vectors, as do 14x14
+   * and 7x7 ones, 0.63x and 0.51x in a shorter run). At batch 8 (x 25.7 MiB)
+   * dw2 measured 0.93x-1.16x, hence the bound on x. */
   const double x_bytes = (double)g->N * (double)g->C * (double)g->H * (double)g->W * 4.0;
-  s->dwp = !s->nhwc && ((g->stride_h == 1 && g->stride_w == 1 && g->P * g->Q >= 56 * 56) ||
-                        (g->stride_w == 2 && g->P * g->Q >= 28 * 28 && x_bytes <= 8.0 * 1024 * 1024));
+  s->dwp = !s->nhwc && g->P * g->Q >= 56 * 56 &&
+           ((g->stride_h == 1 && g->stride_w == 1) ||
+            (g->stride_w == 2 && x_bytes <= 8.0 * 1024 * 1024));
   s->dwp = s->dwp && dwp_layout(g, s, adnn_cpu_parallel_threads());
   if (s->dwp) {
     s->cvec = 0;
