@@ -7,10 +7,13 @@
  * across channels, so a GEMM formulation only adds overhead; the kernel is
  * bound by loads and memory, and the point is to keep every lane busy
  * whatever the image size. Three paths, chosen at plan time (dw_reshape):
- *   - NCHW planes (every NCHW problem whose padded plane fits the per-thread
- *     buffer, dwp_layout): W in the lanes, one (image, channel) plane per
- *     task, the plane buffered padded and split by column phase so that every
- *     tap is one unaligned load; no transposes. See "The NCHW plane kernel"
+ *   - NCHW planes (NCHW problems with at least 56x56 outputs per plane at
+ *     stride 1, or at column stride 2 with x within 8 MiB, where
+ *     it measured faster, see dw_reshape, and whose padded plane fits the
+ *     per-thread buffer, dwp_layout): W in the lanes, one (image, channel)
+ *     plane per task, the plane buffered padded and split by column phase
+ *     (vector shuffles for stride 2) so that every tap is one unaligned load;
+ *     no transposes. See "The NCHW plane kernel"
  *     below. The two paths that follow then serve NHWC and very large planes.
  *   - Channel vectors (every NHWC problem, and NCHW unless it has few channels
  *     and wide rows, dw_nchw_cvec): a vector holds VL consecutive channels of
@@ -592,6 +595,46 @@ SIMD_INLINE void NAME(dwp_rows)(const int64_t R, const int64_t S, const int64_t 
   }
 }
 
+/* The even and the odd lanes of the 2 * VL floats lo, hi (lo first). */
+#if VL == 16
+#define DW_EVEN 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#define DW_ODD 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
+#elif VL == 8
+#define DW_EVEN 0, 2, 4, 6, 8, 10, 12, 14
+#define DW_ODD 1, 3, 5, 7, 9, 11, 13, 15
+#else
+#define DW_EVEN 0, 2, 4, 6
+#define DW_ODD 1, 3, 5, 7
+#endif
+SIMD_INLINE VF NAME(dw_even)(VF lo, VF hi) {
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX2
+  /* One in-lane shuffle and one 64-bit permute (GCC's own lowering of the
+   * shuffle below takes four vpermd and blends). */
+  __m256 e = _mm256_shuffle_ps((__m256)lo, (__m256)hi, 0x88);
+  return (VF)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+#elif defined(__clang__) || __GNUC__ >= 12
+  return __builtin_shufflevector(lo, hi, DW_EVEN);
+#else /* no __builtin_shufflevector before GCC 12: pick the lanes one by one */
+  VF e;
+  for (int l = 0; l < VL; l++) e[l] = l < VL / 2 ? lo[2 * l] : hi[2 * l - VL];
+  return e;
+#endif
+}
+SIMD_INLINE VF NAME(dw_odd)(VF lo, VF hi) {
+#if ADNN_SIMD_ISA == ADNN_CPU_ISA_AVX2
+  __m256 o = _mm256_shuffle_ps((__m256)lo, (__m256)hi, 0xDD);
+  return (VF)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
+#elif defined(__clang__) || __GNUC__ >= 12
+  return __builtin_shufflevector(lo, hi, DW_ODD);
+#else
+  VF o;
+  for (int l = 0; l < VL; l++) o[l] = l < VL / 2 ? lo[2 * l + 1] : hi[2 * l + 1 - VL];
+  return o;
+#endif
+}
+#undef DW_EVEN
+#undef DW_ODD
+
 /* One plane: buffer the padded input (hb rows of wb floats per phase, the
  * rows above and below the image and the columns outside it zero), then the
  * rows, specialized for 3x3 and 5x5 at strides 1 and 2 without dilation. */
@@ -614,6 +657,21 @@ static void NAME(dw_plane)(const float *xc, int64_t H, int64_t W, const float *w
       memset(br, 0, (size_t)pl * sizeof(float));
       memcpy(br + pl, xr, (size_t)W * sizeof(float));
       memset(br + pl + W, 0, (size_t)(wb - pl - W) * sizeof(float));
+    } else if (sw == 2) {
+      /* The padded row in the scratch row t, then split into its even and
+       * odd columns VL at a time: two loads and two lane shuffles per 2 * VL
+       * columns, where a scalar split measured several times slower than
+       * the taps themselves. */
+      float *t = b + 2 * phs;
+      memset(t, 0, (size_t)pl * sizeof(float));
+      memcpy(t + pl, xr, (size_t)W * sizeof(float));
+      if (pl + W < 2 * wb) memset(t + pl + W, 0, (size_t)(2 * wb - pl - W) * sizeof(float));
+      float *be = b + hh * wb, *bo = b + phs + hh * wb;
+      for (int64_t i = 0; i < wb; i += VL) {
+        const VF lo = NAME(vload)(t + 2 * i), hi = NAME(vload)(t + 2 * i + VL);
+        NAME(vstore)(be + i, NAME(dw_even)(lo, hi));
+        NAME(vstore)(bo + i, NAME(dw_odd)(lo, hi));
+      }
     } else {
       for (int64_t k = 0; k < sw; k++) {
         float *br = b + k * phs + hh * wb;
@@ -951,7 +1009,10 @@ static int dwp_layout(const adnn_plugin_conv2d *g, dw_state *s, int64_t threads)
   if (sw > 16 || wb > (1 << 20) || hb > (1 << 20) || sw * hb * wb > (1 << 20)) return 0;
   s->dwp_hb = hb;
   s->dwp_wb = wb;
-  s->dwp_slice = (sw * hb * wb + 15) / 16 * 16;
+  /* Stride 2 also keeps one padded input row (2 * wb floats, or the whole
+   * row when the image reaches past the last output's taps) to split. */
+  int64_t scratch = sw == 2 ? (2 * wb > g->pad_left + g->W ? 2 * wb : g->pad_left + g->W) : 0;
+  s->dwp_slice = (sw * hb * wb + scratch + 15) / 16 * 16;
   s->threads = threads;
   s->dwp_off_w = threads * s->dwp_slice;
   int64_t per_plane = g->P * g->Q * g->R * g->S;
@@ -1240,12 +1301,20 @@ static void dw_reshape(const void *problem, const adnn_cpu_env *env, void *state
   s->act_pass = g->activation.kind != ADNN_ACTIVATION_IDENTITY;
   s->repack = !adnn_cpu_conv2d_w_is_kcrs(g);
   /* The plane path only where it measured faster than the channel-vector
-   * path (quiet AMD Zen3, 2 threads, 2026-12-02, doc/performance.md): stride 1
-   * on planes of at least 56x56 outputs (dw3 29.3 against 18.0 GFLOP/s). On
-   * smaller planes (dw5 28x28: 14.1 against 22.2) and at stride 2 (1-4
-   * GFLOP/s: its phase split is a scalar loop) it lost. */
-  s->dwp = !s->nhwc && g->stride_h == 1 && g->stride_w == 1 && g->P * g->Q >= 56 * 56 &&
-           dwp_layout(g, s, adnn_cpu_parallel_threads());
+   * path (AMD Zen3): stride 1 on planes of at least 56x56 outputs (quiet
+   * machine, 2 threads, 2026-12-02: dw3 29.3 against 18.0 GFLOP/s; on dw5's
+   * 28x28 14.1 against 22.2), and, since its column split is vectorized,
+   * column stride 2 on planes of at least 56x56 outputs while x is within
+   * 8 MiB (loaded machine, 1 thread, batch 1, 10 alternated rounds of 31
+   * runs in each order: dw2, 112 -> 56, 1.37x and 1.41x; dw4, 56 -> 28,
+   * 0.94x and 0.96x, so 28x28 planes stay on the channel vectors, as do 14x14
+   * and 7x7 ones, 0.63x and 0.51x in a shorter run). At batch 8 (x 25.7 MiB)
+   * dw2 measured 0.93x-1.16x, hence the bound on x. */
+  const double x_bytes = (double)g->N * (double)g->C * (double)g->H * (double)g->W * 4.0;
+  s->dwp = !s->nhwc && g->P * g->Q >= 56 * 56 &&
+           ((g->stride_h == 1 && g->stride_w == 1) ||
+            (g->stride_w == 2 && x_bytes <= 8.0 * 1024 * 1024));
+  s->dwp = s->dwp && dwp_layout(g, s, adnn_cpu_parallel_threads());
   if (s->dwp) {
     s->cvec = 0;
     *workspace_bytes =

@@ -301,6 +301,17 @@ static const conv_spec conv_specs[] = {
     {"dw nchw s2 dil2", 2, 4, 17, 23, 4, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 4, 1, 0, 0, 0, NCHW, F32},
     {"dw nchw s3", 1, 3, 14, 20, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3, 1, 0, 0, 0, NCHW, F32},
     {"dw nchw 112 s2", 2, 3, 112, 112, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3, 1, A_RELU, 0, 0, NCHW, F32},
+    /* Column stride 2 on the plane kernel (at least 56x56 outputs: the
+     * vectorized even/odd column split): odd and even sizes, padding 0, 1
+     * (TensorFlow's asymmetric SAME) and 2, 5x5, row stride 1, dilation,
+     * many channels, batches, KRSC filters (repacked). */
+    {"dw nchw s2 plane odd", 2, 6, 113, 115, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 1, A_CLAMP, 0, 6, NCHW, F32},
+    {"dw nchw s2 plane p0", 1, 5, 114, 128, 5, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 5, 0, 0, 0, 0, NCHW, F32},
+    {"dw nchw s2 plane same", 1, 9, 112, 112, 9, 3, 3, 2, 2, 0, 1, 0, 1, 1, 1, 9, 1, A_RELU, 0, 0, NCHW, F32},
+    {"dw nchw 5x5 s2 plane", 2, 3, 116, 117, 3, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 3, 1, A_GELU, 0, 0, NCHW, F32},
+    {"dw nchw s1,2 plane", 1, 4, 56, 112, 4, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 4, 1, 0, 0, 0, NCHW, F32},
+    {"dw nchw s2 dil2 plane", 1, 3, 118, 119, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 3, 0, 0, 0, 0, NCHW, F32},
+    {"dw nchw s2 plane krsc", 2, 40, 112, 112, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 40, 1, A_RELU, 0, 0, NCHW_KRSC, F32},
     {"5x5",      1, 3, 10, 10,  4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, F32},
     {"5x5 s2",   3, 3, 11,  9,  5, 5, 5, 2, 2, 2, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, NHWC, F32},
     {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, F32},
