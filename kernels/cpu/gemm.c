@@ -295,9 +295,8 @@ static void packed_a_block_plain(const gemm_job *j, int64_t i0, int64_t j0, int6
 
 /* The widest op(B) (n, the whole call, not one tile, so that the engine's
  * own split does not change the choice; the bits are the same either way)
- * for which the engine reads
- * untransposed A in place instead of packing it (the microkernel's
- * kernel_arows). Packing A costs one copy of each element, repaid by the
+ * for which the engine reads untransposed A in place instead of packing it
+ * (the microkernel's kernel_arows). Packing A costs one copy of each element, repaid by the
  * ceil(n / NR) microkernel calls that then read it from the packed panel.
  * Paired A/B in one process (thread CPU time, 1 thread, Zen3, issue 15):
  * at n = 49 (4 calls) reading A in place ran 2048 x 49 x 512 1.07x,
