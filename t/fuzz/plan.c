@@ -800,7 +800,10 @@ static adnn_status fuzz_quant_common(reader *r, adnn_quantize_desc *d, exec_args
   e->n_inputs = 1;
   e->in_bytes[0] = span(&d->x);
   if (d->axis >= 0) {
-    const int64_t c = d->axis < d->x.rank ? d->x.dims[d->axis] : 1;
+    /* x's rank may be out of range (up to 9 and beyond), so the axis is
+     * checked against ADNN_MAX_RANK too before it indexes dims. */
+    const int64_t c =
+        d->axis < d->x.rank && d->axis < ADNN_MAX_RANK ? d->x.dims[d->axis] : 1;
     e->in_bytes[e->n_inputs++] = (size_t)(c > 0 ? c : 1) * 4;
     e->in_bytes[e->n_inputs++] = (size_t)(c > 0 ? c : 1) * 4;
   }
