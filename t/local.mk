@@ -400,6 +400,17 @@ t_cpu_conv2d_direct_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 t_cpu_conv2d_direct_LDADD = kernels/cpu/libadnn_cpu_kernels.la kernels/ref/libadnn_ref.la \
 	$(OPENBLAS_LIBS) -lpthread -lm
 
+# The CPU plugin's two F16/BF16 matmul implementations (widen_sgemm and
+# lowp) below the public API, each against a double oracle with the
+# numerics bound, on layouts, epilogues, batches and the OpenBLAS branch that
+# the plugin's choice on conformance-sized shapes does not reach.
+check_PROGRAMS += t/cpu-matmul-lowp
+TESTS += t/cpu-matmul-lowp
+t_cpu_matmul_lowp_SOURCES = t/cpu-matmul-lowp.c t/tap.h t/rng.h
+t_cpu_matmul_lowp_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
+t_cpu_matmul_lowp_LDADD = kernels/cpu/libadnn_cpu_kernels.la kernels/ref/libadnn_ref.la \
+	$(OPENBLAS_LIBS) -lpthread -lm
+
 # The reorder op's conversions bit for bit over every 16-bit pattern and an
 # F32/F64 sample, on every ready backend and every CPU instruction set.
 check_PROGRAMS += t/convert-exhaustive

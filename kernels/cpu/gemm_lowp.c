@@ -408,15 +408,16 @@ size_t adnn_cpu_lowp_thread_bytes(const adnn_cpu_lowp_path *path) {
   return (size_t)(KC * NC + (int64_t)path->mr * KC + KC) * sizeof(float);
 }
 
-void adnn_cpu_lowp_narrow_f16(const adnn_cpu_lowp_path *path, const float *src, int64_t n,
-                              uint16_t *dst) {
-  /* lowp.c's narrowing: F16C's vcvtps2ph with round to nearest even on
-   * the FLOAT paths, float16.h's rule otherwise (the same bits). */
+void adnn_cpu_lowp_narrow(const adnn_cpu_lowp_path *path, adnn_dtype t, const float *src,
+                          int64_t n, uint16_t *dst) {
+  /* lowp.c's narrowing: F16C's vcvtps2ph with round to nearest even, or
+   * BF16's integer rounding in AVX2 lanes, on the FLOAT paths; float16.h's
+   * rules otherwise (the same bits). */
 #if LOWP_X86
   const int isa = path->kind == ADNN_CPU_LOWP_FLOAT ? ADNN_CPU_ISA_AVX2 : ADNN_CPU_ISA_BASE;
 #else
   (void)path;
   const int isa = ADNN_CPU_ISA_BASE;
 #endif
-  adnn_cpu_lowp_from_f32(isa, ADNN_DTYPE_F16, src, dst, (size_t)n);
+  adnn_cpu_lowp_from_f32(isa, t, src, dst, (size_t)n);
 }

@@ -67,9 +67,10 @@ const adnn_cpu_lowp_path *adnn_cpu_lowp_choose(adnn_dtype at, int isa,
 /** Bytes of packing scratch one thread needs for `path`. */
 size_t adnn_cpu_lowp_thread_bytes(const adnn_cpu_lowp_path *path);
 
-/** n F32 values at src rounded to F16 into dst, bit for bit as
- *  adnn_f32_to_f16 (F16C where `path` is a float path, which needs it). */
-void adnn_cpu_lowp_narrow_f16(const adnn_cpu_lowp_path *path, const float *src, int64_t n,
-                              uint16_t *dst);
+/** n F32 values at src rounded to `t` (F16 or BF16) into dst, bit for bit
+ *  as adnn_f32_to_f16 / adnn_f32_to_bf16 (vector code where `path` is a
+ *  float path, whose ISA has F16C and AVX2). */
+void adnn_cpu_lowp_narrow(const adnn_cpu_lowp_path *path, adnn_dtype t, const float *src,
+                          int64_t n, uint16_t *dst);
 
 #endif

@@ -158,11 +158,15 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
  * in its per-tile store hook (AVX2+FMA, AVX-512); then OpenBLAS GEMMs over
  * tiles of y with the fused epilogue, F32 and F64; both for layouts with a
  * unit stride in one of the last two dims of a, b and y; the reference for
- * every other layout. F16/BF16 and I8/U8 inputs: "lowp"
- * (kernels/cpu/matmul_lowp.c, gemm_lowp.c) for any layout, where this ISA
- * has a path; else the reference. */
-#define ADNN_CPU_MATMUL_IMPLS(X) \
-  X(matmul, lowp) X(matmul, engine) X(matmul, blas) X(matmul, reference)
+ * every other layout. F16/BF16 inputs: first "widen_sgemm" (a and b widened
+ * whole to F32 in the workspace, then the plugin's SGEMM with the epilogue
+ * in its store hook; kernels/cpu/matmul_lowp.c), preferred unless the
+ * matrices are small; then, and for I8/U8 inputs, "lowp" (tiled blocks that
+ * widen while packing, kernels/cpu/matmul_lowp.c, gemm_lowp.c) for any
+ * layout, where this ISA has a path; else the reference. */
+#define ADNN_CPU_MATMUL_IMPLS(X)                                                     \
+  X(matmul, widen_sgemm) X(matmul, lowp) X(matmul, engine) X(matmul, blas) \
+      X(matmul, reference)
 #define ADNN_CPU_MATMUL_FORCED NULL
 /* Attention: the flash-style tiled forward (F32 and F64, vectorized), then
  * the reference loops. */

@@ -32,7 +32,9 @@
 
 #include "kernels/common/float16.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_lowp.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/ref/ref.h"
 
 #define RM ADNN_CPU_LOWP_RM
@@ -103,6 +105,55 @@ static size_t elem_size(adnn_dtype t) {
   }
 }
 
+/* The float inputs' epilogue on one tile of y: rows x cols accumulators
+ * (F32, row stride ldacc) for the tile at (i0, j0) of batch matrix (b0, b1)
+ * become y = act(alpha * acc + bias + residual_scale * r), formed in double
+ * and rounded once to y's dtype; read_ab = 0 (alpha = 0) ignores acc. Shared
+ * by the tiled blocks and widen_sgemm's store hook, so that both round alike. */
+static void float_epilogue(const adnn_plugin_matmul *p, const adnn_cpu_lowp_path *path,
+                           const float *acc, int64_t ldacc, int read_ab, const void *bias,
+                           const void *r, void *y, int64_t b0, int64_t b1, int64_t i0,
+                           int64_t j0, int64_t rows, int64_t cols) {
+  const int64_t *sy = p->y.strides;
+  const int64_t oy = b0 * sy[0] + b1 * sy[1] + i0 * sy[2] + j0 * sy[3];
+  const adnn_dtype yt = p->y.dtype;
+  if (read_ab && p->alpha == 1.0 && !bias && !r &&
+      p->activation.kind == ADNN_ACTIVATION_IDENTITY) {
+    /* The plain product: y is the F32 accumulator rounded once (the
+     * double the general path forms would be that float exactly, so the
+     * result is the same), row by row without the double arithmetic. */
+    for (int64_t i = 0; i < rows; i++) {
+      const float *ai = acc + i * ldacc;
+      const int64_t o = oy + i * sy[2];
+      if (yt == ADNN_DTYPE_F32) {
+        float *yi = (float *)y + o;
+        if (yi == ai) continue; /* widen_sgemm's C is y itself */
+        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = ai[q];
+      } else if (sy[3] == 1) {
+        adnn_cpu_lowp_narrow(path, yt, ai, cols, (uint16_t *)y + o);
+      } else if (yt == ADNN_DTYPE_BF16) {
+        uint16_t *yi = (uint16_t *)y + o;
+        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_bf16(ai[q]);
+      } else {
+        uint16_t *yi = (uint16_t *)y + o;
+        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_f16(ai[q]);
+      }
+    }
+    return;
+  }
+  const int64_t *sr = p->residual.strides;
+  const int64_t orr = r ? b0 * sr[0] + b1 * sr[1] + i0 * sr[2] + j0 * sr[3] : 0;
+  const int identity = p->activation.kind == ADNN_ACTIVATION_IDENTITY;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t q = 0; q < cols; q++) {
+      double v = read_ab ? p->alpha * (double)acc[i * ldacc + q] : 0.0;
+      if (bias) v += ((const float *)bias)[(j0 + q) * p->bias.strides[0]];
+      if (r) v += p->residual_scale * load_float(r, p->residual.dtype, orr + i * sr[2] + q * sr[3]);
+      store_float(y, yt, oy + i * sy[2] + q * sy[3],
+                  identity ? v : adnn_ref_activation_apply(&p->activation, v));
+    }
+}
+
 static void run_tile(const lowp_job *j, int64_t t, int thread) {
   const adnn_plugin_matmul *p = j->p;
   const lowp_state *s = j->s;
@@ -157,43 +208,7 @@ static void run_tile(const lowp_job *j, int64_t t, int thread) {
       }
     return;
   }
-  const float *acc = c;
-  if (read_ab && p->alpha == 1.0 && !j->bias && !j->r &&
-      p->activation.kind == ADNN_ACTIVATION_IDENTITY) {
-    /* The plain product: y is the F32 accumulator rounded once (the
-     * double the general path forms would be that float exactly, so the
-     * result is the same), row by row without the double arithmetic. */
-    for (int64_t i = 0; i < rows; i++) {
-      const float *ai = acc + i * NC;
-      const int64_t o = oy + i * sy[2];
-      if (yt == ADNN_DTYPE_F32) {
-        float *yi = (float *)j->y + o;
-        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = ai[q];
-      } else if (yt == ADNN_DTYPE_BF16) {
-        uint16_t *yi = (uint16_t *)j->y + o;
-        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_bf16(ai[q]);
-      } else if (sy[3] == 1) {
-        adnn_cpu_lowp_narrow_f16(s->path, ai, cols, (uint16_t *)j->y + o);
-      } else {
-        uint16_t *yi = (uint16_t *)j->y + o;
-        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_f16(ai[q]);
-      }
-    }
-    return;
-  }
-  const int64_t *sr = p->residual.strides;
-  const int64_t orr = j->r ? b0 * sr[0] + b1 * sr[1] + i0 * sr[2] + j0 * sr[3] : 0;
-  const int identity = p->activation.kind == ADNN_ACTIVATION_IDENTITY;
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t q = 0; q < cols; q++) {
-      double v = read_ab ? p->alpha * (double)acc[i * NC + q] : 0.0;
-      if (j->bias) v += ((const float *)j->bias)[(j0 + q) * p->bias.strides[0]];
-      if (j->r)
-        v += p->residual_scale *
-             load_float(j->r, p->residual.dtype, orr + i * sr[2] + q * sr[3]);
-      store_float(j->y, yt, oy + i * sy[2] + q * sy[3],
-                  identity ? v : adnn_ref_activation_apply(&p->activation, v));
-    }
+  float_epilogue(p, s->path, c, NC, read_ab, j->bias, j->r, j->y, b0, b1, i0, j0, rows, cols);
 }
 
 static void lowp_task(void *arg, int64_t t0, int64_t t1, int thread) {
@@ -223,4 +238,272 @@ const adnn_cpu_impl adnn_cpu_matmul_lowp = {
     .state_size = sizeof(lowp_state),
     .reshape = lowp_reshape,
     .run = lowp_run,
+};
+
+/* ---- widen_sgemm: F16/BF16 widened whole, then the plugin's SGEMM ---------
+ *
+ * The tiled blocks above widen each B element once per 384 rows of y and
+ * each A element once per 256 columns, and run the F32 microkernel with
+ * their own fixed blocking; on an AVX2-only CPU that cost 13-27 % of the F32
+ * path's speed on BERT's shapes (doc/performance.md). widen_sgemm widens
+ * each batch matrix's a and b ONCE, whole, into F32 copies in the plan's
+ * workspace (exact, vector code on contiguous runs, threaded over rows),
+ * then runs the one SGEMM entry point every F32 op uses (adnn_cpu_sgemm_ws:
+ * the engine with its cache-derived blocking, or OpenBLAS where the
+ * dispatcher measured it faster) on them with alpha = 1, and its per-tile
+ * store hook applies float_epilogue to each finished tile of C while it is
+ * in cache: the same epilogue, formed in double and rounded once into y, as
+ * the tiled blocks. The widening is O(MK + KN) against the GEMM's O(MNK).
+ *
+ * C is an F32 buffer in the workspace, except when y itself is F32 with unit
+ * column stride and is not also the residual: then the SGEMM writes y and
+ * the hook rewrites each tile in place (or, for the plain product, no hook).
+ * The widened copies keep the operand's orientation: a row-contiguous a
+ * (unit column stride) is widened row by row into an M x K copy (op = none),
+ * a column-contiguous one column by column into K x M (op = transpose),
+ * likewise b; any other strides are gathered into the row-major form. A b
+ * (or a) that every batch matrix shares (batch strides 0) is widened once.
+ *
+ * Batch matrices run one after the other, each SGEMM threaded over the pool
+ * (the tiled lowp is the better choice for many small matrices: its tasks
+ * span the batch, see widen_preferred). Deterministic: the SGEMM forms every
+ * sum in the same order whatever the thread count (gemm.h), and widening and
+ * the epilogue are elementwise. alpha = 0 reads neither a nor b (the SGEMM's
+ * k = 0 case, then the hook); the workspace is sized at reshape, so run
+ * allocates nothing. */
+
+/* The most workspace widen_sgemm asks for: the tuner's default workspace
+ * limit (adnn/tuning.h), 256 MiB, enough for a 4096^3 product (three 64 MiB
+ * copies). Larger problems are left to the tiled blocks, whose workspace
+ * does not grow with the operands. */
+#define WIDEN_MAX_BYTES ((size_t)256 << 20)
+
+typedef struct widen_operand {
+  int trans;          /* the copy is the transpose (K x M for a, N x K for b) */
+  int64_t ld;         /* its row stride in floats */
+  int64_t lines, len; /* rows of the copy and their length */
+  int64_t line_stride, elem_stride; /* in the source, in elements */
+  int shared;         /* batch strides 0: widened once for every batch matrix */
+  size_t off;         /* its offset in the workspace */
+} widen_operand;
+
+typedef struct widen_state {
+  const adnn_cpu_lowp_path *path;
+  int isa;
+  int c_is_y; /* the SGEMM writes y directly */
+  widen_operand a, b;
+  size_t c_off, pack_off, pack_bytes;
+  int threads;
+  int64_t bytes; /* the whole workspace, for supports() */
+} widen_state;
+
+/* The copy of an R x S operand (rows R, columns S, element strides rs, cs):
+ * row by row when its columns are contiguous (or nothing is), else column by
+ * column. */
+static void widen_layout(widen_operand *o, int64_t R, int64_t S, int64_t rs, int64_t cs,
+                         const int64_t *batch_strides) {
+  o->trans = cs != 1 && rs == 1 && R > 1;
+  o->lines = o->trans ? S : R;
+  o->len = o->trans ? R : S;
+  o->ld = o->len;
+  o->line_stride = o->trans ? cs : rs;
+  o->elem_stride = o->trans ? rs : cs;
+  o->shared = batch_strides[0] == 0 && batch_strides[1] == 0;
+}
+
+static size_t round64(size_t n) { return (n + 63) / 64 * 64; }
+
+static void widen_plan(const adnn_plugin_matmul *p, const adnn_cpu_env *env, widen_state *s) {
+  memset(s, 0, sizeof *s);
+  s->path = adnn_cpu_lowp_choose(p->a.dtype, env->isa, env->features);
+  s->isa = env->isa;
+  s->threads = env->threads;
+  widen_layout(&s->a, p->M, p->K, p->a.strides[2], p->a.strides[3], p->a.strides);
+  widen_layout(&s->b, p->K, p->N, p->b.strides[2], p->b.strides[3], p->b.strides);
+  const int r_is_y = p->has_residual && p->residual.dtype == p->y.dtype &&
+                     memcmp(p->residual.strides, p->y.strides, sizeof p->y.strides) == 0;
+  /* r may be y only when it has y's dtype and strides (the core refuses a
+   * partial overlap); such a plan gets its own C whether or not the caller
+   * passes y as r, so that the residual is read before y is written. */
+  s->c_is_y = p->y.dtype == ADNN_DTYPE_F32 && p->y.strides[3] == 1 && !r_is_y &&
+              (p->M == 1 || p->y.strides[2] >= p->N);
+  size_t off = 0;
+  s->a.off = off;
+  off += round64((size_t)p->M * (size_t)p->K * sizeof(float));
+  s->b.off = off;
+  off += round64((size_t)p->K * (size_t)p->N * sizeof(float));
+  s->c_off = off;
+  if (!s->c_is_y) off += round64((size_t)p->M * (size_t)p->N * sizeof(float));
+  s->pack_off = off;
+  s->pack_bytes = adnn_cpu_sgemm_pack_bytes(env->isa, p->M, p->N, p->K);
+  off += s->pack_bytes * (size_t)env->threads;
+  s->bytes = (int64_t)off;
+}
+
+static int widen_supports(const void *problem, const adnn_cpu_env *env, char *why,
+                          size_t why_size) {
+  const adnn_plugin_matmul *p = problem;
+  if (p->a.dtype != ADNN_DTYPE_F16 && p->a.dtype != ADNN_DTYPE_BF16) {
+    snprintf(why, why_size, "widens F16/BF16 inputs only");
+    return 0;
+  }
+  if (!lowp_supports(problem, env, why, why_size)) return 0;
+  if (!adnn_cpu_sgemm_engine_isa(env->isa)) {
+    snprintf(why, why_size, "needs the GEMM engine's AVX2+FMA or AVX-512 microkernel");
+    return 0;
+  }
+  /* Sizes below 2^31 (the SGEMM's contract); the workspace bounded. */
+  if (p->M >= INT32_MAX || p->N >= INT32_MAX || p->K >= INT32_MAX) {
+    snprintf(why, why_size, "a side of 2^31 or more");
+    return 0;
+  }
+  widen_state s;
+  widen_plan(p, env, &s);
+  if ((size_t)s.bytes > WIDEN_MAX_BYTES) {
+    snprintf(why, why_size, "its F32 copies would need %lld bytes of workspace (at most %zu)",
+             (long long)s.bytes, WIDEN_MAX_BYTES);
+    return 0;
+  }
+  return 1;
+}
+
+/* Without the tuner: widen_sgemm where the SGEMM dispatcher would hand the
+ * F32 product to OpenBLAS (its AVX kernels on the large shapes, gemm.c), the
+ * tiled blocks everywhere else. Measured on an AVX2 EPYC (doc/performance.md,
+ * 2026-12-03): where the dispatcher runs the engine (a side below 512) the
+ * tiled blocks were faster (256^3: 0.52-0.81 ms against 0.70-0.90 ms; many
+ * small batch matrices: 0.5-0.6 ms against 1.0-5.6 ms, one SGEMM per matrix
+ * cannot fill the pool), and at 768^3 and above widen_sgemm was (8.5 ms
+ * against 9.1-9.3 ms; BERT's 1024 x 3072 x 768: 35-42 ms against 44-51 ms). */
+static int widen_preferred(const void *problem, const adnn_cpu_env *env) {
+  const adnn_plugin_matmul *p = problem;
+  widen_state s;
+  widen_plan(p, env, &s);
+  return adnn_cpu_sgemm_choose(env->isa, s.a.trans, s.b.trans, p->M, p->N, p->K) ==
+         ADNN_CPU_SGEMM_OPENBLAS;
+}
+
+static void widen_reshape(const void *problem, const adnn_cpu_env *env, void *state,
+                          size_t *workspace_bytes) {
+  widen_state *s = state;
+  widen_plan(problem, env, s);
+  *workspace_bytes = (size_t)s->bytes;
+}
+
+typedef struct widen_job {
+  const widen_operand *o;
+  adnn_dtype t;
+  int isa;
+  const uint16_t *src; /* this batch matrix's first element */
+  float *dst;
+} widen_job;
+
+static void widen_task(void *arg, int64_t l0, int64_t l1, int thread) {
+  const widen_job *w = arg;
+  const widen_operand *o = w->o;
+  (void)thread;
+  for (int64_t l = l0; l < l1; l++) {
+    const uint16_t *src = w->src + l * o->line_stride;
+    float *dst = w->dst + l * o->ld;
+    if (o->elem_stride == 1 || o->len == 1) {
+      adnn_cpu_lowp_to_f32(w->isa, w->t, src, dst, (size_t)o->len);
+    } else if (w->t == ADNN_DTYPE_F16) {
+      for (int64_t e = 0; e < o->len; e++) dst[e] = adnn_f16_to_f32(src[e * o->elem_stride]);
+    } else {
+      for (int64_t e = 0; e < o->len; e++) dst[e] = adnn_bf16_to_f32(src[e * o->elem_stride]);
+    }
+  }
+}
+
+static void widen_operand_run(const widen_state *s, const widen_operand *o, adnn_dtype t,
+                              const uint16_t *src, float *dst) {
+  widen_job w = {o, t, s->isa, src, dst};
+  /* About 16 K elements a task: enough to amortize the pool's hand-off. */
+  const int64_t grain = o->len >= 16384 ? 1 : 16384 / o->len;
+  adnn_cpu_parallel_for(o->lines, grain, widen_task, &w);
+}
+
+typedef struct widen_hook_arg {
+  const adnn_plugin_matmul *p;
+  const adnn_cpu_lowp_path *path;
+  int read_ab;
+  const void *bias, *r;
+  void *y;
+  int64_t b0, b1;
+  const float *c; /* C and its row stride, for widen_epilogue_task */
+  int64_t ldc;
+} widen_hook_arg;
+
+static void widen_hook(const void *arg, float *c, int64_t ldc, int64_t row0, int64_t col0,
+                       int64_t rows, int64_t cols) {
+  const widen_hook_arg *h = arg;
+  float_epilogue(h->p, h->path, c, ldc, h->read_ab, h->bias, h->r, h->y, h->b0, h->b1, row0,
+                 col0, rows, cols);
+}
+
+/* The epilogue as its own pass, rows [i0, i1) of C. */
+static void widen_epilogue_task(void *arg, int64_t i0, int64_t i1, int thread) {
+  const widen_hook_arg *h = arg;
+  (void)thread;
+  float_epilogue(h->p, h->path, h->c + i0 * h->ldc, h->ldc, h->read_ab, h->bias, h->r, h->y,
+                 h->b0, h->b1, i0, 0, i1 - i0, h->p->N);
+}
+
+/* Inputs {a, b[, bias][, r]}, outputs {y}. */
+static void widen_run(const void *problem, const void *state, const void *const *inputs,
+                      void *const *outputs, void *workspace) {
+  const adnn_plugin_matmul *p = problem;
+  const widen_state *s = state;
+  const void *bias = p->has_bias ? inputs[2] : NULL;
+  const void *r = p->has_residual && p->residual_scale != 0.0 ? inputs[2 + p->has_bias] : NULL;
+  char *ws = workspace;
+  float *A = (float *)(ws + s->a.off), *B = (float *)(ws + s->b.off);
+  const int read_ab = p->alpha != 0.0;
+  const int plain = read_ab && p->alpha == 1.0 && !bias && !r &&
+                    p->activation.kind == ADNN_ACTIVATION_IDENTITY;
+  const adnn_cpu_gemm_pack pack = {ws + s->pack_off, s->pack_bytes, s->threads};
+  const int64_t *sa = p->a.strides, *sb = p->b.strides, *sy = p->y.strides;
+  for (int64_t bt = 0; bt < p->batch0 * p->batch1; bt++) {
+    const int64_t b0 = bt / p->batch1, b1 = bt % p->batch1;
+    if (read_ab) {
+      if (bt == 0 || !s->a.shared)
+        widen_operand_run(s, &s->a, p->a.dtype,
+                          (const uint16_t *)inputs[0] + b0 * sa[0] + b1 * sa[1], A);
+      if (bt == 0 || !s->b.shared)
+        widen_operand_run(s, &s->b, p->b.dtype,
+                          (const uint16_t *)inputs[1] + b0 * sb[0] + b1 * sb[1], B);
+    }
+    float *C;
+    int64_t ldc;
+    if (s->c_is_y) {
+      C = (float *)outputs[0] + b0 * sy[0] + b1 * sy[1];
+      ldc = p->M == 1 ? p->N : sy[2];
+    } else {
+      C = (float *)(ws + s->c_off);
+      ldc = p->N;
+    }
+    const widen_hook_arg h = {p, s->path, read_ab, bias, r, outputs[0], b0, b1, C, ldc};
+    const adnn_cpu_gemm_epilogue hook = {widen_hook, &h};
+    const int64_t k = read_ab ? p->K : 0;
+    const int need_epilogue = !(s->c_is_y && plain);
+    const adnn_cpu_sgemm_impl impl =
+        adnn_cpu_sgemm_choose(s->isa, s->a.trans, s->b.trans, p->M, p->N, k);
+    /* OpenBLAS runs a hook on the calling thread after the whole product
+     * (gemm.c): the epilogue is then one pass over C on the pool instead. */
+    const int hooked = need_epilogue && impl == ADNN_CPU_SGEMM_ENGINE;
+    adnn_cpu_sgemm_with(impl, s->isa, s->a.trans, s->b.trans, p->M, p->N, k, 1.0f, A, s->a.ld,
+                        B, s->b.ld, 0.0f, C, ldc, hooked ? &hook : NULL, &pack);
+    if (need_epilogue && !hooked) adnn_cpu_parallel_for(p->M, 8, widen_epilogue_task, (void *)&h);
+  }
+}
+
+const adnn_cpu_impl adnn_cpu_matmul_widen_sgemm = {
+    .name = "widen_sgemm",
+    .flags = ADNN_CPU_IMPL_DETERMINISTIC,
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
+    .supports = widen_supports,
+    .preferred = widen_preferred,
+    .state_size = sizeof(widen_state),
+    .reshape = widen_reshape,
+    .run = widen_run,
 };
