@@ -12,10 +12,14 @@
  * Each result is checked element by element against a double oracle on the
  * same (already 16-bit) inputs with doc/numerics.md's bound for F16/BF16
  * inputs with F32 accumulation:
- *   |y - v| <= L |alpha| gamma_K(2^-24) sum_k |a||b| + u_y (|v| + that) + tiny
- * with L = 1.5 (the activations used here are at most that steep), u_y the
- * unit roundoff of y's dtype and tiny half the smallest F16 subnormal for an
- * F16 y. y is poisoned first (a NaN pattern no conversion produces), so an
+ *   |y - v| <= L (|alpha| gamma_K(2^-24) sum_k |a||b| + epi) + u_y (|v| + that)
+ *              + tiny
+ * with L = 1.5 (the activations used here are at most that steep), epi the
+ * F32 epilogue's own error (doc/numerics.md: 2^-22 of |alpha s| + |bias| +
+ * |rs r| for the roundings of its three additions and alpha's product, plus
+ * 1e-5 (1 + |v|), the activation op's F32 bound, under an activation), u_y
+ * the unit roundoff of y's dtype and tiny half the smallest F16 subnormal for
+ * an F16 y. y is poisoned first (a NaN pattern no conversion produces), so an
  * unwritten element fails; a NaN the oracle expects must be a NaN other than
  * the poison. Data are seeded random values in [-1, 1]. widen_sgemm is run
  * twice and must give the same bits (determinism), and it must refuse what
@@ -220,12 +224,18 @@ static void prepare(const mm_case *c, prepared *q) {
               s += t;
               mag += fabs(t);
             }
-          double v = c->alpha * s;
-          if (c->bias) v += q->bias[j * c->bias];
-          if (c->res)
-            v += c->rs * load(q->r, c->out, x0 * sr[0] + x1 * sr[1] + i * sr[2] + j * sr[3]);
+          double v = c->alpha * s, terms = fabs(v);
+          if (c->bias) v += q->bias[j * c->bias], terms += fabs(q->bias[j * c->bias]);
+          if (c->res) {
+            const double t =
+                c->rs * load(q->r, c->out, x0 * sr[0] + x1 * sr[1] + i * sr[2] + j * sr[3]);
+            v += t;
+            terms += fabs(t);
+          }
           v = adnn_ref_activation_apply(&p->activation, v);
-          const double acc = 1.5 * fabs(c->alpha) * gamma * mag;
+          double epi = 0x1p-22 * terms;
+          if (c->act != ADNN_ACTIVATION_IDENTITY) epi += 1e-5 * (1.0 + fabs(v));
+          const double acc = 1.5 * (fabs(c->alpha) * gamma * mag + epi);
           const int64_t o = x0 * sy[0] + x1 * sy[1] + i * sy[2] + j * sy[3];
           q->want[o] = v;
           q->member[o] = 1;

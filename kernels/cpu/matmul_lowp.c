@@ -8,10 +8,11 @@
  * batch matrices are the tasks of one adnn_cpu_parallel_for. A task
  * computes its tile's accumulators (F32 or I32) into its thread's slice of
  * the workspace (sized at reshape: no allocation in run), then applies the
- * epilogue element by element while the tile is in cache:
- *   float inputs:  y = act(alpha * acc + bias + residual_scale * r), formed
- *                  in double from the F32 accumulator, then rounded once to
- *                  y's dtype (kernels/common/float16.h);
+ * epilogue while the tile is in cache:
+ *   float inputs:  y = act(alpha * acc + bias + residual_scale * r) in F32
+ *                  with the F32 matmul's vector epilogue (the residual
+ *                  widened first), then rounded once to y's dtype (bit for
+ *                  bit kernels/common/float16.h's rounding);
  *   integer inputs: v = acc + bias (exact, 64-bit), then y = v saturated to
  *                  I32, or saturate(rne(v * scale[n]) + y_zero_point) in F64
  *                  for an I8/U8 y, exactly as the reference kernel does.
@@ -21,8 +22,9 @@
  * not depend on the thread count.
  *
  * alpha = 0 reads neither a nor b (doc/ops.md); a residual scaled by 0 is
- * not read. The in-place residual (r is y) is read element by element right
- * before that element is written, by the one task that owns it.
+ * not read. The in-place residual (r is y) is read (a row chunk at a time)
+ * right before those elements of y are written, by the one task that owns
+ * them.
  */
 #include "config.h"
 
@@ -35,6 +37,7 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_lowp.h"
 #include "kernels/cpu/lowp.h"
+#include "kernels/cpu/matmul_epilogue.h"
 #include "kernels/ref/ref.h"
 
 #define RM ADNN_CPU_LOWP_RM
@@ -44,6 +47,7 @@ typedef struct lowp_state {
   const adnn_cpu_lowp_path *path;
   int64_t tiles_m, tiles_n; /* per batch matrix */
   size_t slice;             /* workspace bytes per thread (64-byte multiple) */
+  adnn_cpu_matmul_epilogue epi; /* the float epilogue's F32 vector code */
 } lowp_state;
 
 static int lowp_supports(const void *problem, const adnn_cpu_env *env, char *why,
@@ -62,6 +66,7 @@ static void lowp_reshape(const void *problem, const adnn_cpu_env *env, void *sta
   const adnn_plugin_matmul *p = problem;
   lowp_state *s = state;
   s->path = adnn_cpu_lowp_choose(p->a.dtype, env->isa, env->features);
+  adnn_cpu_matmul_epilogue_init(&s->epi, &p->activation, ADNN_DTYPE_F32, 0, env->isa);
   s->tiles_m = (p->M + RM - 1) / RM;
   s->tiles_n = (p->N + NC - 1) / NC;
   /* The C tile (F32 and I32 are both 4 bytes), then the packing scratch. */
@@ -85,15 +90,6 @@ static double load_float(const void *base, adnn_dtype t, int64_t off) {
   return ((const float *)base)[off];
 }
 
-static void store_float(void *base, adnn_dtype t, int64_t off, double v) {
-  if (t == ADNN_DTYPE_F16)
-    ((uint16_t *)base)[off] = adnn_f64_to_f16(v);
-  else if (t == ADNN_DTYPE_BF16)
-    ((uint16_t *)base)[off] = adnn_f64_to_bf16(v);
-  else
-    ((float *)base)[off] = (float)v;
-}
-
 static size_t elem_size(adnn_dtype t) {
   switch (t) {
     case ADNN_DTYPE_F64: return 8;
@@ -105,53 +101,81 @@ static size_t elem_size(adnn_dtype t) {
   }
 }
 
-/* The float inputs' epilogue on one tile of y: rows x cols accumulators
- * (F32, row stride ldacc) for the tile at (i0, j0) of batch matrix (b0, b1)
- * become y = act(alpha * acc + bias + residual_scale * r), formed in double
- * and rounded once to y's dtype; read_ab = 0 (alpha = 0) ignores acc. Shared
- * by the tiled blocks and widen_sgemm's store hook, so that both round alike. */
+/* The float inputs' epilogue on one tile of y: rows x cols F32 accumulators
+ * (row stride ldacc, rewritten in place) for the tile at (i0, j0) of batch
+ * matrix (b0, b1) become y = act(alpha * acc + bias + residual_scale * r):
+ * the F32 matmul's vector epilogue (kernels/cpu/matmul_epilogue.h, the
+ * activation op's vector code) on each row in chunks of EPI_CHUNK, the
+ * residual widened (or gathered) into a stack buffer first, then each row
+ * rounded once into y's dtype with vector code where y's row is contiguous.
+ * read_ab = 0 (alpha = 0) ignores acc. Shared by the tiled blocks and
+ * widen_sgemm, so that both compute the same function. */
+#define EPI_CHUNK 256
+
+static void widen_row(adnn_dtype t, const void *base, int64_t off, int64_t stride, int64_t n,
+                      float *dst) {
+  if (t == ADNN_DTYPE_F32) {
+    const float *src = (const float *)base + off;
+    for (int64_t q = 0; q < n; q++) dst[q] = src[q * stride];
+  } else if (stride == 1) {
+    adnn_cpu_lowp_to_f32(ADNN_CPU_ISA_AVX2, t, (const uint16_t *)base + off, dst, (size_t)n);
+  } else {
+    for (int64_t q = 0; q < n; q++) dst[q] = (float)load_float(base, t, off + q * stride);
+  }
+}
+
 static void float_epilogue(const adnn_plugin_matmul *p, const adnn_cpu_lowp_path *path,
-                           const float *acc, int64_t ldacc, int read_ab, const void *bias,
-                           const void *r, void *y, int64_t b0, int64_t b1, int64_t i0,
-                           int64_t j0, int64_t rows, int64_t cols) {
-  const int64_t *sy = p->y.strides;
+                           const adnn_cpu_matmul_epilogue *e, float *acc, int64_t ldacc,
+                           int read_ab, const void *bias, const void *r, void *y, int64_t b0,
+                           int64_t b1, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+  const int64_t *sy = p->y.strides, *sr = p->residual.strides;
   const int64_t oy = b0 * sy[0] + b1 * sy[1] + i0 * sy[2] + j0 * sy[3];
+  const int64_t orr = r ? b0 * sr[0] + b1 * sr[1] + i0 * sr[2] + j0 * sr[3] : 0;
   const adnn_dtype yt = p->y.dtype;
-  if (read_ab && p->alpha == 1.0 && !bias && !r &&
-      p->activation.kind == ADNN_ACTIVATION_IDENTITY) {
-    /* The plain product: y is the F32 accumulator rounded once (the
-     * double the general path forms would be that float exactly, so the
-     * result is the same), row by row without the double arithmetic. */
-    for (int64_t i = 0; i < rows; i++) {
-      const float *ai = acc + i * ldacc;
-      const int64_t o = oy + i * sy[2];
+  const float alpha = (float)p->alpha;
+  const int64_t bs = p->bias.strides[0];
+  const int active = bias || r || p->activation.kind != ADNN_ACTIVATION_IDENTITY;
+  float bbuf[EPI_CHUNK], rbuf[EPI_CHUNK];
+  for (int64_t i = 0; i < rows; i++) {
+    float *ai = acc + i * ldacc;
+    if (!read_ab)
+      memset(ai, 0, (size_t)cols * sizeof(float));
+    else if (alpha != 1.0f)
+      for (int64_t q = 0; q < cols; q++) ai[q] *= alpha;
+    for (int64_t q0 = 0; q0 < cols; q0 += EPI_CHUNK) {
+      const int64_t len = cols - q0 < EPI_CHUNK ? cols - q0 : EPI_CHUNK;
+      float *aq = ai + q0;
+      if (active) {
+        const float *bq = NULL, *rq = NULL;
+        if (bias && bs == 1) {
+          bq = (const float *)bias + j0 + q0;
+        } else if (bias) {
+          for (int64_t q = 0; q < len; q++) bbuf[q] = ((const float *)bias)[(j0 + q0 + q) * bs];
+          bq = bbuf;
+        }
+        if (r) {
+          /* Read before this row of y is written: the in-place residual. */
+          widen_row(p->residual.dtype, r, orr + i * sr[2] + q0 * sr[3], sr[3], len, rbuf);
+          rq = rbuf;
+        }
+        e->f32(&p->activation, aq, ldacc, 1, len, bq, NULL, rq, 0, 1, (float)p->residual_scale);
+      }
+      const int64_t o = oy + i * sy[2] + q0 * sy[3];
       if (yt == ADNN_DTYPE_F32) {
-        float *yi = (float *)y + o;
-        if (yi == ai) continue; /* widen_sgemm's C is y itself */
-        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = ai[q];
+        float *yq = (float *)y + o;
+        if (yq == aq) continue; /* widen_sgemm's C is y itself */
+        for (int64_t q = 0; q < len; q++) yq[q * sy[3]] = aq[q];
       } else if (sy[3] == 1) {
-        adnn_cpu_lowp_narrow(path, yt, ai, cols, (uint16_t *)y + o);
+        adnn_cpu_lowp_narrow(path, yt, aq, len, (uint16_t *)y + o);
       } else if (yt == ADNN_DTYPE_BF16) {
-        uint16_t *yi = (uint16_t *)y + o;
-        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_bf16(ai[q]);
+        uint16_t *yq = (uint16_t *)y + o;
+        for (int64_t q = 0; q < len; q++) yq[q * sy[3]] = adnn_f32_to_bf16(aq[q]);
       } else {
-        uint16_t *yi = (uint16_t *)y + o;
-        for (int64_t q = 0; q < cols; q++) yi[q * sy[3]] = adnn_f32_to_f16(ai[q]);
+        uint16_t *yq = (uint16_t *)y + o;
+        for (int64_t q = 0; q < len; q++) yq[q * sy[3]] = adnn_f32_to_f16(aq[q]);
       }
     }
-    return;
   }
-  const int64_t *sr = p->residual.strides;
-  const int64_t orr = r ? b0 * sr[0] + b1 * sr[1] + i0 * sr[2] + j0 * sr[3] : 0;
-  const int identity = p->activation.kind == ADNN_ACTIVATION_IDENTITY;
-  for (int64_t i = 0; i < rows; i++)
-    for (int64_t q = 0; q < cols; q++) {
-      double v = read_ab ? p->alpha * (double)acc[i * ldacc + q] : 0.0;
-      if (bias) v += ((const float *)bias)[(j0 + q) * p->bias.strides[0]];
-      if (r) v += p->residual_scale * load_float(r, p->residual.dtype, orr + i * sr[2] + q * sr[3]);
-      store_float(y, yt, oy + i * sy[2] + q * sy[3],
-                  identity ? v : adnn_ref_activation_apply(&p->activation, v));
-    }
 }
 
 static void run_tile(const lowp_job *j, int64_t t, int thread) {
@@ -208,7 +232,8 @@ static void run_tile(const lowp_job *j, int64_t t, int thread) {
       }
     return;
   }
-  float_epilogue(p, s->path, c, NC, read_ab, j->bias, j->r, j->y, b0, b1, i0, j0, rows, cols);
+  float_epilogue(p, s->path, &s->epi, c, NC, read_ab, j->bias, j->r, j->y, b0, b1, i0, j0, rows,
+                 cols);
 }
 
 static void lowp_task(void *arg, int64_t t0, int64_t t1, int thread) {
@@ -252,8 +277,8 @@ const adnn_cpu_impl adnn_cpu_matmul_lowp = {
  * the engine with its cache-derived blocking, or OpenBLAS where the
  * dispatcher measured it faster) on them with alpha = 1, and its per-tile
  * store hook applies float_epilogue to each finished tile of C while it is
- * in cache: the same epilogue, formed in double and rounded once into y, as
- * the tiled blocks. The widening is O(MK + KN) against the GEMM's O(MNK).
+ * in cache: the same epilogue (F32 vector code, one rounding into y) as the
+ * tiled blocks. The widening is O(MK + KN) against the GEMM's O(MNK).
  *
  * C is an F32 buffer in the workspace, except when y itself is F32 with unit
  * column stride and is not also the residual: then the SGEMM writes y and
@@ -295,6 +320,7 @@ typedef struct widen_state {
   size_t c_off, pack_off, pack_bytes;
   int threads;
   int64_t bytes; /* the whole workspace, for supports() */
+  adnn_cpu_matmul_epilogue epi;
 } widen_state;
 
 /* The copy of an R x S operand (rows R, columns S, element strides rs, cs):
@@ -318,6 +344,7 @@ static void widen_plan(const adnn_plugin_matmul *p, const adnn_cpu_env *env, wid
   s->path = adnn_cpu_lowp_choose(p->a.dtype, env->isa, env->features);
   s->isa = env->isa;
   s->threads = env->threads;
+  adnn_cpu_matmul_epilogue_init(&s->epi, &p->activation, ADNN_DTYPE_F32, 0, env->isa);
   widen_layout(&s->a, p->M, p->K, p->a.strides[2], p->a.strides[3], p->a.strides);
   widen_layout(&s->b, p->K, p->N, p->b.strides[2], p->b.strides[3], p->b.strides);
   const int r_is_y = p->has_residual && p->residual.dtype == p->y.dtype &&
@@ -426,18 +453,19 @@ static void widen_operand_run(const widen_state *s, const widen_operand *o, adnn
 typedef struct widen_hook_arg {
   const adnn_plugin_matmul *p;
   const adnn_cpu_lowp_path *path;
+  const adnn_cpu_matmul_epilogue *epi;
   int read_ab;
   const void *bias, *r;
   void *y;
   int64_t b0, b1;
-  const float *c; /* C and its row stride, for widen_epilogue_task */
+  float *c; /* C and its row stride, for widen_epilogue_task */
   int64_t ldc;
 } widen_hook_arg;
 
 static void widen_hook(const void *arg, float *c, int64_t ldc, int64_t row0, int64_t col0,
                        int64_t rows, int64_t cols) {
   const widen_hook_arg *h = arg;
-  float_epilogue(h->p, h->path, c, ldc, h->read_ab, h->bias, h->r, h->y, h->b0, h->b1, row0,
+  float_epilogue(h->p, h->path, h->epi, c, ldc, h->read_ab, h->bias, h->r, h->y, h->b0, h->b1, row0,
                  col0, rows, cols);
 }
 
@@ -445,7 +473,7 @@ static void widen_hook(const void *arg, float *c, int64_t ldc, int64_t row0, int
 static void widen_epilogue_task(void *arg, int64_t i0, int64_t i1, int thread) {
   const widen_hook_arg *h = arg;
   (void)thread;
-  float_epilogue(h->p, h->path, h->c + i0 * h->ldc, h->ldc, h->read_ab, h->bias, h->r, h->y,
+  float_epilogue(h->p, h->path, h->epi, h->c + i0 * h->ldc, h->ldc, h->read_ab, h->bias, h->r, h->y,
                  h->b0, h->b1, i0, 0, i1 - i0, h->p->N);
 }
 
@@ -482,7 +510,7 @@ static void widen_run(const void *problem, const void *state, const void *const 
       C = (float *)(ws + s->c_off);
       ldc = p->N;
     }
-    const widen_hook_arg h = {p, s->path, read_ab, bias, r, outputs[0], b0, b1, C, ldc};
+    const widen_hook_arg h = {p, s->path, &s->epi, read_ab, bias, r, outputs[0], b0, b1, C, ldc};
     const adnn_cpu_gemm_epilogue hook = {widen_hook, &h};
     const int64_t k = read_ab ? p->K : 0;
     const int need_epilogue = !(s->c_is_y && plain);
