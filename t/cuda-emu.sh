@@ -121,11 +121,11 @@ grep -q '^ok .* cuda quantize .*(cuda:quantize)' "$work/out" &&
   ! grep -Eq '^ok .* # SKIP cuda (de)?quantize ' "$work/out"
 check $? "[stand-in IMPLICIT_GEMM] quantize and dequantize run every case on cuda:quantize / cuda:dequantize"
 
-# softmax, layer/RMS norm, batch norm and conv2d run F16/BF16 on the cuda
-# plugin: none of their cases may skip for the dtype.
-n=$(grep -c '^ok .* # SKIP cuda \(softmax\|norm\|batchnorm\|conv2d\) .*dtype b*f16 is not supported' "$work/out")
+# softmax, layer/RMS norm, batch norm, conv2d and activation backward run
+# F16/BF16 on the cuda plugin: none of their cases may skip for the dtype.
+n=$(grep -c '^ok .* # SKIP cuda \(softmax\|norm\|batchnorm\|conv2d\|activation_backward\|softmax_backward\|pool2d_backward\) .*dtype b*f16 is not supported' "$work/out")
 [ "$n" -eq 0 ]
-check $? "[stand-in IMPLICIT_GEMM] no f16/bf16 softmax, norm, batchnorm or conv2d case skips for its dtype on cuda ($n)"
+check $? "[stand-in IMPLICIT_GEMM] no f16/bf16 softmax, norm, batchnorm, conv2d, activation_backward, softmax_backward or pool2d_backward case skips for its dtype on cuda ($n)"
 
 # A device below compute capability 8.0, where cuDNN has no BF16
 # convolutions: the plugin runs BF16 conv2d on widened F32 copies, and every

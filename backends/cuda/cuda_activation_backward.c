@@ -5,7 +5,8 @@
  * doc/ops.md live in one place). x's and y's layouts (those of dx and dy)
  * are coalesced once, at creation; when both are one dense run the kernel
  * indexes them directly ("cuda:activation_backward_packed"), otherwise it
- * walks the coalesced strides ("cuda:activation_backward_strided").
+ * walks the coalesced strides ("cuda:activation_backward_strided"). F16 and
+ * BF16 run the same kernels, widened to F32 and rounded once.
  */
 #include "config.h"
 
@@ -49,4 +50,5 @@ const adnn_cuda__op_impl adnn_cuda__activation_backward_op = {
     .select = activation_backward_select,
     .execute = activation_backward_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

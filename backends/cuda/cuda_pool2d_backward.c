@@ -44,4 +44,5 @@ const adnn_cuda__op_impl adnn_cuda__pool2d_backward_op = {
     .select = pool2d_backward_select,
     .execute = pool2d_backward_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

@@ -61,4 +61,5 @@ const adnn_cuda__op_impl adnn_cuda__softmax_backward_op = {
     .select = softmax_backward_select,
     .execute = softmax_backward_execute,
     .destroy = adnn_cuda__plan_free_impl,
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
 };

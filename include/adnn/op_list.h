@@ -105,10 +105,11 @@
   X(CONV2D_BACKWARD_WEIGHTS, conv2d_backward_weights, 10, algorithm, "x, dy", "dw[, db]", \
     ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
   X(POOL2D_BACKWARD, pool2d_backward, 11, forward, "x, y, dy", "dx",                      \
-    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+    ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                         \
   X(ACTIVATION_BACKWARD, activation_backward, 12, forward, "x, dy", "dx",                 \
-    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
-  X(SOFTMAX_BACKWARD, softmax_backward, 13, forward, "y, dy", "dx", ADNN_OP_DTYPES_FLOAT, 0) \
+    ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                         \
+  X(SOFTMAX_BACKWARD, softmax_backward, 13, forward, "y, dy", "dx",                       \
+    ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                         \
   X(BATCHNORM_TRAINING, batchnorm_training, 14, momentum, "x, scale, shift",              \
     "y, saved_mean, saved_inv_std, running_mean, running_var", ADNN_OP_DTYPES_FLOAT, 0)   \
   X(BATCHNORM_BACKWARD, batchnorm_backward, 15, forward,                                  \

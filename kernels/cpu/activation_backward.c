@@ -16,6 +16,12 @@
  *               so every layout gets identical numerics.
  * dx may be dy (the core allows it when the layouts are the same): every
  * element of dy is loaded before the dx at its place is stored.
+ *
+ * F16 and BF16 take the same paths in chunks of STRIDED_CHUNK elements: x
+ * and dy are widened exactly into stack buffers (kernels/cpu/lowp.h, vector
+ * code on contiguous runs, gathered otherwise), the F32 vector code runs on
+ * them and dx is rounded once to the dtype: bit for bit the F32 kernel on
+ * the widened inputs, rounded (doc/numerics.md).
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
@@ -146,7 +152,9 @@ static const act_bwd_fns NAME(adnn_f32_activation_backward) = {NAME(act_bwd)};
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/common/float16.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 typedef struct act_bwd_fns {
@@ -167,6 +175,8 @@ typedef struct act_bwd_state {
   adnn_nd L;     /* x and dx ([0]), y's layout for dy ([1]), coalesced */
   int path;
   int64_t inner, outer, grain;
+  adnn_dtype dtype; /* F32, or F16/BF16 (run_lowp) */
+  int isa;          /* for the 16-bit conversions */
 } act_bwd_state;
 
 static void act_bwd_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -188,6 +198,8 @@ static void act_bwd_reshape(const void *problem, const adnn_cpu_env *env, void *
   }
   s->fn = act_bwd_by_isa[env->isa];
   s->act = p->fwd.activation;
+  s->dtype = p->fwd.x.dtype;
+  s->isa = env->isa;
   *workspace_bytes = 0;
 }
 
@@ -234,11 +246,76 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+/* ---- F16 / BF16 ---------------------------------------------------------- */
+
+/* n 16-bit values at src (element stride `stride`) widened into dst. */
+static void lowp_gather(const act_bwd_state *s, const uint16_t *src, int64_t stride, int64_t n,
+                        float *dst) {
+  if (stride == 1) {
+    adnn_cpu_lowp_to_f32(s->isa, s->dtype, src, dst, (size_t)n);
+    return;
+  }
+  for (int64_t j = 0; j < n; j++)
+    dst[j] = s->dtype == ADNN_DTYPE_F16 ? adnn_f16_to_f32(src[j * stride])
+                                        : adnn_bf16_to_f32(src[j * stride]);
+}
+
+/* n elements of x (stride sx; dx has the same), dy (stride sy): widened in
+ * chunks, the F32 code, dx rounded once. Each chunk of dy is read before the
+ * chunk of dx over it is written (dx may be dy). */
+static void lowp_span(const act_bwd_state *s, const uint16_t *x, int64_t sx, const uint16_t *dy,
+                      int64_t sy, uint16_t *dx, int64_t n) {
+  float bx[STRIDED_CHUNK], bg[STRIDED_CHUNK];
+  uint16_t h[STRIDED_CHUNK];
+  for (int64_t j0 = 0; j0 < n; j0 += STRIDED_CHUNK) {
+    const int64_t m = n - j0 < STRIDED_CHUNK ? n - j0 : STRIDED_CHUNK;
+    lowp_gather(s, x + j0 * sx, sx, m, bx);
+    lowp_gather(s, dy + j0 * sy, sy, m, bg);
+    s->fn->run(&s->act, bx, bg, bg, (size_t)m);
+    if (sx == 1) {
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, bg, dx + j0, (size_t)m);
+    } else {
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, bg, h, (size_t)m);
+      for (int64_t j = 0; j < m; j++) dx[(j0 + j) * sx] = h[j];
+    }
+  }
+}
+
+typedef struct act_bwd_lowp_task {
+  const act_bwd_state *s;
+  const uint16_t *x, *dy;
+  uint16_t *dx;
+} act_bwd_lowp_task;
+
+static void run_lowp(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const act_bwd_lowp_task *t = arg;
+  const act_bwd_state *s = t->s;
+  if (s->path == PATH_CONTIGUOUS) {
+    lowp_span(s, t->x + begin, 1, t->dy + begin, 1, t->dx + begin, end - begin);
+    return;
+  }
+  const adnn_nd *L = &s->L;
+  const int in = L->rank - 1;
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_cpu_loop_row_offsets(L, row, off);
+    lowp_span(s, t->x + off[0], L->strides[0][in], t->dy + off[1], L->strides[1][in],
+              t->dx + off[0], L->dims[in]);
+  }
+}
+
 static void act_bwd_run(const void *problem, const void *state, const void *const *inputs,
                         void *const *outputs, void *workspace) {
   (void)problem;
   (void)workspace;
   const act_bwd_state *s = state;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16) {
+    act_bwd_lowp_task lt = {s, inputs[0], inputs[1], outputs[0]};
+    adnn_cpu_parallel_for(s->path == PATH_CONTIGUOUS ? s->inner : s->outer, s->grain, run_lowp,
+                          &lt);
+    return;
+  }
   act_bwd_task t = {s, inputs[0], inputs[1], outputs[0]};
   if (s->path == PATH_CONTIGUOUS)
     adnn_cpu_parallel_for(s->inner, s->grain, run_contiguous, &t);
@@ -249,7 +326,8 @@ static void act_bwd_run(const void *problem, const void *state, const void *cons
 const adnn_cpu_impl adnn_cpu_activation_backward_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
     .state_size = sizeof(act_bwd_state),
     .reshape = act_bwd_reshape,
     .run = act_bwd_run,

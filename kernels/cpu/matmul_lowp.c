@@ -397,11 +397,11 @@ static int widen_supports(const void *problem, const adnn_cpu_env *env, char *wh
 /* Without the tuner: widen_sgemm where the SGEMM dispatcher would hand the
  * F32 product to OpenBLAS (its AVX kernels on the large shapes, gemm.c), the
  * tiled blocks everywhere else. Measured on an AVX2 EPYC (doc/performance.md,
- * 2026-12-03): where the dispatcher runs the engine (a side below 512) the
- * tiled blocks were faster (256^3: 0.52-0.81 ms against 0.70-0.90 ms; many
- * small batch matrices: 0.5-0.6 ms against 1.0-5.6 ms, one SGEMM per matrix
- * cannot fill the pool), and at 768^3 and above widen_sgemm was (8.5 ms
- * against 9.1-9.3 ms; BERT's 1024 x 3072 x 768: 35-42 ms against 44-51 ms). */
+ * 2026-12-03, the tuner's candidate times): from 1024^3 up widen_sgemm was
+ * faster (1024^3 BF16 15.1 ms against 18.4 ms; BERT's FFN-up 65.0 against
+ * 72.8), at 256^3-512^3 the two were within noise, and on many small batch
+ * matrices the tiled blocks were 2-5x faster (12 x 128 x 128 x 64: 0.26-0.34
+ * ms against 0.80-1.32; one SGEMM per matrix cannot fill the pool). */
 static int widen_preferred(const void *problem, const adnn_cpu_env *env) {
   const adnn_plugin_matmul *p = problem;
   widen_state s;

@@ -29,6 +29,12 @@
  *          Strided W runs scalar.
  * Each task owns whole planes or channel blocks of dx, so no two threads
  * touch one element and the result does not depend on the thread count.
+ * F16 and BF16: x and dy are widened exactly into F32 copies in the
+ * workspace (same strides, the whole span), the F32 paths above run on them
+ * into an F32 dx there (the accumulation of overlapping windows stays in
+ * F32), and every element of dx is rounded once into the 16-bit dx (its
+ * padding untouched): bit for bit the F32 kernel on the widened inputs,
+ * rounded (doc/numerics.md).
  * Compiled in two roles like activation.c (simd_instantiate.h).
  */
 #ifdef ADNN_SIMD_VECTOR_PART
@@ -188,7 +194,9 @@ static const pbw_fns NAME(adnn_f32_pool2d_backward) = {NAME(pbw_add), NAME(pbw_p
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/common/float16.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 typedef struct pbw_fns {
@@ -226,6 +234,13 @@ typedef struct pbw_state {
   int64_t blocks; /* nhwc: channel blocks per image */
   int64_t tasks, grain;
   int64_t row_floats; /* separable: floats of each thread's row buffer */
+  /* F16/BF16: the dtype, the ISA for the conversions, the F32 copies' byte
+   * offsets in the workspace and element spans, and dx's rows. */
+  adnn_dtype dtype;
+  int isa;
+  size_t x_off, dy_off, dx_off;
+  int64_t nx, ny;
+  adnn_nd dx_rows;
 } pbw_state;
 
 /* The window of output row p: its in-image rows [h0, h1) and the divisor's
@@ -259,6 +274,33 @@ static void window_cols(const adnn_plugin_pool2d *d, int64_t q, int64_t *w0, int
   }
 }
 
+static int64_t span_of(const adnn_tensor_desc *t) {
+  int64_t s = 1;
+  for (int i = 0; i < t->rank; i++) s += (t->dims[i] - 1) * t->strides[i];
+  return s;
+}
+
+/* F16/BF16: the F32 copies after the F32 paths' row buffers (*workspace_bytes
+ * so far), 64-byte aligned. Nothing for F32. */
+static void lowp_reshape(const adnn_plugin_pool2d *d, const adnn_cpu_env *env, pbw_state *s,
+                         size_t *workspace_bytes) {
+  s->dtype = d->x.dtype;
+  s->isa = env->isa;
+  if (s->dtype != ADNN_DTYPE_F16 && s->dtype != ADNN_DTYPE_BF16) return;
+  s->nx = span_of(&d->x);
+  s->ny = span_of(&d->y);
+  size_t off = (*workspace_bytes + 63) / 64 * 64;
+  s->x_off = off;
+  off += ((size_t)s->nx * sizeof(float) + 63) / 64 * 64;
+  s->dy_off = off;
+  off += ((size_t)s->ny * sizeof(float) + 63) / 64 * 64;
+  s->dx_off = off;
+  off += (size_t)s->nx * sizeof(float);
+  *workspace_bytes = off; /* the plan's workspace starts 64-byte aligned */
+  const adnn_tensor_desc *t[1] = {&d->x};
+  adnn_cpu_loop_init(&s->dx_rows, 1, t);
+}
+
 static void pbw_reshape(const void *problem, const adnn_cpu_env *env, void *state,
                         size_t *workspace_bytes) {
   const adnn_plugin_pool2d_backward *pb = problem;
@@ -273,6 +315,7 @@ static void pbw_reshape(const void *problem, const adnn_cpu_env *env, void *stat
     const int64_t per = work * (d->C < PBW_CHANNEL_BLOCK ? d->C : PBW_CHANNEL_BLOCK);
     s->grain = per >= ADNN_CPU_GRAIN ? 1 : ADNN_CPU_GRAIN / (per > 0 ? per : 1);
     *workspace_bytes = 0;
+    lowp_reshape(d, env, s, workspace_bytes);
     return;
   }
   s->path = PATH_PLANES;
@@ -286,6 +329,7 @@ static void pbw_reshape(const void *problem, const adnn_cpu_env *env, void *stat
    * int32, each with PBW_SLACK of slack). */
   s->row_floats = s->separable ? d->W : s->separable_max ? 2 * (d->W + PBW_SLACK) : 0;
   *workspace_bytes = (size_t)s->row_floats * sizeof(float) * (size_t)env->threads;
+  lowp_reshape(d, env, s, workspace_bytes);
 }
 
 typedef struct pbw_task {
@@ -450,10 +494,79 @@ static void run_nhwc(void *arg, int64_t begin, int64_t end, int thread) {
   }
 }
 
+/* ---- F16 / BF16 ---------------------------------------------------------- */
+
+enum { LOWP_CHUNK = 8192 }; /* elements per widening task */
+
+typedef struct pbw_widen_job {
+  const pbw_state *s;
+  const uint16_t *src;
+  float *dst;
+  int64_t count;
+} pbw_widen_job;
+
+static void widen_task(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const pbw_widen_job *j = arg;
+  for (int64_t c = begin; c < end; c++) {
+    const int64_t lo = c * LOWP_CHUNK, n = j->count - lo < LOWP_CHUNK ? j->count - lo : LOWP_CHUNK;
+    adnn_cpu_lowp_to_f32(j->s->isa, j->s->dtype, j->src + lo, j->dst + lo, (size_t)n);
+  }
+}
+
+static void widen_all(const pbw_state *s, const uint16_t *src, float *dst, int64_t count) {
+  pbw_widen_job j = {s, src, dst, count};
+  adnn_cpu_parallel_for((count + LOWP_CHUNK - 1) / LOWP_CHUNK, 1, widen_task, &j);
+}
+
+typedef struct pbw_narrow_job {
+  const pbw_state *s;
+  const float *src;
+  uint16_t *dst;
+} pbw_narrow_job;
+
+/* Rows of dx (x's layout): each element rounded once; gaps untouched. */
+static void narrow_task(void *arg, int64_t begin, int64_t end, int thread) {
+  (void)thread;
+  const pbw_narrow_job *j = arg;
+  const adnn_nd *L = &j->s->dx_rows;
+  const int in = L->rank - 1;
+  const int64_t len = L->dims[in], st = L->strides[0][in];
+  for (int64_t row = begin; row < end; row++) {
+    int64_t off[ADNN_ND_MAX_TENSORS];
+    adnn_cpu_loop_row_offsets(L, row, off);
+    if (st == 1) {
+      adnn_cpu_lowp_from_f32(j->s->isa, j->s->dtype, j->src + off[0], j->dst + off[0],
+                             (size_t)len);
+      continue;
+    }
+    for (int64_t q = 0; q < len; q++) {
+      const float v = j->src[off[0] + q * st];
+      j->dst[off[0] + q * st] =
+          j->s->dtype == ADNN_DTYPE_F16 ? adnn_f32_to_f16(v) : adnn_f32_to_bf16(v);
+    }
+  }
+}
+
 static void pbw_run(const void *problem, const void *state, const void *const *inputs,
                     void *const *outputs, void *workspace) {
   const adnn_plugin_pool2d_backward *pb = problem;
   const pbw_state *s = state;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16) {
+    char *ws = workspace;
+    float *x = (float *)(ws + s->x_off), *dy = (float *)(ws + s->dy_off);
+    float *dx = (float *)(ws + s->dx_off);
+    widen_all(s, inputs[0], x, s->nx);
+    widen_all(s, inputs[2], dy, s->ny);
+    pbw_task t = {&pb->fwd, s, x, dy, dx, workspace};
+    adnn_cpu_parallel_for(s->tasks, s->grain, s->path == PATH_NHWC ? run_nhwc : run_planes, &t);
+    const int64_t rows = adnn_cpu_loop_rows(&s->dx_rows);
+    const int64_t len = s->dx_rows.dims[s->dx_rows.rank - 1];
+    const int64_t grain = len >= ADNN_CPU_GRAIN ? 1 : ADNN_CPU_GRAIN / len;
+    pbw_narrow_job n = {s, dx, outputs[0]};
+    adnn_cpu_parallel_for(rows, grain, narrow_task, &n);
+    return;
+  }
   pbw_task t = {&pb->fwd, s, inputs[0], inputs[2], outputs[0], workspace};
   adnn_cpu_parallel_for(s->tasks, s->grain, s->path == PATH_NHWC ? run_nhwc : run_planes, &t);
 }
@@ -461,7 +574,8 @@ static void pbw_run(const void *problem, const void *state, const void *const *i
 const adnn_cpu_impl adnn_cpu_pool2d_backward_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
     .state_size = sizeof(pbw_state),
     .reshape = pbw_reshape,
     .run = pbw_run,

@@ -15,6 +15,11 @@
  *            neighbouring slices are processed together, one per lane, so
  *            loads stay contiguous whatever the axis stride;
  *   strided: anything else: scalar loops in double per slice.
+ * F16 and BF16, any layout: each slice's y and dy are widened exactly into
+ * the thread's F32 rows of the workspace (vector code when the axis is
+ * contiguous, gathered otherwise), the rows path's F32 code runs on them and
+ * dx is rounded once to the dtype: bit for bit the F32 rows kernel on the
+ * widened inputs, rounded (doc/numerics.md).
  * Compiled in two roles like activation.c (simd_instantiate.h).
  */
 #ifdef ADNN_SIMD_VECTOR_PART
@@ -111,7 +116,9 @@ static const smb_fns NAME(adnn_f32_softmax_backward) = {NAME(smb_row), NAME(smb_
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/common/float16.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 typedef struct smb_fns {
@@ -137,6 +144,9 @@ typedef struct smb_state {
   int64_t L, sx, sy;
   int path, log;
   int64_t outer, inner, lanes, blocks, tasks, grain;
+  adnn_dtype dtype; /* F32, or F16/BF16 (run_lowp, any path) */
+  int isa;          /* for the 16-bit conversions */
+  size_t row_bytes; /* F16/BF16: one thread's two F32 rows of L, 64-byte multiple */
 } smb_state;
 
 static void smb_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -178,7 +188,63 @@ static void smb_reshape(const void *problem, const adnn_cpu_env *env, void *stat
     grain = ADNN_CPU_GRAIN / s->L;
   }
   s->grain = grain > 1 ? grain : 1;
+  s->dtype = X->dtype;
+  s->isa = env->isa;
+  s->row_bytes = 0;
   *workspace_bytes = 0;
+  if (s->dtype == ADNN_DTYPE_F16 || s->dtype == ADNN_DTYPE_BF16) {
+    /* Every slice on its own task, whatever the layout. */
+    s->tasks = s->outer * s->inner;
+    grain = ADNN_CPU_GRAIN / s->L;
+    s->grain = grain > 1 ? grain : 1;
+    s->row_bytes = ((size_t)s->L * 2 * sizeof(float) + 63) / 64 * 64;
+    *workspace_bytes = s->row_bytes * (size_t)env->threads + 64;
+  }
+}
+
+/* ---- F16 / BF16 ---------------------------------------------------------- */
+
+typedef struct smb_lowp_task {
+  const smb_state *s;
+  const uint16_t *y, *dy;
+  uint16_t *dx;
+  char *rows; /* 64-byte aligned: the threads' row pairs */
+} smb_lowp_task;
+
+static void lowp_gather(const smb_state *s, const uint16_t *src, int64_t stride, float *dst) {
+  if (stride == 1 || s->L == 1) {
+    adnn_cpu_lowp_to_f32(s->isa, s->dtype, src, dst, (size_t)s->L);
+    return;
+  }
+  for (int64_t j = 0; j < s->L; j++)
+    dst[j] = s->dtype == ADNN_DTYPE_F16 ? adnn_f16_to_f32(src[j * stride])
+                                        : adnn_bf16_to_f32(src[j * stride]);
+}
+
+static void run_lowp(void *arg, int64_t begin, int64_t end, int thread) {
+  const smb_lowp_task *t = arg;
+  const smb_state *s = t->s;
+  float *yb = (float *)(t->rows + s->row_bytes * (size_t)thread), *gb = yb + s->L;
+  for (int64_t k = begin; k < end; k++) {
+    const int64_t o = k / s->inner, i = k - o * s->inner;
+    int64_t oo[ADNN_ND_MAX_TENSORS], io[ADNN_ND_MAX_TENSORS];
+    adnn_nd_offsets(&s->outer_loop, o, oo);
+    adnn_nd_offsets(&s->inner_loop, i, io);
+    /* The whole slice of y and dy is read before any of its dx is written
+     * (dx may be dy). */
+    lowp_gather(s, t->y + oo[1] + io[1], s->sy, yb);
+    lowp_gather(s, t->dy + oo[1] + io[1], s->sy, gb);
+    s->fn->row(yb, gb, gb, (size_t)s->L, s->log);
+    uint16_t *dx = t->dx + oo[0] + io[0];
+    if (s->sx == 1 || s->L == 1) {
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, gb, dx, (size_t)s->L);
+    } else {
+      /* Rounded into the y row, which is no longer needed, then scattered. */
+      uint16_t *h = (uint16_t *)yb;
+      adnn_cpu_lowp_from_f32(s->isa, s->dtype, gb, h, (size_t)s->L);
+      for (int64_t j = 0; j < s->L; j++) dx[j * s->sx] = h[j];
+    }
+  }
 }
 
 typedef struct smb_task {
@@ -238,8 +304,13 @@ static void run_strided(void *arg, int64_t begin, int64_t end, int thread) {
 static void smb_run(const void *problem, const void *state, const void *const *inputs,
                     void *const *outputs, void *workspace) {
   (void)problem;
-  (void)workspace;
   const smb_state *s = state;
+  if (s->row_bytes) {
+    smb_lowp_task lt = {s, inputs[0], inputs[1], outputs[0],
+                        (char *)(((uintptr_t)workspace + 63) / 64 * 64)};
+    adnn_cpu_parallel_for(s->tasks, s->grain, run_lowp, &lt);
+    return;
+  }
   smb_task t = {s, inputs[0], inputs[1], outputs[0]};
   adnn_cpu_parallel_for(s->tasks, s->grain,
                         s->path == PATH_ROWS      ? run_rows
@@ -251,7 +322,8 @@ static void smb_run(const void *problem, const void *state, const void *const *i
 const adnn_cpu_impl adnn_cpu_softmax_backward_simd = {
     .name = "cpu_simd",
     .flags = ADNN_CPU_IMPL_DETERMINISTIC,
-    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32),
+    .dtypes = ADNN_OP_DTYPE(ADNN_DTYPE_F32) | ADNN_OP_DTYPE(ADNN_DTYPE_F16) |
+              ADNN_OP_DTYPE(ADNN_DTYPE_BF16),
     .state_size = sizeof(smb_state),
     .reshape = smb_reshape,
     .run = smb_run,

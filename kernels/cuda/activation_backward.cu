@@ -11,8 +11,12 @@
  *    dense run (offset == index).
  *  - In place (dx == dy, same layout, as the core allows): each element is
  *    read and then written by the same thread.
+ *  - F16 and BF16 (lowp_elem.cuh): x and dy are widened exactly to F32, the
+ *    derivative is formed in F32 as for an F32 problem, and dx is rounded
+ *    once (round to nearest even), as the CPU does.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -74,22 +78,26 @@ __device__ __forceinline__ T activate_backward(const adnn_activation &a, T x, T 
   return x * T(NAN);
 }
 
+/* T is the storage type (float, double, lowp_f16, lowp_bf16), C the
+ * arithmetic's (elem<T>::compute). */
 template <typename T>
 __global__ void act_bwd_strided(adnn_activation act, adnn_nd nd, int64_t n, const T *x,
                                 const T *dy, T *dx) {
+  typedef typename elem<T>::compute C;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x) {
     int64_t off[2];
     nd_offsets(nd, i, off);
-    dx[off[0]] = activate_backward<T>(act, x[off[0]], dy[off[1]]);
+    lp_store(dx + off[0], activate_backward<C>(act, lp_load(x + off[0]), lp_load(dy + off[1])));
   }
 }
 
 template <typename T>
 __global__ void act_bwd_packed(adnn_activation act, int64_t n, const T *x, const T *dy, T *dx) {
+  typedef typename elem<T>::compute C;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (int64_t)gridDim.x * blockDim.x)
-    dx[i] = activate_backward<T>(act, x[i], dy[i]);
+    lp_store(dx + i, activate_backward<C>(act, lp_load(x + i), lp_load(dy + i)));
 }
 
 template <typename T>
@@ -117,6 +125,10 @@ using namespace adnn_cuda;
 ADNN_CUDA_API cudaError_t adnn_cuda_activation_backward_launch(
     const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_activation_backward *p,
     const adnn_cuda_elementwise_layout *e, const void *x, const void *dy, void *dx) {
-  return dtype == ADNN_DTYPE_F64 ? launch_act_bwd<double>(l, p, e, x, dy, dx)
-                                 : launch_act_bwd<float>(l, p, e, x, dy, dx);
+  switch (dtype) {
+    case ADNN_DTYPE_F64: return launch_act_bwd<double>(l, p, e, x, dy, dx);
+    case ADNN_DTYPE_F16: return launch_act_bwd<lowp_f16>(l, p, e, x, dy, dx);
+    case ADNN_DTYPE_BF16: return launch_act_bwd<lowp_bf16>(l, p, e, x, dy, dx);
+    default: return launch_act_bwd<float>(l, p, e, x, dy, dx);
+  }
 }

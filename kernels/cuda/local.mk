@@ -77,7 +77,9 @@ kernels/cuda/matmul_epilogue.lo: $(srcdir)/kernels/cuda/float16.cuh
 kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/lowp_elem.cuh
 kernels/cuda/activation.lo kernels/cuda/binary.lo kernels/cuda/pool2d.lo kernels/cuda/reduce.lo \
 	kernels/cuda/softmax.lo kernels/cuda/norm.lo kernels/cuda/batchnorm.lo \
-	kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-epilogue.lo kernels/cuda/conv2d-pad_pack.lo: \
+	kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-epilogue.lo kernels/cuda/conv2d-pad_pack.lo \
+	kernels/cuda/activation_backward.lo kernels/cuda/softmax_backward.lo \
+	kernels/cuda/pool2d_backward.lo: \
 	$(srcdir)/kernels/cuda/lowp_elem.cuh $(srcdir)/kernels/cuda/float16.cuh
 # conv2d backward (data, weights): the direct kernels of the CUDA plugin.
 kernels_cuda_libadnn_cuda_kernels_la_SOURCES += kernels/cuda/conv2d_backward_data-direct.cu \

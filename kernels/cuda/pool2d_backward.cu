@@ -16,14 +16,21 @@
  *  - dx's elements are numbered in dx's (x's) memory order so that
  *    neighbouring threads write neighbouring addresses; each thread writes
  *    its own element only, and dx overlaps no input (the core checks).
+ *  - F16 and BF16 (lowp_elem.cuh): x and dy are widened exactly to F32 (the
+ *    max search compares the widened values, which order as the 16-bit ones
+ *    do), the sum stays in double, and dx is rounded once.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
+/* T is the storage type (float, double, lowp_f16, lowp_bf16), C the
+ * arithmetic's (elem<T>::compute). */
 template <typename T>
 __global__ void pool2d_bwd_kernel(adnn_plugin_pool2d p, adnn_cuda_memory_order order, const T *x,
                                   const T *dy, T *dx) {
+  typedef typename elem<T>::compute C;
   const int64_t total = p.N * p.C * p.H * p.W;
   const int64_t dims[4] = {p.N, p.C, p.H, p.W};
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
@@ -46,15 +53,15 @@ __global__ void pool2d_bwd_kernel(adnn_plugin_pool2d p, adnn_cuda_memory_order o
         const int64_t w0 = ow * p.stride_w - p.pad_left, w1 = w0 + p.kernel_w;
         const int64_t ih0 = h0 < 0 ? 0 : h0, ih1 = h1 > p.H ? p.H : h1;
         const int64_t iw0 = w0 < 0 ? 0 : w0, iw1 = w1 > p.W ? p.W : w1;
-        const T g = gb[oh * p.y.strides[2] + ow * p.y.strides[3]];
+        const C g = lp_load(gb + oh * p.y.strides[2] + ow * p.y.strides[3]);
         if (p.kind == ADNN_POOL_MAX) {
           int64_t mh = ih0, mw = iw0;
-          T best = xb[ih0 * p.x.strides[2] + iw0 * p.x.strides[3]];
+          C best = lp_load(xb + ih0 * p.x.strides[2] + iw0 * p.x.strides[3]);
           if (!isnan(best)) {
             for (int64_t a = ih0; a < ih1; a++) {
               bool stop = false;
               for (int64_t b = iw0; b < iw1; b++) {
-                const T v = xb[a * p.x.strides[2] + b * p.x.strides[3]];
+                const C v = lp_load(xb + a * p.x.strides[2] + b * p.x.strides[3]);
                 if (isnan(v)) {
                   mh = a;
                   mw = b;
@@ -85,7 +92,8 @@ __global__ void pool2d_bwd_kernel(adnn_plugin_pool2d p, adnn_cuda_memory_order o
           acc += (double)g / (double)count;
         }
       }
-    dx[n * p.x.strides[0] + c * p.x.strides[1] + h * p.x.strides[2] + w * p.x.strides[3]] = (T)acc;
+    lp_store(dx + n * p.x.strides[0] + c * p.x.strides[1] + h * p.x.strides[2] + w * p.x.strides[3],
+             acc);
   }
 }
 
@@ -104,11 +112,23 @@ ADNN_CUDA_API cudaError_t adnn_cuda_pool2d_backward_launch(const adnn_cuda_launc
   const int64_t total = f->N * f->C * f->H * f->W;
   if (total <= 0) return cudaSuccess;
   const unsigned grid = grid_for(l, total, threads);
-  if (dtype == ADNN_DTYPE_F64)
-    pool2d_bwd_kernel<double><<<grid, threads, 0, l->stream>>>(
-        *f, *x_order, (const double *)x, (const double *)dy, (double *)dx);
-  else
-    pool2d_bwd_kernel<float><<<grid, threads, 0, l->stream>>>(
-        *f, *x_order, (const float *)x, (const float *)dy, (float *)dx);
+  switch (dtype) {
+    case ADNN_DTYPE_F64:
+      pool2d_bwd_kernel<double><<<grid, threads, 0, l->stream>>>(
+          *f, *x_order, (const double *)x, (const double *)dy, (double *)dx);
+      break;
+    case ADNN_DTYPE_F16:
+      pool2d_bwd_kernel<lowp_f16><<<grid, threads, 0, l->stream>>>(
+          *f, *x_order, (const lowp_f16 *)x, (const lowp_f16 *)dy, (lowp_f16 *)dx);
+      break;
+    case ADNN_DTYPE_BF16:
+      pool2d_bwd_kernel<lowp_bf16><<<grid, threads, 0, l->stream>>>(
+          *f, *x_order, (const lowp_bf16 *)x, (const lowp_bf16 *)dy, (lowp_bf16 *)dx);
+      break;
+    default:
+      pool2d_bwd_kernel<float><<<grid, threads, 0, l->stream>>>(
+          *f, *x_order, (const float *)x, (const float *)dy, (float *)dx);
+      break;
+  }
   return cudaGetLastError();
 }

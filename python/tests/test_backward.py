@@ -125,3 +125,60 @@ def test_backward_layout_errors(ctx):
     with pytest.raises(adnn.Error):
         # y and dy must share a layout
         adnn.softmax_backward(ctx, y, np.zeros((4, 6), dtype=np.float32).T.copy().T[:, :5])
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "silu", "tanh", ("clamp", 0.0, 6.0)])
+def test_activation_backward_float16(ctx, rng, act):
+    """F16 (doc/numerics.md, "Low precision"): x and dy widened exactly, the F32
+    derivative, dx rounded once: the F32 bound plus 2^-11, against PyTorch's float64
+    gradient on the same, already rounded, inputs."""
+    x = (rng.standard_normal((9, 41)) * 3.0).astype(np.float16)
+    dy = rng.standard_normal((9, 41)).astype(np.float16)
+    dx = adnn.activation_backward(ctx, x, dy, activation=act).numpy()
+    assert dx.dtype == np.float16
+    r, m = TOL["activation_backward"][:2]
+    check_close(dx, torch_grad(TORCH_ACT[act], x, dy), r + 2.0 ** -11, m + 2.0 ** -11)
+
+
+@pytest.mark.parametrize("axis", [0, 2])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_backward_float16(ctx, rng, axis, log):
+    """F16: y and dy widened exactly, the slice's sum in double, dx rounded once: the
+    F32 bound plus 2^-11, against the formula in float64 on the same float16 y and dy
+    (doc/ops.md, "softmax backward")."""
+    x = (rng.standard_normal((4, 6, 37)) * 3).astype(np.float16)
+    dy = rng.standard_normal((4, 6, 37)).astype(np.float16)
+    y = adnn.softmax(ctx, x, axis=axis, log=log).numpy()
+    assert y.dtype == np.float16
+    dx = adnn.softmax_backward(ctx, y, dy, axis=axis, log=log).numpy()
+    assert dx.dtype == np.float16
+    y64, g64 = y.astype(np.float64), dy.astype(np.float64)
+    if log:
+        want = g64 - np.exp(y64) * g64.sum(axis=axis, keepdims=True)
+    else:
+        want = y64 * (g64 - (y64 * g64).sum(axis=axis, keepdims=True))
+    r, m = TOL["softmax_backward"][:2]
+    check_close(dx, want, r + 2.0 ** -11, m + 2.0 ** -11)
+
+
+@pytest.mark.parametrize("kind,k,s,p,ceil", [
+    ("max", 3, 2, 1, True), ("max", 3, 1, 1, False), ("avg_include_pad", 3, 1, 1, False),
+    ("avg_exclude_pad", 3, 2, 1, True)])
+def test_pool2d_backward_float16(ctx, rng, kind, k, s, p, ceil):
+    """F16: x and dy widened exactly, dx accumulated in F32 and rounded once: the F32
+    bound plus 2^-11, against PyTorch's float64 gradient on the same float16 inputs."""
+    shape = (2, 3, 9, 8)
+    # Distinct float16 values (multiples of 2^-4 below 2^5 are exact), so no ties.
+    x = (rng.permutation(np.prod(shape)).reshape(shape) * 0.0625 - 13.0).astype(np.float16)
+    y = adnn.pool2d(ctx, x, kind=kind, kernel=k, stride=s, padding=p, ceil_mode=ceil)
+    dy = rng.standard_normal(y.shape).astype(np.float16)
+    dx = adnn.pool2d_backward(ctx, x, y, dy, kind=kind, kernel=k, stride=s, padding=p,
+                              ceil_mode=ceil).numpy()
+    assert dx.dtype == np.float16
+    if kind == "max":
+        fn = lambda t: F.max_pool2d(t, k, s, p, ceil_mode=ceil)
+    else:
+        fn = lambda t: F.avg_pool2d(t, k, s, p, ceil_mode=ceil,
+                                    count_include_pad=kind == "avg_include_pad")
+    r, m = TOL["pool2d_backward"][:2]
+    check_close(dx, torch_grad(fn, x, dy), r + 2.0 ** -11, m + 2.0 ** -11)

@@ -39,11 +39,13 @@ static void actb_set_dtype(harness_desc *hd, adnn_dtype dt) {
   f->x.dtype = f->y.dtype = dt;
 }
 
-/* A few operations per element, exp / erfc of float accuracy (doc/numerics.md). */
+/* A few operations per element, exp / erfc of float accuracy (doc/numerics.md);
+ * F16/BF16: that F32 bound plus one rounding of dx. */
 static harness_tolerance actb_tolerance(const harness_desc *hd, adnn_dtype dt) {
   (void)hd;
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12}
-                              : (harness_tolerance){4e-6, 1e-5};
+  const harness_tolerance f32 = {4e-6, 1e-5};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12} : f32,
+                                f32, 1.0);
 }
 
 /* x in [-4, 4): both sides of every kink; dy in [-2, 2). */
@@ -119,17 +121,19 @@ static int actb_oracle(const harness_desc *hd, const double *const *in, double *
     snprintf(why, why_len, "activation_backward: x and y dims differ");
     return -1;
   }
-  /* The derivative is a value of the tensors' dtype before it multiplies
-   * dy: where it underflows (gelu'(-30) is 1e-194, 0 in F32) an infinite dy
-   * gives NaN, as in any F32 arithmetic. Where the rule selects 0 (the
-   * result for a NaN dy is 0) dx is 0 whatever dy is. */
+  /* The derivative is a value of the arithmetic's dtype (F32 for F16/BF16
+   * tensors, which are widened to F32) before it multiplies dy: where it
+   * underflows (gelu'(-30) is 1e-194, 0 in F32) an infinite dy gives NaN, as
+   * in any F32 arithmetic. Where the rule selects 0 (the result for a NaN dy
+   * is 0) dx is 0 whatever dy is. */
   const adnn_activation *a = &d->activation;
+  const adnn_dtype compute = d->x.dtype == ADNN_DTYPE_F64 ? ADNN_DTYPE_F64 : ADNN_DTYPE_F32;
   harness_index ix, iy;
   for (harness_index_first(&ix, &d->x), harness_index_first(&iy, &d->y); ix.valid;
        harness_index_next(&ix, &d->x), harness_index_next(&iy, &d->y)) {
     const long double x = in[0][ix.offset], g = in[1][iy.offset];
     const int selects_zero = harness_activation_grad_oracle(a, x, NAN) == 0.0L;
-    const long double slope = harness_round(d->x.dtype, (double)harness_activation_grad_oracle(a, x, 1.0L));
+    const long double slope = harness_round(compute, (double)harness_activation_grad_oracle(a, x, 1.0L));
     dx[ix.offset] = selects_zero ? 0.0 : (double)(slope * g);
   }
   return 0;
@@ -247,6 +251,23 @@ static void actb_cases(harness_suite *suite) {
             "[2,3,2,4,3] padded dx=dy");
   actb_case(suite, ADNN_ACTIVATION_SILU, 0, 0, 5, d5, HARNESS_PADDED, F64, 0, 30.0,
             "[2,3,2,4,3] padded");
+  /* F16 and BF16: every kind on the specials (rounded to the type: 1e-7
+   * is 0 in F16's subnormals' reach, 1e30 an infinity), a wide padded range,
+   * NHWC in place, a long vector whose length leaves a vector tail, and the
+   * gathered layouts. */
+  static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < n_acts; i++) {
+      actb_case(suite, acts[i].k, acts[i].a, acts[i].b, 2, d2, HARNESS_PACKED, lowp[t], 0, 8.0,
+                "[7,33] specials");
+      actb_case(suite, acts[i].k, acts[i].a, acts[i].b, 4, d4, HARNESS_PADDED, lowp[t], 0, 120.0,
+                "[2,3,5,7] wide padded");
+      actb_case(suite, acts[i].k, acts[i].a, acts[i].b, 4, dn, HARNESS_NHWC, lowp[t], 1, 5.0,
+                "[2,5,4,3] nhwc dx=dy");
+      actb_case(suite, acts[i].k, acts[i].a, acts[i].b, 1, d1003, HARNESS_PACKED, lowp[t], i % 2,
+                4.0, i % 2 ? "[1003] dx=dy" : "[1003]");
+      actb_strided_case(suite, acts[i].k, acts[i].a, acts[i].b, lowp[t]);
+    }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -38,11 +38,13 @@ static void pb_set_dtype(harness_desc *hd, adnn_dtype dt) {
 }
 
 /* Max pooling routes dy unchanged, but overlapping windows add several dy
- * into one dx (in float on the CPU); averages divide once per term. */
+ * into one dx (in float on the CPU); averages divide once per term.
+ * F16/BF16: that F32 bound plus one rounding of dx. */
 static harness_tolerance pb_tolerance(const harness_desc *hd, adnn_dtype dt) {
   (void)hd;
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-14, 1e-14}
-                              : (harness_tolerance){2e-6, 2e-6};
+  const harness_tolerance f32 = {2e-6, 2e-6};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-14, 1e-14} : f32,
+                                f32, 1.0);
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -253,6 +255,8 @@ static void pb_case(harness_suite *suite, const pb_spec *s) {
 
 #define F32 ADNN_DTYPE_F32
 #define F64 ADNN_DTYPE_F64
+#define F16 ADNN_DTYPE_F16
+#define BF16 ADNN_DTYPE_BF16
 #define PMAX ADNN_POOL_MAX
 #define PINC ADNN_POOL_AVG_INCLUDE_PAD
 #define PEXC ADNN_POOL_AVG_EXCLUDE_PAD
@@ -296,6 +300,29 @@ static const pb_spec pb_specs[] = {
     {"nan", PMAX, 1, 3, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NHWC, F64, 2},
     {"3x3 s1", PINC, 1, 3, 6, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, PADDED, F64, 0},
     {"asym", PEXC, 2, 3, 7, 8, 3, 3, 2, 2, 1, 0, 0, 1, 1, NHWC, F64, 0},
+    /* F16 and BF16 (x and dy rounded to the type, so more ties): every path
+     * (NCHW separable max and average, NHWC channel vectors, padded and
+     * strided W), NaN and infinities, overlapping windows. */
+    {"2x2 ties", PMAX, 2, 3, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0, 0, NCHW, F16, 1},
+    {"3x3 s2", PMAX, 1, 70, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NHWC, F16, 0},
+    {"nan", PMAX, 2, 17, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 0, NHWC, F16, 2},
+    {"wide s1", PMAX, 1, 2, 6, 77, 3, 3, 1, 1, 1, 1, 1, 1, 0, NCHW, F16, 2},
+    {"wide s3", PMAX, 1, 2, 6, 80, 3, 3, 3, 3, 0, 0, 0, 0, 0, PADDED, F16, 1},
+    {"3x3 s1", PINC, 1, 3, 6, 7, 3, 3, 1, 1, 1, 1, 1, 1, 0, NCHW, F16, 0},
+    {"asym", PINC, 3, 4, 9, 7, 3, 3, 2, 2, 0, 1, 1, 0, 1, NHWC, F16, 0},
+    {"padded", PINC, 2, 3, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, PADDED, F16, 0},
+    {"3x3 s2 edges", PEXC, 1, 3, 8, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, NHWC, F16, 0},
+    {"wide", PEXC, 1, 2, 4, 300, 3, 3, 1, 1, 1, 1, 1, 1, 0, NCHW, F16, 0},
+    {"2x2 ties", PMAX, 2, 3, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0, 0, NCHW, BF16, 1},
+    {"3x3 s2", PMAX, 1, 70, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 0, NHWC, BF16, 0},
+    {"nan", PMAX, 2, 17, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 0, NHWC, BF16, 2},
+    {"wide s1", PMAX, 1, 2, 6, 77, 3, 3, 1, 1, 1, 1, 1, 1, 0, NCHW, BF16, 2},
+    {"wide s3", PMAX, 1, 2, 6, 80, 3, 3, 3, 3, 0, 0, 0, 0, 0, PADDED, BF16, 1},
+    {"3x3 s1", PINC, 1, 3, 6, 7, 3, 3, 1, 1, 1, 1, 1, 1, 0, NCHW, BF16, 0},
+    {"asym", PINC, 3, 4, 9, 7, 3, 3, 2, 2, 0, 1, 1, 0, 1, NHWC, BF16, 0},
+    {"padded", PINC, 2, 3, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, PADDED, BF16, 0},
+    {"3x3 s2 edges", PEXC, 1, 3, 8, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, NHWC, BF16, 0},
+    {"wide", PEXC, 1, 2, 4, 300, 3, 3, 1, 1, 1, 1, 1, 1, 0, NCHW, BF16, 0},
 };
 
 static void pb_cases(harness_suite *suite) {

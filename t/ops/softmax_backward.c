@@ -35,11 +35,13 @@ static void smb_set_dtype(harness_desc *hd, adnn_dtype dt) {
   f->x.dtype = f->y.dtype = dt;
 }
 
-/* A dot product along the slice in double, then two operations per element. */
+/* A dot product along the slice in double, then two operations per element;
+ * F16/BF16: that F32 bound plus one rounding of dx. */
 static harness_tolerance smb_tolerance(const harness_desc *hd, adnn_dtype dt) {
   (void)hd;
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12}
-                              : (harness_tolerance){4e-6, 1e-5};
+  const harness_tolerance f32 = {4e-6, 1e-5};
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-13, 1e-12} : f32,
+                                f32, 1.0);
 }
 
 /* The slices of `t` along `axis`: every element whose index along it is 0,
@@ -201,6 +203,19 @@ static void smb_cases(harness_suite *s) {
     smb_case(s, 2, rows, -1, log, HARNESS_PACKED, F64, 1, 20.0, 0);
     smb_case(s, 4, nchw, 1, log, HARNESS_PADDED, F64, 0, 2.0, 0);
     smb_case(s, 2, wide, 0, log, HARNESS_PACKED, F64, 0, 100.0, 0);
+    /* F16 and BF16 (y the forward's output rounded to the type): contiguous
+     * and strided axes, padded and NHWC dx, in place, NaN and -inf slices,
+     * and rows long enough for the vector loops' tails. */
+    static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+    for (int t = 0; t < 2; t++) {
+      smb_case(s, 2, a, -1, log, HARNESS_PACKED, lowp[t], 0, 3.0, 1);
+      smb_case(s, 3, b, 0, log, HARNESS_PACKED, lowp[t], 0, 3.0, 1);
+      smb_case(s, 4, nchw, 1, log, HARNESS_PADDED, lowp[t], 1, 2.0, 0);
+      smb_case(s, 4, nchw, 3, log, HARNESS_NHWC, lowp[t], 1, 2.0, 0);
+      smb_case(s, 2, wide, 1, log, HARNESS_PACKED, lowp[t], 0, 10.0, 0);
+      smb_case(s, 2, big, -1, log, HARNESS_PACKED, lowp[t], 1, 5.0, 0);
+      smb_case(s, 3, cols, 1, log, HARNESS_PACKED, lowp[t], 0, 20.0, 0);
+    }
   }
 }
 
