@@ -56,6 +56,29 @@ int main(void) {
       }
       ok(bad == 0, "%s: f32 -> %s bit-exact on %zu values (ties, NaNs, subnormals; %zu differ)",
          names[k], tn, n32 - 5, bad);
+      /* The strided forms: every third pattern gathered (a length past two
+       * stack blocks, with a tail), and every third slot scattered, with the
+       * slots between them left alone. */
+      const size_t ns = 1201;
+      adnn_cpu_lowp_to_f32_strided(isas[k], dt, h + 5, 3, w, ns);
+      bad = 0;
+      for (size_t i = 0; i < ns; i++) {
+        const uint16_t p = h[5 + 3 * i];
+        const float want = t ? adnn_bf16_to_f32(p) : adnn_f16_to_f32(p);
+        if (adnn_f32_bits(w[i]) != adnn_f32_bits(want)) bad++;
+      }
+      ok(bad == 0, "%s: %s strided (3) -> f32 bit-exact on %zu patterns (%zu differ)", names[k], tn,
+         ns, bad);
+      for (size_t i = 0; i < 3 * ns; i++) h2[i] = 0xabcd;
+      adnn_cpu_lowp_from_f32_strided(isas[k], dt, x + 77, h2, 3, ns);
+      bad = 0;
+      for (size_t i = 0; i < 3 * ns; i++) {
+        const uint16_t want =
+            i % 3 ? 0xabcd : (t ? adnn_f32_to_bf16(x[77 + i / 3]) : adnn_f32_to_f16(x[77 + i / 3]));
+        if (h2[i] != want) bad++;
+      }
+      ok(bad == 0, "%s: f32 -> %s strided (3) bit-exact, gaps untouched (%zu differ)", names[k],
+         tn, bad);
     }
   }
   free(h);

@@ -152,7 +152,6 @@ static const act_bwd_fns NAME(adnn_f32_activation_backward) = {NAME(act_bwd)};
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/common/float16.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
@@ -248,36 +247,18 @@ static void run_rows(void *arg, int64_t begin, int64_t end, int thread) {
 
 /* ---- F16 / BF16 ---------------------------------------------------------- */
 
-/* n 16-bit values at src (element stride `stride`) widened into dst. */
-static void lowp_gather(const act_bwd_state *s, const uint16_t *src, int64_t stride, int64_t n,
-                        float *dst) {
-  if (stride == 1) {
-    adnn_cpu_lowp_to_f32(s->isa, s->dtype, src, dst, (size_t)n);
-    return;
-  }
-  for (int64_t j = 0; j < n; j++)
-    dst[j] = s->dtype == ADNN_DTYPE_F16 ? adnn_f16_to_f32(src[j * stride])
-                                        : adnn_bf16_to_f32(src[j * stride]);
-}
-
 /* n elements of x (stride sx; dx has the same), dy (stride sy): widened in
  * chunks, the F32 code, dx rounded once. Each chunk of dy is read before the
  * chunk of dx over it is written (dx may be dy). */
 static void lowp_span(const act_bwd_state *s, const uint16_t *x, int64_t sx, const uint16_t *dy,
                       int64_t sy, uint16_t *dx, int64_t n) {
   float bx[STRIDED_CHUNK], bg[STRIDED_CHUNK];
-  uint16_t h[STRIDED_CHUNK];
   for (int64_t j0 = 0; j0 < n; j0 += STRIDED_CHUNK) {
-    const int64_t m = n - j0 < STRIDED_CHUNK ? n - j0 : STRIDED_CHUNK;
-    lowp_gather(s, x + j0 * sx, sx, m, bx);
-    lowp_gather(s, dy + j0 * sy, sy, m, bg);
-    s->fn->run(&s->act, bx, bg, bg, (size_t)m);
-    if (sx == 1) {
-      adnn_cpu_lowp_from_f32(s->isa, s->dtype, bg, dx + j0, (size_t)m);
-    } else {
-      adnn_cpu_lowp_from_f32(s->isa, s->dtype, bg, h, (size_t)m);
-      for (int64_t j = 0; j < m; j++) dx[(j0 + j) * sx] = h[j];
-    }
+    const size_t m = (size_t)(n - j0 < STRIDED_CHUNK ? n - j0 : STRIDED_CHUNK);
+    adnn_cpu_lowp_to_f32_strided(s->isa, s->dtype, x + j0 * sx, sx, bx, m);
+    adnn_cpu_lowp_to_f32_strided(s->isa, s->dtype, dy + j0 * sy, sy, bg, m);
+    s->fn->run(&s->act, bx, bg, bg, m);
+    adnn_cpu_lowp_from_f32_strided(s->isa, s->dtype, bg, dx + j0 * sx, sx, m);
   }
 }
 

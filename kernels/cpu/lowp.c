@@ -192,3 +192,31 @@ void adnn_cpu_lowp_from_f32(int isa, adnn_dtype t, const float *src, uint16_t *d
   (void)isa;
   from_f32_scalar(t, src, dst, n);
 }
+
+void adnn_cpu_lowp_to_f32_strided(int isa, adnn_dtype t, const uint16_t *src, int64_t stride,
+                                  float *dst, size_t n) {
+  if (stride == 1 || n <= 1) {
+    adnn_cpu_lowp_to_f32(isa, t, src, dst, n);
+    return;
+  }
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (size_t i0 = 0; i0 < n; i0 += ADNN_CPU_LOWP_BLOCK) {
+    const size_t m = n - i0 < ADNN_CPU_LOWP_BLOCK ? n - i0 : ADNN_CPU_LOWP_BLOCK;
+    for (size_t i = 0; i < m; i++) h[i] = src[(int64_t)(i0 + i) * stride];
+    adnn_cpu_lowp_to_f32(isa, t, h, dst + i0, m);
+  }
+}
+
+void adnn_cpu_lowp_from_f32_strided(int isa, adnn_dtype t, const float *src, uint16_t *dst,
+                                    int64_t stride, size_t n) {
+  if (stride == 1 || n <= 1) {
+    adnn_cpu_lowp_from_f32(isa, t, src, dst, n);
+    return;
+  }
+  uint16_t h[ADNN_CPU_LOWP_BLOCK];
+  for (size_t i0 = 0; i0 < n; i0 += ADNN_CPU_LOWP_BLOCK) {
+    const size_t m = n - i0 < ADNN_CPU_LOWP_BLOCK ? n - i0 : ADNN_CPU_LOWP_BLOCK;
+    adnn_cpu_lowp_from_f32(isa, t, src + i0, h, m);
+    for (size_t i = 0; i < m; i++) dst[(int64_t)(i0 + i) * stride] = h[i];
+  }
+}

@@ -24,4 +24,15 @@ void adnn_cpu_lowp_to_f32(int isa, adnn_dtype t, const uint16_t *src, float *dst
 /** dst[i] = src[i] rounded to t (nearest even, one rounding), i < n. */
 void adnn_cpu_lowp_from_f32(int isa, adnn_dtype t, const float *src, uint16_t *dst, size_t n);
 
+/** dst[i] = src[i * stride] widened to F32, i < n (the same bits as
+ *  adnn_cpu_lowp_to_f32): a unit stride converts in place, any other is
+ *  gathered ADNN_CPU_LOWP_BLOCK elements at a time into a stack block first. */
+void adnn_cpu_lowp_to_f32_strided(int isa, adnn_dtype t, const uint16_t *src, int64_t stride,
+                                  float *dst, size_t n);
+
+/** dst[i * stride] = src[i] rounded to t, i < n (the same bits as
+ *  adnn_cpu_lowp_from_f32), scattered from a stack block when stride != 1. */
+void adnn_cpu_lowp_from_f32_strided(int isa, adnn_dtype t, const float *src, uint16_t *dst,
+                                    int64_t stride, size_t n);
+
 #endif

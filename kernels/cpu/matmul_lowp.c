@@ -83,13 +83,6 @@ typedef struct lowp_job {
   char *work; /* 64-byte aligned */
 } lowp_job;
 
-static double load_float(const void *base, adnn_dtype t, int64_t off) {
-  if (t == ADNN_DTYPE_F16) return adnn_f16_to_f64(((const uint16_t *)base)[off]);
-  if (t == ADNN_DTYPE_BF16) return adnn_bf16_to_f64(((const uint16_t *)base)[off]);
-  if (t == ADNN_DTYPE_F64) return ((const double *)base)[off];
-  return ((const float *)base)[off];
-}
-
 static size_t elem_size(adnn_dtype t) {
   switch (t) {
     case ADNN_DTYPE_F64: return 8;
@@ -117,10 +110,9 @@ static void widen_row(adnn_dtype t, const void *base, int64_t off, int64_t strid
   if (t == ADNN_DTYPE_F32) {
     const float *src = (const float *)base + off;
     for (int64_t q = 0; q < n; q++) dst[q] = src[q * stride];
-  } else if (stride == 1) {
-    adnn_cpu_lowp_to_f32(ADNN_CPU_ISA_AVX2, t, (const uint16_t *)base + off, dst, (size_t)n);
   } else {
-    for (int64_t q = 0; q < n; q++) dst[q] = (float)load_float(base, t, off + q * stride);
+    adnn_cpu_lowp_to_f32_strided(ADNN_CPU_ISA_AVX2, t, (const uint16_t *)base + off, stride, dst,
+                                 (size_t)n);
   }
 }
 
@@ -432,13 +424,7 @@ static void widen_task(void *arg, int64_t l0, int64_t l1, int thread) {
   for (int64_t l = l0; l < l1; l++) {
     const uint16_t *src = w->src + l * o->line_stride;
     float *dst = w->dst + l * o->ld;
-    if (o->elem_stride == 1 || o->len == 1) {
-      adnn_cpu_lowp_to_f32(w->isa, w->t, src, dst, (size_t)o->len);
-    } else if (w->t == ADNN_DTYPE_F16) {
-      for (int64_t e = 0; e < o->len; e++) dst[e] = adnn_f16_to_f32(src[e * o->elem_stride]);
-    } else {
-      for (int64_t e = 0; e < o->len; e++) dst[e] = adnn_bf16_to_f32(src[e * o->elem_stride]);
-    }
+    adnn_cpu_lowp_to_f32_strided(w->isa, w->t, src, o->elem_stride, dst, (size_t)o->len);
   }
 }
 

@@ -194,7 +194,6 @@ static const pbw_fns NAME(adnn_f32_pool2d_backward) = {NAME(pbw_add), NAME(pbw_p
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels/common/float16.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
@@ -540,10 +539,13 @@ static void narrow_task(void *arg, int64_t begin, int64_t end, int thread) {
                              (size_t)len);
       continue;
     }
-    for (int64_t q = 0; q < len; q++) {
-      const float v = j->src[off[0] + q * st];
-      j->dst[off[0] + q * st] =
-          j->s->dtype == ADNN_DTYPE_F16 ? adnn_f32_to_f16(v) : adnn_f32_to_bf16(v);
+    /* A strided row: its F32 elements gathered, then rounded and scattered. */
+    float buf[ADNN_CPU_LOWP_BLOCK];
+    for (int64_t q0 = 0; q0 < len; q0 += ADNN_CPU_LOWP_BLOCK) {
+      const int64_t m = len - q0 < ADNN_CPU_LOWP_BLOCK ? len - q0 : ADNN_CPU_LOWP_BLOCK;
+      for (int64_t q = 0; q < m; q++) buf[q] = j->src[off[0] + (q0 + q) * st];
+      adnn_cpu_lowp_from_f32_strided(j->s->isa, j->s->dtype, buf, j->dst + off[0] + q0 * st, st,
+                                     (size_t)m);
     }
   }
 }

@@ -116,7 +116,6 @@ static const smb_fns NAME(adnn_f32_softmax_backward) = {NAME(smb_row), NAME(smb_
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/common/float16.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
@@ -211,16 +210,6 @@ typedef struct smb_lowp_task {
   char *rows; /* 64-byte aligned: the threads' row pairs */
 } smb_lowp_task;
 
-static void lowp_gather(const smb_state *s, const uint16_t *src, int64_t stride, float *dst) {
-  if (stride == 1 || s->L == 1) {
-    adnn_cpu_lowp_to_f32(s->isa, s->dtype, src, dst, (size_t)s->L);
-    return;
-  }
-  for (int64_t j = 0; j < s->L; j++)
-    dst[j] = s->dtype == ADNN_DTYPE_F16 ? adnn_f16_to_f32(src[j * stride])
-                                        : adnn_bf16_to_f32(src[j * stride]);
-}
-
 static void run_lowp(void *arg, int64_t begin, int64_t end, int thread) {
   const smb_lowp_task *t = arg;
   const smb_state *s = t->s;
@@ -232,18 +221,13 @@ static void run_lowp(void *arg, int64_t begin, int64_t end, int thread) {
     adnn_nd_offsets(&s->inner_loop, i, io);
     /* The whole slice of y and dy is read before any of its dx is written
      * (dx may be dy). */
-    lowp_gather(s, t->y + oo[1] + io[1], s->sy, yb);
-    lowp_gather(s, t->dy + oo[1] + io[1], s->sy, gb);
+    adnn_cpu_lowp_to_f32_strided(s->isa, s->dtype, t->y + oo[1] + io[1], s->sy, yb,
+                                 (size_t)s->L);
+    adnn_cpu_lowp_to_f32_strided(s->isa, s->dtype, t->dy + oo[1] + io[1], s->sy, gb,
+                                 (size_t)s->L);
     s->fn->row(yb, gb, gb, (size_t)s->L, s->log);
-    uint16_t *dx = t->dx + oo[0] + io[0];
-    if (s->sx == 1 || s->L == 1) {
-      adnn_cpu_lowp_from_f32(s->isa, s->dtype, gb, dx, (size_t)s->L);
-    } else {
-      /* Rounded into the y row, which is no longer needed, then scattered. */
-      uint16_t *h = (uint16_t *)yb;
-      adnn_cpu_lowp_from_f32(s->isa, s->dtype, gb, h, (size_t)s->L);
-      for (int64_t j = 0; j < s->L; j++) dx[j * s->sx] = h[j];
-    }
+    adnn_cpu_lowp_from_f32_strided(s->isa, s->dtype, gb, t->dx + oo[0] + io[0], s->sx,
+                                   (size_t)s->L);
   }
 }
 
