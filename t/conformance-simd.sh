@@ -8,8 +8,12 @@
 # and backward; matmul's epilogue; softmax, layer / RMS norm and batch norm,
 # whose F16/BF16 cases run the F32 code of each level on widened rows or
 # blocks: "softmax [", "layer ", "rms ", batchnorm) on the cpu backend at every level below
-# the one t/conformance runs at (ADNN_CPU_SIMD=avx2, then base). A level above what the CPU has is capped to it by the plugin, so
-# the runs are harmless there. One TAP line per level; the failing lines of a
+# the one t/conformance runs at (ADNN_CPU_SIMD=avx2, then base); matmul also
+# at ADNN_CPU_SIMD=avx512, which keeps the AVX-512 foundation but not its
+# dot-product extensions, so that on a CPU with AVX-512-BF16 or VNNI the
+# low-precision matmul runs the widening and int16 paths those replace. A
+# level above what the CPU has is capped to it by the plugin, so the runs are
+# harmless there. One TAP line per level; the failing lines of a
 # level are printed as diagnostics.
 set -u
 build=${ADNN_TEST_BUILDDIR:-.}
@@ -20,11 +24,13 @@ if [ ! -x "$conf" ]; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/adnn-simd-XXXXXX") || { echo "Bail out! mktemp failed"; exit 1; }
 trap 'rm -rf "$tmp"' EXIT INT TERM
-echo "1..18"
+echo "1..19"
 n=0
 failed=0
 for filter in "dw " "3x3 wf4" direct attention matmul "softmax [" "layer " "rms " batchnorm; do
-for level in avx2 base; do
+levels="avx2 base"
+[ "$filter" = matmul ] && levels="avx512 avx2 base"
+for level in $levels; do
   n=$((n + 1))
   ADNN_CPU_SIMD=$level ADNN_CONFORMANCE_BACKEND=cpu ADNN_CONFORMANCE_FILTER="$filter" \
     "$conf" >"$tmp/out" 2>&1

@@ -411,6 +411,16 @@ t_cpu_matmul_lowp_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 t_cpu_matmul_lowp_LDADD = kernels/cpu/libadnn_cpu_kernels.la kernels/ref/libadnn_ref.la \
 	$(OPENBLAS_LIBS) -lpthread -lm
 
+# Every low-precision GEMM path this CPU can run (AVX-512-BF16, VNNI,
+# widening, int16 pairs), its block on edge shapes and layouts, exact for
+# INT8 and within the F32 accumulation bound for F16/BF16.
+check_PROGRAMS += t/cpu-gemm-lowp
+TESTS += t/cpu-gemm-lowp
+t_cpu_gemm_lowp_SOURCES = t/cpu-gemm-lowp.c t/tap.h t/rng.h
+t_cpu_gemm_lowp_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
+t_cpu_gemm_lowp_LDADD = kernels/cpu/libadnn_cpu_kernels.la kernels/ref/libadnn_ref.la \
+	$(OPENBLAS_LIBS) -lpthread -lm
+
 # The reorder op's conversions bit for bit over every 16-bit pattern and an
 # F32/F64 sample, on every ready backend and every CPU instruction set.
 check_PROGRAMS += t/convert-exhaustive

@@ -159,8 +159,12 @@ void adnn_cpu__device_identity(int device, char *buf, size_t size) {
 
 /* The most capable instruction set the CPU and the OS support, capped by
  * ADNN_CPU_SIMD: the value of the list's name of a set ("avx2", "base", or
- * "baseline" as doc/cpu.md spells it) caps at that set. */
-static int kernel_isa(const adnn_cpu_features *f) {
+ * "baseline" as doc/cpu.md spells it) caps at that set. *capped is set when
+ * a cap was accepted: the level is then the set's foundation, without the
+ * AVX-512 dot-product extensions (VNNI, BF16), so that ADNN_CPU_SIMD=avx512
+ * runs the AVX-512 paths those extensions would replace. */
+static int kernel_isa(const adnn_cpu_features *f, int *capped) {
+  *capped = 0;
   int isa = ADNN_CPU_ISA_BASE, found = 0;
 #define ADNN_CPU_BEST_ISA_(NAME, name, usable, arg) \
   if (!found && (usable)) {                         \
@@ -189,6 +193,7 @@ static int kernel_isa(const adnn_cpu_features *f) {
                           "%sor baseline", cap, names);
     return isa;
   }
+  *capped = 1;
   return cap_isa < isa ? cap_isa : isa;
 }
 
@@ -204,8 +209,18 @@ adnn_status adnn_cpu__init(void) {
   adnn_cpu__host->log(ADNN_LOG_DEBUG, "cpu", "using %d thread%s (from %s)", threads,
                       threads == 1 ? "" : "s", source);
 #endif
+  /* A cap clears the extensions in a copy that kernels see; the probe's
+   * report still describes the CPU (adnn_cpu_features_get). */
+  static adnn_cpu_features capped_features;
+  int capped;
   adnn_cpu__env.features = adnn_cpu_features_get();
-  adnn_cpu__env.isa = kernel_isa(adnn_cpu__env.features);
+  adnn_cpu__env.isa = kernel_isa(adnn_cpu__env.features, &capped);
+  if (capped) {
+    capped_features = *adnn_cpu__env.features;
+    capped_features.avx512_vnni = 0;
+    capped_features.avx512_bf16 = 0;
+    adnn_cpu__env.features = &capped_features;
+  }
   /* The GEMM dispatcher may give a shape to OpenBLAS only when OpenBLAS
    * runs AVX kernels on this CPU (kernels/cpu/gemm.h). */
   adnn_cpu_sgemm_set_openblas_fast(!is_pre_avx_core(openblas_get_corename()));

@@ -6,12 +6,25 @@
  *   (exactly) while they are packed into the F32 engine's panels
  *   (gemm_kernel.h's format), and the engine's F32 microkernel runs on them.
  *
- *   I8 x I8 and U8 x I8, exact I32 accumulation: the operands are widened to
- *   16 bits while packed into pairs along k, and an AVX2 microkernel
- *   multiplies the pairs with vpmaddwd (two 16 x 16 -> 32-bit products
- *   summed per lane, exact: |sum| <= 2 * 255 * 128 < 2^31) and adds them
- *   into 32-bit accumulators. vpmaddubsw is not used: it saturates its
- *   16-bit pair sums (255 * 127 * 2 > 2^15).
+ *   BF16 inputs on a CPU with AVX-512-BF16: the operands stay BF16, packed
+ *   in pairs along k, and vdpbf16ps multiplies a pair of A by a pair of B
+ *   (exact products) and adds both into F32 accumulators, rounding each
+ *   addition to nearest even (twice the F32 microkernel's multiply-adds
+ *   per instruction). The instruction reads subnormal inputs as zero and
+ *   flushes subnormal results: a tile whose operands hold a subnormal BF16
+ *   value is recomputed by the widening path instead (gemm_lowp.c).
+ *
+ *   I8 x I8 and U8 x I8, exact I32 accumulation: with AVX-512-VNNI the
+ *   operands stay 8-bit, packed in quads along k, and vpdpbusd multiplies
+ *   four unsigned bytes of A by four signed bytes of B and adds the four
+ *   products into 32 bits (without saturation); an I8 A is read as the
+ *   unsigned a + 128 and 128 * sum_k b subtracted after the k loop, which is
+ *   exact modulo 2^32 and therefore exact wherever the true sum fits (the
+ *   core's K limit). Otherwise the operands are widened to 16 bits in pairs
+ *   along k, and an AVX2 microkernel multiplies the pairs with vpmaddwd
+ *   (two 16 x 16 -> 32-bit products summed per lane, exact: |sum| <= 2 *
+ *   255 * 128 < 2^31) and adds them into 32-bit accumulators. vpmaddubsw is
+ *   not used: it saturates its 16-bit pair sums (255 * 127 * 2 > 2^15).
  *
  * A block computes one tile of C, at most ADNN_CPU_LOWP_RM rows by
  * ADNN_CPU_LOWP_NC columns, into a row-major scratch of F32 or I32 (the
@@ -46,6 +59,9 @@ typedef enum adnn_cpu_lowp_kind {
 typedef struct adnn_cpu_lowp_path {
   const char *name;
   adnn_cpu_lowp_kind kind;
+  /** The dtypes of a (and b, or b = I8 for integer a) it serves: bit
+   *  (1u << dtype) per dtype. */
+  unsigned dtypes;
   /** 1 when the ISA level and features allow it and its kernel exists. */
   int (*usable)(int isa, const adnn_cpu_features *f);
   int mr, nr; /**< the register tile the packed panels are cut for */
@@ -55,14 +71,29 @@ typedef struct adnn_cpu_lowp_path {
                 const void *a, int64_t a_rs, int64_t a_cs, const void *b, int64_t b_rs,
                 int64_t b_cs, int64_t rows, int64_t cols, int64_t k, void *c, int64_t ldc,
                 void *scratch);
-  const void *ukr; /**< the F32 microkernel (gemm_kernel.h) for FLOAT paths */
+  /** The F32 microkernel (gemm_kernel.h) of the FLOAT paths that widen,
+   *  and the widening fallback of avx512_bf16 (its subnormal tiles). */
+  const void *ukr;
 } adnn_cpu_lowp_path;
 
+/** The dispatch table, best first (for tests that run every path): the
+ *  number of rows, and row i (NULL past the end). */
+int adnn_cpu_lowp_path_count(void);
+const adnn_cpu_lowp_path *adnn_cpu_lowp_path_at(int i);
+
 /** The best path for input dtype `at` on this ISA level (env->isa, capped
- *  by ADNN_CPU_SIMD) and these features; NULL when none (the reference
+ *  by ADNN_CPU_SIMD) and these features (env->features, whose AVX-512
+ *  extensions an ADNN_CPU_SIMD cap clears); NULL when none (the reference
  *  then runs). */
 const adnn_cpu_lowp_path *adnn_cpu_lowp_choose(adnn_dtype at, int isa,
                                                const adnn_cpu_features *f);
+
+/** 1 when `path` is a FLOAT path that widens its operands into the F32
+ *  engine's panels (f32_avx512, f32_avx2): its blocks then cost the F32
+ *  microkernel's time plus the widening, which a whole-operand widening and
+ *  the plugin's SGEMM may beat (matmul_lowp.c's widen_sgemm); 0 for the
+ *  paths that compute on the 16-bit values (avx512_bf16) and INT8 paths. */
+int adnn_cpu_lowp_widens(const adnn_cpu_lowp_path *path);
 
 /** Bytes of packing scratch one thread needs for `path`. */
 size_t adnn_cpu_lowp_thread_bytes(const adnn_cpu_lowp_path *path);

@@ -45,6 +45,7 @@
 
 typedef struct lowp_state {
   const adnn_cpu_lowp_path *path;
+  int64_t tm;               /* rows of a tile: RM, or fewer for small problems */
   int64_t tiles_m, tiles_n; /* per batch matrix */
   size_t slice;             /* workspace bytes per thread (64-byte multiple) */
   adnn_cpu_matmul_epilogue epi; /* the float epilogue's F32 vector code */
@@ -67,8 +68,16 @@ static void lowp_reshape(const void *problem, const adnn_cpu_env *env, void *sta
   lowp_state *s = state;
   s->path = adnn_cpu_lowp_choose(p->a.dtype, env->isa, env->features);
   adnn_cpu_matmul_epilogue_init(&s->epi, &p->activation, ADNN_DTYPE_F32, 0, env->isa);
-  s->tiles_m = (p->M + RM - 1) / RM;
+  /* Tiles of RM rows, halved (down to 48, a multiple of every path's
+   * microkernel rows) while there are fewer than two per thread: a 256^3
+   * product would otherwise be one tile on one thread. Smaller tiles re-pack
+   * B more often (once per tile), which costs less than an idle thread. */
   s->tiles_n = (p->N + NC - 1) / NC;
+  s->tm = RM;
+  const int64_t batch = p->batch0 * p->batch1;
+  while (s->tm > 48 && batch * s->tiles_n * ((p->M + s->tm - 1) / s->tm) < 2 * env->threads)
+    s->tm /= 2;
+  s->tiles_m = (p->M + s->tm - 1) / s->tm;
   /* The C tile (F32 and I32 are both 4 bytes), then the packing scratch. */
   const size_t bytes = (size_t)RM * NC * 4 + adnn_cpu_lowp_thread_bytes(s->path);
   s->slice = (bytes + 63) / 64 * 64;
@@ -159,13 +168,68 @@ static void float_epilogue(const adnn_plugin_matmul *p, const adnn_cpu_lowp_path
         for (int64_t q = 0; q < len; q++) yq[q * sy[3]] = aq[q];
       } else if (sy[3] == 1) {
         adnn_cpu_lowp_narrow(path, yt, aq, len, (uint16_t *)y + o);
-      } else if (yt == ADNN_DTYPE_BF16) {
-        uint16_t *yq = (uint16_t *)y + o;
-        for (int64_t q = 0; q < len; q++) yq[q * sy[3]] = adnn_f32_to_bf16(aq[q]);
       } else {
-        uint16_t *yq = (uint16_t *)y + o;
-        for (int64_t q = 0; q < len; q++) yq[q * sy[3]] = adnn_f32_to_f16(aq[q]);
+        /* Rounded with vector code, then scattered (a transposed y, or an
+         * NCHW convolution output through conv2d-lowp.c's matmul route). */
+        adnn_cpu_lowp_from_f32_strided(ADNN_CPU_ISA_AVX2, yt, aq, (uint16_t *)y + o, sy[3],
+                                       (size_t)len);
       }
+    }
+  }
+}
+
+/* x rounded to an integer, to nearest with ties to even, as nearbyint()
+ * in the default rounding mode, for finite x: adding and subtracting 2^52
+ * (with x's sign) leaves no fraction bits, and the addition rounds. Inline,
+ * where SSE2 code would call libm's nearbyint for every element. */
+static inline double round_even(double x) {
+  if (fabs(x) >= 0x1p52) return x; /* already an integer */
+  const double c = x < 0 ? -0x1p52 : 0x1p52;
+  return (x + c) - c;
+}
+
+/* The integer inputs' epilogue on one tile: rows x cols I32 accumulators
+ * (row stride NC) become y = saturate(acc + bias) (I32 y), or
+ * saturate(rne((acc + bias) * scale[n]) + y_zero_point) in F64 (I8/U8 y),
+ * bit for bit the reference kernel's definition (kernels/ref/matmul.c).
+ * The common I32 y without bias whose rows are contiguous is a copy. */
+static void int_epilogue(const adnn_plugin_matmul *p, const int32_t *acc, const int32_t *bias,
+                         const float *scales, void *y, int64_t oy, int64_t j0, int64_t rows,
+                         int64_t cols) {
+  const adnn_dtype yt = p->y.dtype;
+  const int64_t *sy = p->y.strides;
+  const int requant = yt == ADNN_DTYPE_I8 || yt == ADNN_DTYPE_U8;
+  const int64_t lo = yt == ADNN_DTYPE_I8 ? -128 : requant ? 0 : INT32_MIN;
+  const int64_t hi = yt == ADNN_DTYPE_I8 ? 127 : requant ? 255 : INT32_MAX;
+  const int64_t bs = p->bias.strides[0], ss = p->requant_scales.strides[0];
+  for (int64_t i = 0; i < rows; i++) {
+    const int32_t *a = acc + i * NC;
+    const int64_t off = oy + i * sy[2];
+    if (!requant) {
+      int32_t *yr = (int32_t *)y + off;
+      if (!bias && sy[3] == 1) {
+        memcpy(yr, a, (size_t)cols * sizeof(int32_t));
+        continue;
+      }
+      for (int64_t q = 0; q < cols; q++) {
+        int64_t v = (int64_t)a[q] + (bias ? bias[(j0 + q) * bs] : 0);
+        yr[q * sy[3]] = (int32_t)(v < lo ? lo : v > hi ? hi : v);
+      }
+      continue;
+    }
+    for (int64_t q = 0; q < cols; q++) {
+      const int64_t v = (int64_t)a[q] + (bias ? bias[(j0 + q) * bs] : 0);
+      const double scale = scales ? (double)scales[(j0 + q) * ss] : p->requant_scale;
+      const double prod = (double)v * scale;
+      /* The reference's rounding: the product in F64, then to nearest even,
+       * NaN giving the zero point, then the zero point added and the sum
+       * saturated in double. */
+      const double rq = (prod != prod ? 0.0 : round_even(prod)) + (double)p->y_zero_point;
+      const int64_t r = rq < (double)lo ? lo : rq > (double)hi ? hi : (int64_t)rq;
+      if (yt == ADNN_DTYPE_I8)
+        ((int8_t *)y)[off + q * sy[3]] = (int8_t)r;
+      else
+        ((uint8_t *)y)[off + q * sy[3]] = (uint8_t)r;
     }
   }
 }
@@ -175,8 +239,8 @@ static void run_tile(const lowp_job *j, int64_t t, int thread) {
   const lowp_state *s = j->s;
   const int64_t per = s->tiles_m * s->tiles_n, bt = t / per, tile = t % per;
   const int64_t b0 = bt / p->batch1, b1 = bt % p->batch1;
-  const int64_t i0 = tile / s->tiles_n * RM, j0 = tile % s->tiles_n * NC;
-  const int64_t rows = p->M - i0 < RM ? p->M - i0 : RM;
+  const int64_t i0 = tile / s->tiles_n * s->tm, j0 = tile % s->tiles_n * NC;
+  const int64_t rows = p->M - i0 < s->tm ? p->M - i0 : s->tm;
   const int64_t cols = p->N - j0 < NC ? p->N - j0 : NC;
   const int64_t *sa = p->a.strides, *sb = p->b.strides, *sy = p->y.strides;
   const int64_t oa = b0 * sa[0] + b1 * sa[1] + i0 * sa[2];
@@ -184,7 +248,6 @@ static void run_tile(const lowp_job *j, int64_t t, int thread) {
   const int64_t oy = b0 * sy[0] + b1 * sy[1] + i0 * sy[2] + j0 * sy[3];
   char *slice = j->work + s->slice * (size_t)thread;
   void *c = slice, *scratch = slice + (size_t)RM * NC * 4;
-  const adnn_dtype yt = p->y.dtype;
   const int integer = s->path->kind == ADNN_CPU_LOWP_INT8;
   const int read_ab = integer || p->alpha != 0.0;
   if (read_ab)
@@ -193,35 +256,7 @@ static void run_tile(const lowp_job *j, int64_t t, int thread) {
                    (const char *)j->b + (size_t)ob * elem_size(p->b.dtype), sb[2], sb[3], rows,
                    cols, p->K, c, NC, scratch);
   if (integer) {
-    const int32_t *acc = c;
-    const int32_t *bias = j->bias;
-    const float *scales = j->scales;
-    const int requant = yt == ADNN_DTYPE_I8 || yt == ADNN_DTYPE_U8;
-    const int64_t lo = yt == ADNN_DTYPE_I8 ? -128 : requant ? 0 : INT32_MIN;
-    const int64_t hi = yt == ADNN_DTYPE_I8 ? 127 : requant ? 255 : INT32_MAX;
-    for (int64_t i = 0; i < rows; i++)
-      for (int64_t q = 0; q < cols; q++) {
-        int64_t v = acc[i * NC + q];
-        if (bias) v += bias[(j0 + q) * p->bias.strides[0]];
-        if (requant) {
-          const double scale = scales ? (double)scales[(j0 + q) * p->requant_scales.strides[0]]
-                                      : p->requant_scale;
-          const double prod = (double)v * scale;
-          /* The reference's rounding: the product in F64, then to nearest
-           * even (the default rounding mode), NaN giving the zero point,
-           * then the zero point added and the sum saturated in double. */
-          const double rq = (prod != prod ? 0.0 : nearbyint(prod)) + (double)p->y_zero_point;
-          v = rq < (double)lo ? lo : rq > (double)hi ? hi : (int64_t)rq;
-        }
-        v = v < lo ? lo : v > hi ? hi : v;
-        const int64_t off = oy + i * sy[2] + q * sy[3];
-        if (yt == ADNN_DTYPE_I8)
-          ((int8_t *)j->y)[off] = (int8_t)v;
-        else if (yt == ADNN_DTYPE_U8)
-          ((uint8_t *)j->y)[off] = (uint8_t)v;
-        else
-          ((int32_t *)j->y)[off] = (int32_t)v;
-      }
+    int_epilogue(p, c, j->bias, j->scales, j->y, oy, j0, rows, cols);
     return;
   }
   float_epilogue(p, s->path, &s->epi, c, NC, read_ab, j->bias, j->r, j->y, b0, b1, i0, j0, rows,
@@ -393,11 +428,17 @@ static int widen_supports(const void *problem, const adnn_cpu_env *env, char *wh
  * faster (1024^3 BF16 15.1 ms against 18.4 ms; BERT's FFN-up 65.0 against
  * 72.8), at 256^3-512^3 the two were within noise, and on many small batch
  * matrices the tiled blocks were 2-5x faster (12 x 128 x 128 x 64: 0.26-0.34
- * ms against 0.80-1.32; one SGEMM per matrix cannot fill the pool). */
+ * ms against 0.80-1.32; one SGEMM per matrix cannot fill the pool). Never
+ * where `lowp` multiplies the 16-bit values themselves (avx512_bf16):
+ * measured 2026-12-03 on a Zen 4 EPYC with AVX-512-BF16, 2048^3 BF16 ran in
+ * 51 ms there against 91 ms through widen_sgemm. */
 static int widen_preferred(const void *problem, const adnn_cpu_env *env) {
   const adnn_plugin_matmul *p = problem;
   widen_state s;
   widen_plan(p, env, &s);
+  /* A path that multiplies the 16-bit values themselves (avx512_bf16: twice
+   * the F32 kernel's multiply-adds per instruction) beats any F32 SGEMM. */
+  if (s.path == NULL || !adnn_cpu_lowp_widens(s.path)) return 0;
   return adnn_cpu_sgemm_choose(env->isa, s.a.trans, s.b.trans, p->M, p->N, p->K) ==
          ADNN_CPU_SGEMM_OPENBLAS;
 }
