@@ -7,7 +7,8 @@
 # configuration by configuration for ROUNDS rounds (default 3) so that the
 # machine's drift hits every column alike. Prints, per shape, the median over
 # the rounds of adnn-bench's median time per configuration and each one's
-# speed-up over F32 measured in the same rounds.
+# speed-up over F32 measured in the same rounds ("n/a": the configuration
+# refused the problem, e.g. s8 with a residual or an activation).
 #
 #   bench/run-lowp-matmul.sh [ROUNDS] [SHAPE...]
 #
@@ -55,7 +56,7 @@ for s in $shapes; do
     name=$(echo "$s.$c" | tr ':' '_')
     m=$(median "$tmp/$name.ms")
     printf ' %22s' "$(awk -v m="$m" -v b="$base" -v a="$(cat "$tmp/$name.alg")" \
-      'BEGIN {printf "%.2f %.2fx %s", m, b / m, a}')"
+      'BEGIN {if (m == "nan") printf "n/a"; else printf "%.2f %.2fx %s", m, b / m, a}')"
   done
   echo
 done

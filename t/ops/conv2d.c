@@ -421,6 +421,20 @@ static const conv_spec conv_specs[] = {
     {"dw 5x5 odd", 2, 19, 11, 13, 19, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 19, 0, 0, 0, 0, NCHW, BF16},
     {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, PADDED, BF16},
     {"3x3 krsc", 2, 6,  5,  5,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_GELU, 0, 0, NCHW_KRSC, BF16},
+    /* BF16 convolutions are a matmul on a CPU with AVX-512-BF16
+     * (kernels/cpu/conv2d-lowp.c): 1x1 on x in place (NHWC and NCHW, KRSC
+     * filters, wider than a 256-column tile), and NCHW with KCRS filters
+     * on gathered columns (strides, padding, dilation, asymmetric padding);
+     * strided NHWC 1x1, groups and KRSC 3x3 keep the widening route. */
+    {"1x1 s2",   2, 16, 9,  9, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, BF16},
+    {"1x1 s2",   2, 13, 9, 10, 20, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, NHWC, BF16},
+    {"1x1 wide", 1, 70, 6,  7, 300, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, A_GELU, 0, 0, NHWC, BF16},
+    {"1x1 wide", 2, 33, 5,  9, 270, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, A_SILU, 0, 0, NCHW_KRSC, BF16},
+    {"1x1 pad",  1, 3,  4,  4,  2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NCHW, BF16},
+    {"3x3 dil2 s2", 2, 5, 11, 10, 12, 3, 3, 2, 2, 2, 1, 1, 2, 2, 2, 1, 1, A_RELU, 0, 0, NCHW, BF16},
+    {"3x3 s3 asym", 1, 5, 11, 8, 4, 3, 3, 3, 3, 0, 2, 1, 0, 1, 1, 1, 1, 0, 0, 0, NCHW, BF16},
+    {"5x5 wide", 1, 7, 24, 20, 300, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, A_GELU, 0, 0, NCHW, BF16},
+    {"1x1 g2",   1, 6,  5,  5,  4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1, 0, 0, 0, NCHW, BF16},
 };
 
 static void conv2d_cases(harness_suite *suite) {
