@@ -470,6 +470,12 @@ __attribute__((target("avx512f"))) static void pack_dot_kmajor_avx512(const void
                     d + chunks * 16 * W);
 }
 
+/* The mask of the first n of 16 lanes (n <= 0: none, n >= 16: all): the
+ * two halves of a 32-column tile's row are lanes16(cols), lanes16(cols - 16). */
+static inline __mmask16 lanes16(int n) {
+  return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
+}
+
 /* ---- BF16 pairs ---- */
 
 /* Pair panels of W <= 32 lanes that are contiguous along the lanes (B
@@ -551,8 +557,7 @@ BTARGET static int bf16_any_subnormal(const uint16_t *p, int64_t n) {
 BTARGET static void bf16_kernel_12x32(int64_t pairs, const uint16_t *ap, const uint16_t *bp,
                                       float *c, int64_t ldc, int rows, int cols,
                                       int accumulate) {
-  const __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-  const __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
+  const __mmask16 m0 = lanes16(cols), m1 = lanes16(cols - 16);
   BF_LOAD(0) BF_LOAD(1) BF_LOAD(2) BF_LOAD(3) BF_LOAD(4) BF_LOAD(5)
   BF_LOAD(6) BF_LOAD(7) BF_LOAD(8) BF_LOAD(9) BF_LOAD(10) BF_LOAD(11)
   for (int64_t p = 0; p < pairs; p++) {
@@ -682,8 +687,7 @@ VTARGET static void i8_panel_sums(const int8_t *bp, int64_t quads, int32_t *sums
  * 12 broadcasts and 24 vpdpbusd. */
 VTARGET static void i8_kernel_12x32(int64_t quads, const uint8_t *ap, const int8_t *bp,
                                     int32_t *c, int64_t ldc, int rows, int cols, int accumulate) {
-  const __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-  const __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
+  const __mmask16 m0 = lanes16(cols), m1 = lanes16(cols - 16);
   VN_LOAD(0) VN_LOAD(1) VN_LOAD(2) VN_LOAD(3) VN_LOAD(4) VN_LOAD(5)
   VN_LOAD(6) VN_LOAD(7) VN_LOAD(8) VN_LOAD(9) VN_LOAD(10) VN_LOAD(11)
   for (int64_t g = 0; g < quads; g++) {
