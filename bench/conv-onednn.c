@@ -15,12 +15,19 @@
  * `adnn-bench --mode=perf --csv` (backend "onednn", algorithm = oneDNN's
  * implementation name).
  *
- * usage: conv-onednn [--csv] [--mb=N] [--runs=N] [--time-ms=T] [--warmup=N]
- *                    [--dir=FWD_D|BWD_D|BWD_W|BWD_WB] [--batch=FILE] [PROBLEM...]
- *                    (bench/peer.h)
+ * --dtype=f32|bf16|u8|s8 (forward only; default f32) gives the forward
+ * convolutions the data types of adnn-bench's --dtype: bf16 x, w and y; or
+ * the quantized layer, a u8 (s8) x with the zero point 128 (0), an s8 w and
+ * a y of x's dtype with one output scale of 1 / (64 sqrt(C/g R S)), as
+ * adnn-bench sets up its integer conv (t/ops/conv2d.c, conv2d_set_dtype).
+ *
+ * usage: conv-onednn [--csv] [--dtype=f32|bf16|u8|s8] [--mb=N] [--runs=N] [--time-ms=T]
+ *                    [--warmup=N] [--dir=FWD_D|BWD_D|BWD_W|BWD_WB] [--batch=FILE]
+ *                    [PROBLEM...] (bench/peer.h)
  * Threads: oneDNN's own runtime (OMP_NUM_THREADS with Debian's OpenMP build).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +60,25 @@ static int conv_exec(void *arg) {
   return dnnl_stream_wait(r->stream) == dnnl_success ? 0 : -1;
 }
 
-static void fill(dnnl_memory_t m, size_t count) {
-  float *p = NULL;
-  dnnl_memory_get_data_handle(m, (void **)&p);
+/* The data type of the forward convolutions' x and y (--dtype). */
+static dnnl_data_type_t data_type = dnnl_f32;
+
+static void fill(dnnl_memory_t m, size_t count, dnnl_data_type_t dt) {
+  void *p = NULL;
+  dnnl_memory_get_data_handle(m, &p);
   unsigned s = 12345u;
-  for (size_t i = 0; i < count; i++) p[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) * 0x1p-24f - 0.5f;
+  for (size_t i = 0; i < count; i++) {
+    const float v = (float)((s = s * 1664525u + 1013904223u) >> 8) * 0x1p-24f - 0.5f;
+    if (dt == dnnl_f32) {
+      ((float *)p)[i] = v;
+    } else if (dt == dnnl_bf16) {
+      uint32_t b;
+      memcpy(&b, &v, sizeof b);
+      ((uint16_t *)p)[i] = (uint16_t)(b >> 16); /* a bf16 value near v */
+    } else {
+      ((uint8_t *)p)[i] = (uint8_t)(s >> 24); /* any byte: u8 or s8 */
+    }
+  }
 }
 
 /* Reorders plain memory `from` into a new memory of descriptor `md`. */
@@ -88,7 +109,7 @@ static dnnl_status_t input_in(dnnl_engine_t eng, dnnl_stream_t stream,
   dnnl_memory_t plain = NULL;
   dnnl_status_t s = dnnl_memory_create(&plain, plain_md, eng, DNNL_MEMORY_ALLOCATE);
   if (s != dnnl_success) return s;
-  fill(plain, count);
+  fill(plain, count, plain_md->data_type);
   s = reorder_to(eng, stream, plain, plain_md, pref, out);
   dnnl_memory_destroy(plain);
   return s;
@@ -121,20 +142,35 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   const size_t wei_n = (size_t)(p->oc * (p->ic / p->g) * p->kh * p->kw);
   const size_t dst_n = (size_t)(p->mb * p->oc * p->oh * p->ow);
   double t0 = peer_now_ms();
-  CHECK(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, dnnl_f32, dnnl_nchw));
+  /* --dtype applies to the forward direction only (checked in main). */
+  const dnnl_data_type_t xt = data_type, yt = data_type;
+  const int integer = xt == dnnl_u8 || xt == dnnl_s8;
+  const dnnl_data_type_t wt = integer ? dnnl_s8 : xt;
+  dnnl_primitive_attr_t attr = NULL;
+  CHECK(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, xt, dnnl_nchw));
   CHECK(dnnl_memory_desc_init_by_tag(&wei_md, grouped ? 5 : 4, grouped ? gwei_dims : wei_dims,
-                                     dnnl_f32, grouped ? dnnl_goihw : dnnl_oihw));
-  CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dnnl_f32, dnnl_nchw));
-  CHECK(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, dnnl_f32, dnnl_format_tag_any));
+                                     wt, grouped ? dnnl_goihw : dnnl_oihw));
+  CHECK(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, yt, dnnl_nchw));
+  CHECK(dnnl_memory_desc_init_by_tag(&src_any, 4, src_dims, xt, dnnl_format_tag_any));
   CHECK(dnnl_memory_desc_init_by_tag(&wei_any, grouped ? 5 : 4, grouped ? gwei_dims : wei_dims,
-                                     dnnl_f32, dnnl_format_tag_any));
-  CHECK(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, dnnl_f32, dnnl_format_tag_any));
+                                     wt, dnnl_format_tag_any));
+  CHECK(dnnl_memory_desc_init_by_tag(&dst_any, 4, dst_dims, yt, dnnl_format_tag_any));
   CHECK(dnnl_memory_desc_init_by_tag(&bia_any, 1, bia_dims, dnnl_f32, dnnl_x));
   CHECK(dnnl_dilated_convolution_forward_desc_init(
       &fd, dir == BENCH_DIR_FWD_D ? dnnl_forward_inference : dnnl_forward_training,
       dnnl_convolution_direct, &src_any, &wei_any, dir == BENCH_DIR_BWD_WB ? &bia_any : NULL,
       &dst_any, strides, dil, pad_l, pad_r));
-  CHECK(dnnl_primitive_desc_create(&fwd_pd, &fd, NULL, eng, NULL));
+  if (integer) {
+    /* adnn-bench's integer layer: x's zero point, one output scale. */
+    const float scale = (float)(1.0 / (64.0 * sqrt((double)(p->ic / p->g * p->kh * p->kw))));
+    const int32_t zp = xt == dnnl_u8 ? 128 : 0;
+    CHECK(dnnl_primitive_attr_create(&attr));
+    CHECK(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale));
+    if (zp) CHECK(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp));
+  }
+  CHECK(dnnl_primitive_desc_create(&fwd_pd, &fd, attr, eng, NULL));
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  attr = NULL;
   if (dir == BENCH_DIR_BWD_D) {
     CHECK(dnnl_dilated_convolution_backward_data_desc_init(&cd, dnnl_convolution_direct,
                                                            &src_any, &wei_any, &dst_any, strides,
@@ -202,7 +238,8 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   }
   /* Every direction performs the forward's multiply-adds. */
   double gf = bench_problem_flops(p) / (t.median * 1e6);
-  double gb = bench_problem_bytes(p, 4) / (t.median * 1e6);
+  double gb = bench_problem_bytes(p, data_type == dnnl_f32 ? 4 : data_type == dnnl_bf16 ? 2 : 1) /
+              (t.median * 1e6);
   peer_print_row(&options, text, "ok", impl, create_ms, &t, gf, gb, "");
   for (int i = 0; i < 4; i++)
     if (mem[i]) dnnl_memory_destroy(mem[i]);
@@ -211,6 +248,7 @@ static int run_conv(dnnl_engine_t eng, dnnl_stream_t stream, const bench_problem
   if (fwd_pd) dnnl_primitive_desc_destroy(fwd_pd);
   return 0;
 fail:
+  if (attr) dnnl_primitive_attr_destroy(attr);
   peer_print_row(&options, text, "error", impl, NAN, NULL, 0, 0, msg);
   for (int i = 0; i < 4; i++)
     if (mem[i]) dnnl_memory_destroy(mem[i]);
@@ -232,6 +270,24 @@ static int gemm_exec(void *arg) {
 int main(int argc, char **argv) {
   bench_problem *list;
   size_t n;
+  /* --dtype is this program's own option: taken out before the shared ones. */
+  int kept = 0;
+  for (int i = 0; i < argc; i++) {
+    if (i > 0 && strncmp(argv[i], "--dtype=", 8) == 0) {
+      const char *v = argv[i] + 8;
+      if (!strcmp(v, "f32")) data_type = dnnl_f32;
+      else if (!strcmp(v, "bf16")) data_type = dnnl_bf16;
+      else if (!strcmp(v, "u8")) data_type = dnnl_u8;
+      else if (!strcmp(v, "s8") || !strcmp(v, "i8")) data_type = dnnl_s8;
+      else {
+        fprintf(stderr, "conv-onednn: --dtype is f32, bf16, u8 or s8, not '%s'\n", v);
+        return 2;
+      }
+      continue;
+    }
+    argv[kept++] = argv[i];
+  }
+  argc = kept;
   int rc = peer_read_command_line(argc, argv, &options, &list, &n);
   if (rc) return rc;
   dnnl_engine_t eng;
@@ -246,7 +302,13 @@ int main(int argc, char **argv) {
     const bench_problem *p = &list[i];
     char text[512];
     bench_problem_format(p, text, sizeof text);
-    if (p->op == BENCH_OP_CONV && p->beta != 0.0)
+    if (p->op == BENCH_OP_CONV && data_type != dnnl_f32 && p->dir != BENCH_DIR_FWD_D)
+      peer_print_row(&options, text, "unsupported", "", NAN, NULL, 0, 0,
+                     "--dtype other than f32 is for forward convolutions");
+    else if (p->op == BENCH_OP_GEMM && data_type != dnnl_f32)
+      peer_print_row(&options, text, "unsupported", "", NAN, NULL, 0, 0,
+                     "--dtype other than f32 is for forward convolutions");
+    else if (p->op == BENCH_OP_CONV && p->beta != 0.0)
       peer_print_row(&options, text, "unsupported", "", NAN, NULL, 0, 0,
                      "oneDNN's backward convolutions do not accumulate (beta)");
     else if (p->op == BENCH_OP_CONV)

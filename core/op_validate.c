@@ -236,6 +236,82 @@ adnn_status adnn__conv2d_output_dims(const char *func, const adnn_conv2d_desc *d
   return conv2d_params(func, d, out, NULL, NULL);
 }
 
+static int conv2d_is_int8(adnn_dtype t) { return t == ADNN_DTYPE_I8 || t == ADNN_DTYPE_U8; }
+
+/* The range of an I8 or U8 tensor's elements. */
+static void int8_range(adnn_dtype t, int64_t *lo, int64_t *hi) {
+  *lo = t == ADNN_DTYPE_I8 ? -128 : 0;
+  *hi = t == ADNN_DTYPE_I8 ? 127 : 255;
+}
+
+/* conv2d with an I8/U8 x (adnn/ops.h, "dtypes"): w is I8 and y I32, I8 or
+ * U8; the message names both dtypes and the rule. */
+static adnn_status conv2d_int8_dtypes(const char *func, const adnn_conv2d_desc *d) {
+  const char *xt = adnn_dtype_name(d->x.dtype);
+  if (d->w.dtype != ADNN_DTYPE_I8)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: w has dtype %s but x has %s; with integer "
+                      "inputs w is i8 (s8 x s8 or u8 x s8)", func, adnn_dtype_name(d->w.dtype),
+                      xt);
+  if (d->y.dtype != ADNN_DTYPE_I32 && !conv2d_is_int8(d->y.dtype))
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: y has dtype %s but x has %s; with integer "
+                      "inputs y is i32, or i8/u8 requantized", func, adnn_dtype_name(d->y.dtype),
+                      xt);
+  return ADNN_STATUS_SUCCESS;
+}
+
+/* The largest C / groups * R * S of an integer convolution: each product
+ * (x - x_zero_point) w has |.| <= 255 * 128, and 2^16 of them stay below
+ * 2^31 - 1 (doc/numerics.md), so every I32 sum is exact. */
+#define CONV2D_INT8_TERMS_MAX ((int64_t)1 << 16)
+
+/* The parameters of an integer convolution: the activation, the number of
+ * terms, the zero points and the requantization (K output channels). */
+static adnn_status conv2d_int8_params(const char *func, const adnn_conv2d_desc *d, int64_t K,
+                                      int requant) {
+  const adnn_activation_kind act = d->activation.kind;
+  if (act != ADNN_ACTIVATION_IDENTITY && act != ADNN_ACTIVATION_RELU)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: activation %s with integer inputs; an i8/u8 "
+                      "convolution fuses identity or relu only (dequantize and run the "
+                      "activation op for others)", func, adnn_activation_name(act));
+  const int64_t terms = d->w.dims[1] * d->w.dims[2] * d->w.dims[3];
+  if (terms > CONV2D_INT8_TERMS_MAX)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: C / groups * R * S is %lld but an integer "
+                      "convolution sums at most %lld products, so that its I32 sums cannot "
+                      "overflow", func, (long long)terms, (long long)CONV2D_INT8_TERMS_MAX);
+  int64_t lo, hi;
+  int8_range(d->x.dtype, &lo, &hi);
+  if (d->x_zero_point < lo || d->x_zero_point > hi)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: x_zero_point (%d) is outside x's %s range "
+                      "%lld..%lld", func, (int)d->x_zero_point, adnn_dtype_name(d->x.dtype),
+                      (long long)lo, (long long)hi);
+  if (!requant) {
+    if (d->has_requant_scales)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: has_requant_scales is set but y has dtype "
+                        "%s; requantization needs an i8 or u8 y", func,
+                        adnn_dtype_name(d->y.dtype));
+    return ADNN_STATUS_SUCCESS;
+  }
+  int8_range(d->y.dtype, &lo, &hi);
+  if (d->y_zero_point < lo || d->y_zero_point > hi)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: y_zero_point (%d) is outside y's %s range "
+                      "%lld..%lld", func, (int)d->y_zero_point, adnn_dtype_name(d->y.dtype),
+                      (long long)lo, (long long)hi);
+  if (d->has_requant_scales) {
+    if (d->requant_scales.dtype != ADNN_DTYPE_F32)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: requant_scales has dtype %s; requant_scales "
+                        "is f32", func, adnn_dtype_name(d->requant_scales.dtype));
+    if (d->requant_scales.rank != 1 || d->requant_scales.dims[0] != K)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: requant_scales must be [K] with K = %lld "
+                        "output channels (rank %d, %lld elements)", func, (long long)K,
+                        (int)d->requant_scales.rank,
+                        (long long)(d->requant_scales.rank >= 1 ? d->requant_scales.dims[0] : 0));
+  } else if (!(isfinite(d->requant_scale) && d->requant_scale > 0.0)) {
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: requant_scale (%g) must be finite and > 0",
+                      func, d->requant_scale);
+  }
+  return ADNN_STATUS_SUCCESS;
+}
+
 /* ADNN_CONV2D_ALGO forces an algorithm for descriptors that say AUTO. */
 static adnn_conv2d_algorithm conv2d_algo_from_env(void) {
   const char *v = adnn__env_get(ADNN_ENV_CONV2D_ALGO);
@@ -257,8 +333,13 @@ adnn_status adnn__conv2d_validate(const char *func, const adnn_conv2d_desc *d,
   if ((st = check_output_dims(func, &d->y, want)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = adnn__op_output_check(func, "y", &d->y)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_dtype(func, "x", &d->x, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "w", &d->w, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_dtype(func, "y", &d->y, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+  const int integer = conv2d_is_int8(d->x.dtype);
+  if (integer) {
+    if ((st = conv2d_int8_dtypes(func, d)) != ADNN_STATUS_SUCCESS) return st;
+  } else {
+    if ((st = check_dtype(func, "w", &d->w, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+    if ((st = check_dtype(func, "y", &d->y, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+  }
   io->n_inputs = 2;
   io->n_outputs = 1;
   if (d->has_bias) {
@@ -266,10 +347,30 @@ adnn_status adnn__conv2d_validate(const char *func, const adnn_conv2d_desc *d,
     if (d->bias.dims[0] != want[1])
       return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: bias has %lld elements but there are %lld "
                         "output channels", func, (long long)d->bias.dims[0], (long long)want[1]);
-    if ((st = check_dtype(func, "bias", &d->bias, d->x.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+    if (integer && d->bias.dtype != ADNN_DTYPE_I32)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: bias has dtype %s but x has %s; with integer "
+                        "inputs the bias is i32 (added to the I32 accumulator)", func,
+                        adnn_dtype_name(d->bias.dtype), adnn_dtype_name(d->x.dtype));
+    if (!integer && (st = check_dtype(func, "bias", &d->bias, d->x.dtype, io)) != ADNN_STATUS_SUCCESS)
+      return st;
     io->n_inputs = 3;
   }
   if ((st = check_activation(func, &d->activation)) != ADNN_STATUS_SUCCESS) return st;
+  const int requant = integer && conv2d_is_int8(d->y.dtype);
+  if (integer) {
+    if ((st = conv2d_int8_params(func, d, want[1], requant)) != ADNN_STATUS_SUCCESS) return st;
+    if (requant && d->has_requant_scales) {
+      if ((st = adnn__op_tensor_check(func, "requant_scales", &d->requant_scales, 1, 1,
+                                      &io->input_bytes[io->n_inputs])) != ADNN_STATUS_SUCCESS)
+        return st;
+      io->n_inputs++;
+    }
+  } else if (d->x_zero_point != 0 || d->has_requant_scales) {
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s is set but x has dtype %s; zero points and "
+                      "requantization apply to i8/u8 inputs only", func,
+                      d->x_zero_point != 0 ? "x_zero_point" : "has_requant_scales",
+                      adnn_dtype_name(d->x.dtype));
+  }
   if (d->weights_prepacked != 0 && d->weights_prepacked != 1)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: weights_prepacked is %d; it must be 0 or 1",
                       func, (int)d->weights_prepacked);
@@ -313,6 +414,16 @@ adnn_status adnn__conv2d_validate(const char *func, const adnn_conv2d_desc *d,
   p->algorithm = algorithm;
   p->weights_prepacked = d->weights_prepacked;
   if (d->weights_prepacked) io->prepacked_input = 2; /* w, input 1 */
+  /* The integer fields: what the problem's definition reads, zero or 1
+   * (requant_scale) otherwise, so that unread values never reach a plugin. */
+  const int has_scales = requant && d->has_requant_scales ? 1 : 0;
+  p->x_zero_point = integer ? d->x_zero_point : 0;
+  p->y_zero_point = requant ? d->y_zero_point : 0;
+  p->requant_scale = requant && !has_scales ? d->requant_scale : 1.0;
+  p->has_requant_scales = has_scales;
+  memset(&p->requant_scales, 0, sizeof p->requant_scales);
+  p->requant_scales.dtype = ADNN_DTYPE_F32;
+  if (has_scales) p->requant_scales = d->requant_scales;
   return ADNN_STATUS_SUCCESS;
 }
 

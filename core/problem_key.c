@@ -17,8 +17,8 @@
  *
  * conv2d, fields separated by one space:
  *   conv2d DTYPE x=T w=T y=T s=SH,SW p=TOP,BOTTOM,LEFT,RIGHT d=DH,DW g=G
- *   bias=T|nobias act=NAME[(ALPHA,BETA)]
- * where a tensor T is its dims joined by 'x', ':' and its strides joined by
+ *   bias=T|nobias act=NAME[(ALPHA,BETA)] [prepacked] [y_dtype=DTYPE]
+ * (y_dtype only for I8/U8 inputs, whose y may be I32, I8 or U8), where a tensor T is its dims joined by 'x', ':' and its strides joined by
  * ',' (in elements), e.g. 1x64x56x56:200704,3136,56,1. Activation parameters
  * appear only for the kinds that use them (leaky_relu and elu: alpha; clamp:
  * alpha and beta), printed with %.17g so that they round-trip exactly.
@@ -99,6 +99,10 @@ static void key_conv2d(out_buf *o, const void *problem) {
    * plan repeats at every run (doc/tuning.md), so the two are different
    * problems for the tuner; keys without the mark stay as they were. */
   if (d->weights_prepacked) put(o, " prepacked");
+  /* Integer inputs: y's dtype (I32 or a requantized I8/U8) changes the
+   * epilogue's cost; the scales and zero points do not. */
+  if (d->x.dtype == ADNN_DTYPE_I8 || d->x.dtype == ADNN_DTYPE_U8)
+    put(o, " y_dtype=%s", adnn_plugin_dtype_name(d->y.dtype));
 }
 
 /* conv2d backward data and backward weights: the forward key's fields after

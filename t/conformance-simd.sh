@@ -11,7 +11,9 @@
 # the one t/conformance runs at (ADNN_CPU_SIMD=avx2, then base); matmul also
 # at ADNN_CPU_SIMD=avx512, which keeps the AVX-512 foundation but not its
 # dot-product extensions, so that on a CPU with AVX-512-BF16 or VNNI the
-# low-precision matmul runs the widening and int16 paths those replace. A
+# low-precision matmul runs the widening and int16 paths those replace, and
+# so do the integer convolutions (names with " zx ": kernels/cpu/conv2d-int8.c
+# on the int8 GEMM blocks of each level). A
 # level above what the CPU has is capped to it by the plugin, so the runs are
 # harmless there. One TAP line per level; the failing lines of a
 # level are printed as diagnostics.
@@ -24,12 +26,12 @@ if [ ! -x "$conf" ]; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/adnn-simd-XXXXXX") || { echo "Bail out! mktemp failed"; exit 1; }
 trap 'rm -rf "$tmp"' EXIT INT TERM
-echo "1..19"
+echo "1..22"
 n=0
 failed=0
-for filter in "dw " "3x3 wf4" direct attention matmul "softmax [" "layer " "rms " batchnorm; do
+for filter in "dw " "3x3 wf4" direct attention matmul " zx " "softmax [" "layer " "rms " batchnorm; do
 levels="avx2 base"
-[ "$filter" = matmul ] && levels="avx512 avx2 base"
+case $filter in matmul | " zx ") levels="avx512 avx2 base" ;; esac
 for level in $levels; do
   n=$((n + 1))
   ADNN_CPU_SIMD=$level ADNN_CONFORMANCE_BACKEND=cpu ADNN_CONFORMANCE_FILTER="$filter" \

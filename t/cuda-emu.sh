@@ -7,7 +7,8 @@
 #   1. every op, cuDNN stand-in offering IMPLICIT_GEMM, tuning off (the
 #      plugin's own choices); activation, binary, pool2d, reduce,
 #      quantize and dequantize must skip no case, and softmax, norm,
-#      batchnorm and conv2d none for its dtype (their F16/BF16 kernels); then
+#      batchnorm and conv2d none for its dtype (their F16/BF16 kernels), and
+#      every integer conv2d case runs the int8 kernel; then
 #      the conv2d cases on an emulated compute capability 7.5
 #      (ADNN_EMU_CUDA_CC; BF16 convolutions widened to F32);
 #   2. conv2d, stand-in offering IMPLICIT_PRECOMP_GEMM then WINOGRAD (the
@@ -126,6 +127,13 @@ check $? "[stand-in IMPLICIT_GEMM] quantize and dequantize run every case on cud
 n=$(grep -c '^ok .* # SKIP cuda \(softmax\|norm\|batchnorm\|conv2d\|activation_backward\|softmax_backward\|pool2d_backward\) .*dtype b*f16 is not supported' "$work/out")
 [ "$n" -eq 0 ]
 check $? "[stand-in IMPLICIT_GEMM] no f16/bf16 softmax, norm, batchnorm, conv2d, activation_backward, softmax_backward or pool2d_backward case skips for its dtype on cuda ($n)"
+
+# Integer convolutions (I8/U8 x, I8 w: names with " zx ") run our exact
+# kernel of kernels/cuda/conv2d-int8.cu on the cuda plugin: every AUTO case
+# ran there, none skipped.
+grep -q '^ok .* cuda conv2d .* zx .*\[auto\] (direct)' "$work/out" &&
+  ! grep -q '^ok .* # SKIP cuda conv2d .* zx .*\[auto\]' "$work/out"
+check $? "[stand-in IMPLICIT_GEMM] every integer conv2d case runs on cuda's int8 kernel under AUTO"
 
 # A device below compute capability 8.0, where cuDNN has no BF16
 # convolutions: the plugin runs BF16 conv2d on widened F32 copies, and every

@@ -60,6 +60,10 @@
  * an F32 temporary, and the epilogue adds the bias and the activation in F32
  * and rounds y once. BF16 in cuDNN needs compute capability 8.0: below it
  * every BF16 problem is widened. The packing copies are exact.
+ *
+ * I8 and U8 inputs (an I8 w, I32 or requantized I8/U8 y, x zero point):
+ * our exact kernel of conv2d-int8.cu for AUTO, direct and reference; other
+ * forced algorithms refuse. No cuDNN call is made for them.
  */
 #include "config.h"
 
@@ -147,6 +151,7 @@ typedef enum conv2d_engine { ENGINE_NONE, ENGINE_DIRECT, ENGINE_CUDNN } conv2d_e
 typedef struct conv2d_plan {
   adnn_plugin_conv2d p;
   const conv2d_route *route;      /* of p.algorithm */
+  int int8;                       /* integer inputs: the exact kernel of conv2d-int8.cu */
   adnn_cuda_memory_order y_order; /* the direct kernel's output order */
   adnn_cuda__conv2d_layout layout;
 
@@ -335,12 +340,28 @@ static adnn_status conv2d_create(adnn_plugin_plan *plan) {
                                  "algorithm %d",
                                  (int)algorithm);
   c->route = &routes[algorithm];
+  adnn_cuda__memory_order4(&c->p.y, &c->y_order);
+  if (plan->op->dtype == ADNN_DTYPE_I8 || plan->op->dtype == ADNN_DTYPE_U8) {
+    /* Integer inputs run our exact kernel (conv2d-int8.cu): cuDNN's INT8
+     * convolutions have no u8 x, no x zero point and no per-channel
+     * requantization. AUTO, direct and reference all name it. */
+    if (algorithm != ADNN_CONV2D_ALGO_AUTO && algorithm != ADNN_CONV2D_ALGO_DIRECT &&
+        algorithm != ADNN_CONV2D_ALGO_REFERENCE)
+      return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                   "adnn_plan_create_conv2d: algorithm %s does not run %s "
+                                   "inputs on the cuda backend (auto, direct and reference do)",
+                                   adnn_plugin_conv2d_algorithm_name(algorithm),
+                                   adnn_plugin_dtype_name(plan->op->dtype));
+    c->int8 = 1;
+    c->route = &routes[algorithm == ADNN_CONV2D_ALGO_REFERENCE ? ADNN_CONV2D_ALGO_REFERENCE
+                                                                : ADNN_CONV2D_ALGO_DIRECT];
+    return ADNN_STATUS_SUCCESS;
+  }
   char why[256];
   if (c->route->applies != NULL && !c->route->applies(&c->p, why, sizeof why))
     return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
                                  "adnn_plan_create_conv2d: algorithm %s %s",
                                  adnn_plugin_conv2d_algorithm_name(algorithm), why);
-  adnn_cuda__memory_order4(&c->p.y, &c->y_order);
   const adnn_dtype dtype = plan->op->dtype;
   int widen = 0;
   if (dtype == ADNN_DTYPE_F16 || dtype == ADNN_DTYPE_BF16) {
@@ -512,6 +533,11 @@ static adnn_status conv2d_execute(adnn_plugin_plan *plan, const void *const *in,
   const adnn_dtype dtype = plan->op->dtype;
   const void *bias = p->has_bias ? in[2] : NULL;
   void *out = outputs[0];
+  if (c->int8)
+    return adnn_cuda__check_launch(
+        adnn_cuda_conv2d_int8_launch(l, p, &c->y_order, in[0], in[1], bias,
+                                     p->has_requant_scales ? in[2 + p->has_bias] : NULL, out),
+        "conv2d_int8");
   if (c->engine == ENGINE_DIRECT)
     return adnn_cuda__check_launch(adnn_cuda_conv2d_direct_launch(l, dtype, c->exact, p,
                                                                   &c->y_order, in[0], in[1], bias,
@@ -597,5 +623,5 @@ const adnn_cuda__op_impl adnn_cuda__conv2d_op = {
     .select = conv2d_select,
     .execute = conv2d_execute,
     .destroy = conv2d_destroy,
-    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
+    .dtypes = ADNN_OP_DTYPES_CONV2D,
 };

@@ -46,6 +46,13 @@
 #define ADNN_OP_DTYPES_MATMUL                                                                 \
   (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16) |    \
    ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8))
+/* conv2d's input dtypes (x's): the floating types, F16 and BF16 (F32
+ * accumulation), and I8 / U8 with an I8 w (exact I32 accumulation, I32 or
+ * requantized I8/U8 y); the core's conv2d validator checks the other
+ * tensors against x's dtype (adnn/ops.h, doc/ops.md "conv2d dtypes"). */
+#define ADNN_OP_DTYPES_CONV2D                                                                 \
+  (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16) |    \
+   ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8))
 /* Every element type: the conversion op's column. */
 #define ADNN_OP_DTYPES_ALL                                                                \
   (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16) | \
@@ -83,15 +90,16 @@
  *               dtypes by definition list the dtypes of their first input and
  *               check the combination in their own validator: matmul (a's
  *               dtype; the other tensors follow adnn/ops.h's matmul rules,
- *               core/validate_matmul.c) and reorder (y's dtype is the
+ *               core/validate_matmul.c), conv2d with integer inputs (x's
+ *               dtype; core/op_validate.c) and reorder (y's dtype is the
  *               conversion's target, core/validate_reorder.c), quantize and
  *               dequantize (y is I8/U8 or F32, core/validate_quantize.c); the
  *               plugin op's dtype is then the first input's.
  *   flags       ADNN_OP_* flags.
  */
 #define ADNN_OP_LIST(X)                                                                   \
-  X(CONV2D, conv2d, 1, algorithm, "x, w[, bias]", "y", ADNN_OP_DTYPES_FLOAT_LOWP,        \
-    ADNN_OP_TUNABLE)                                                                      \
+  X(CONV2D, conv2d, 1, algorithm, "x, w[, bias][, requant_scales]", "y",                 \
+    ADNN_OP_DTYPES_CONV2D, ADNN_OP_TUNABLE)                                               \
   X(POOL2D, pool2d, 2, ceil_mode, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                     \
   X(ACTIVATION, activation, 3, activation, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)            \
   X(SOFTMAX, softmax, 4, log, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                         \

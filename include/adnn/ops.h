@@ -121,7 +121,24 @@ ADNN_API const char *adnn_conv2d_algorithm_name(adnn_conv2d_algorithm algo);
  *    P = floor((H + pad_top + pad_bottom - dilation_h * (R - 1) - 1) / stride_h) + 1
  *    Q = floor((W + pad_left + pad_right - dilation_w * (S - 1) - 1) / stride_w) + 1.
  *  Cross-correlation (the filter is not flipped), as in every DL framework.
- *  Execute inputs: {x, w} or {x, w, bias}. */
+ *  Execute inputs: {x, w}, then bias (has_bias), then requant_scales
+ *  (has_requant_scales, integer inputs only).
+ *
+ *  dtypes (doc/ops.md, "conv2d dtypes"):
+ *    F32, F64, F16, BF16: every tensor has x's dtype (F16/BF16: F32
+ *      accumulation, y rounded once).
+ *    I8 or U8 x with an I8 w (s8 x s8, u8 x s8; plugin ABI 2.6): the
+ *      quantized convolution of inference. x_zero_point is the integer that
+ *      represents 0 in x: the padding reads it, and
+ *        acc[n, k, p, q] = sum over the taps of (x - x_zero_point) * w
+ *      is exact (w is symmetric: its zero point is 0). bias is I32, added
+ *      to acc; the activation is the identity or relu (max(acc + bias, 0),
+ *      exact); then y is I32 (saturated) or I8/U8 requantized exactly as
+ *      matmul's: y = saturate(round_half_even(v * s[k]) + y_zero_point),
+ *      the product in F64, s[k] = requant_scales[k] (has_requant_scales:
+ *      per output channel, the usual s_x * s_w[k] / s_y) or requant_scale.
+ *      C / groups * R * S is at most 2^16, so that no I32 sum can
+ *      overflow. */
 typedef struct adnn_conv2d_desc {
   size_t struct_size;
   adnn_tensor_desc x, w, bias, y;
@@ -137,16 +154,26 @@ typedef struct adnn_conv2d_desc {
    *  algorithm's packed weight form, adnn_plan_get_packed_weights_bytes
    *  bytes), so the weight reorder is paid once (doc/prepacking.md). */
   int32_t weights_prepacked;
+  /* Integer inputs (plugin ABI 2.6; see the dtypes above). Read only when x
+   * is I8 or U8: a float convolution must leave x_zero_point at 0 and
+   * has_requant_scales unset. */
+  int32_t x_zero_point;            /**< in x's range (0 by default) */
+  int32_t y_zero_point;            /**< I8/U8 y: added after rounding; in y's range */
+  double requant_scale;            /**< I8/U8 y: per-tensor scale (1 by default); finite, > 0 */
+  int32_t has_requant_scales;      /**< I8/U8 y: 1 for per-channel scales */
+  adnn_tensor_desc requant_scales; /**< [K] F32, finite, > 0: an execute input after bias */
 } adnn_conv2d_desc;
 
 /** Zeroes *d and sets struct_size, stride 1, dilation 1, groups 1, identity
- *  activation, no bias, ADNN_CONV2D_ALGO_AUTO, weights not prepacked. */
+ *  activation, no bias, ADNN_CONV2D_ALGO_AUTO, weights not prepacked, zero
+ *  points 0 and requant_scale 1. */
 static inline void adnn_conv2d_desc_init(adnn_conv2d_desc *d) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
   d->stride_h = d->stride_w = 1;
   d->dilation_h = d->dilation_w = 1;
   d->groups = 1;
+  d->requant_scale = 1.0;
 }
 
 /** Computes y's dims [N, K, P, Q] for a conv2d descriptor whose x, w and
@@ -158,7 +185,12 @@ ADNN_API adnn_status adnn_conv2d_output_dims(const adnn_conv2d_desc *desc, int64
  *  ADNN_STATUS_BAD_PARAM (wrong ranks, C not divisible by groups, filter
  *  channels != C / groups, K not divisible by groups, non-positive stride or
  *  dilation, negative padding, y of the wrong shape, overlapping y strides,
- *  mismatched dtypes, struct_size too small); ADNN_STATUS_NOT_SUPPORTED (dtype
+ *  mismatched dtypes, struct_size too small; with integer inputs: a dtype
+ *  combination the rules above do not allow, an activation other than
+ *  identity or relu, C / groups * R * S beyond 2^16, a zero point outside
+ *  its tensor's range, a requant_scale not finite and > 0, requant_scales
+ *  not [K] F32; with float inputs: a nonzero x_zero_point or
+ *  has_requant_scales set); ADNN_STATUS_NOT_SUPPORTED (dtype
  *  or forced algorithm unsupported for this problem on this backend);
  *  ADNN_STATUS_OUT_OF_MEMORY / ADNN_STATUS_DEVICE_OUT_OF_MEMORY (workspace). */
 ADNN_API adnn_status adnn_plan_create_conv2d(adnn_context *ctx, const adnn_conv2d_desc *desc,

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define ADNN_PLUGIN_ABI_MAJOR 2
-#define ADNN_PLUGIN_ABI_MINOR 5
+#define ADNN_PLUGIN_ABI_MINOR 6
 #define ADNN_PLUGIN_ABI_VERSION ((uint32_t)((ADNN_PLUGIN_ABI_MAJOR << 16) | ADNN_PLUGIN_ABI_MINOR))
 #define ADNN_PLUGIN_ENTRY_SYMBOL "adnn_plugin_entry"
 
@@ -282,6 +282,18 @@ typedef struct adnn_plugin_conv2d {
    *  slot filled for this plan (its algorithm's packed form); 0: w in the
    *  layout of the descriptor's w. */
   int32_t weights_prepacked;
+  /* ABI 2.6, integer inputs (adnn/ops.h): x.dtype I8 or U8, w.dtype I8,
+   * bias I32, y I32 or I8/U8 requantized; acc = sum (x - x_zero_point) w
+   * with the padding reading x_zero_point, then the bias, relu or identity,
+   * then y = saturate(rne(v * s[k]) + y_zero_point), s[k] from
+   * requant_scales (an input after the bias, has_requant_scales) or
+   * requant_scale. Zero / unread for float problems (requant_scale 1,
+   * requant_scales rank 0). */
+  int32_t x_zero_point;
+  int32_t y_zero_point;
+  double requant_scale;
+  int32_t has_requant_scales; /**< 0 or 1 */
+  adnn_tensor_desc requant_scales;
 } adnn_plugin_conv2d;
 
 /** pool2d: x [N, C, H, W], y [N, C, P, Q] (P, Q as doc/ops.md defines them,

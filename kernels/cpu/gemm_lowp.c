@@ -639,6 +639,31 @@ VTARGET static void pack_i8_lanes32(const int8_t *src, int64_t ps, int nq, int64
   }
 }
 
+/* The A panel (DMR = 12 lanes) of an A whose rows are contiguous along the
+ * lanes (a_rs = 1: a transposed A, e.g. convolution columns gathered one
+ * tap per row): four rows of k (masked 16-byte loads of the lanes, zeros
+ * past kc) interleaved by two rounds of unpacks into three 16-byte groups
+ * of four lanes' quads; `flip` XORed into every real byte (0x80: an I8 A
+ * read as a + 128), never into the padding's zeros. */
+VTARGET static void pack_u8_lanes12(const uint8_t *src, int64_t ps, int nq, int64_t kc,
+                                    uint8_t flip, uint8_t *dst) {
+  const __mmask16 m = (__mmask16)((1u << (nq < DMR ? nq : DMR)) - 1);
+  const __m128i flipv = _mm_maskz_set1_epi8(m, (char)flip);
+  const int64_t quads = (kc + 3) / 4;
+  for (int64_t g = 0; g < quads; g++) {
+    __m128i r[4];
+    for (int e = 0; e < 4; e++)
+      r[e] = 4 * g + e < kc ? _mm_xor_si128(_mm_maskz_loadu_epi8(m, src + (4 * g + e) * ps), flipv)
+                            : _mm_setzero_si128();
+    const __m128i t01l = _mm_unpacklo_epi8(r[0], r[1]), t01h = _mm_unpackhi_epi8(r[0], r[1]);
+    const __m128i t23l = _mm_unpacklo_epi8(r[2], r[3]), t23h = _mm_unpackhi_epi8(r[2], r[3]);
+    uint8_t *d = dst + g * 4 * DMR;
+    _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(t01l, t23l));        /* lanes 0-3 */
+    _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(t01l, t23l)); /* lanes 4-7 */
+    _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(t01h, t23h)); /* lanes 8-11 */
+  }
+}
+
 /* sums[j] += sum over the quads of the 32-lane B panel's column j (the
  * compensation of an I8 A): vpdpbusd with an all-ones A. */
 VTARGET static void i8_panel_sums(const int8_t *bp, int64_t quads, int32_t *sums) {
@@ -741,6 +766,8 @@ static void i8_block_vnni(const adnn_cpu_lowp_path *path, adnn_dtype at, adnn_dt
         pack_dot_kmajor_avx512(src, 1, 4, a_rs, kc, DMR, flip, ap);
       else if (a_cs == 1 && mi > 1)
         pack_dot_kmajor(src, 1, 4, a_rs, mi, kc, DMR, flip, ap);
+      else if (a_rs == 1 && mi > 1)
+        pack_u8_lanes12(src, a_cs, mi, kc, flip, ap);
       else
         pack_dot_generic(src, 1, 4, a_rs, a_cs, mi, kc, DMR, flip, ap);
       for (int64_t j = 0; j < cols; j += DNR) {

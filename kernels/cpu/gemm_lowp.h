@@ -104,4 +104,28 @@ size_t adnn_cpu_lowp_thread_bytes(const adnn_cpu_lowp_path *path);
 void adnn_cpu_lowp_narrow(const adnn_cpu_lowp_path *path, adnn_dtype t, const float *src,
                           int64_t n, uint16_t *dst);
 
+/** The requantization of an exact integer accumulator v (bias included)
+ *  into an I8/U8 range [lo, hi]: saturate(rne(v * scale) + zero_point),
+ *  the product in F64 (one rounding), to nearest with ties to even as
+ *  nearbyint() in the default rounding mode, a NaN product giving the zero
+ *  point, the sum saturated in double: bit for bit the reference kernels'
+ *  definition (kernels/ref/matmul.c, kernels/ref/conv2d.c). The rounding
+ *  adds and subtracts 2^52 with the product's sign, which leaves no
+ *  fraction bits (inline, where SSE2 code would call libm per element). */
+static inline int64_t adnn_cpu_lowp_requant(int64_t v, double scale, int32_t zero_point,
+                                            int64_t lo, int64_t hi) {
+  const double prod = (double)v * scale;
+  double r = 0.0;
+  if (prod == prod) {
+    if (prod >= 0x1p52 || prod <= -0x1p52) {
+      r = prod; /* already an integer */
+    } else {
+      const double c = prod < 0 ? -0x1p52 : 0x1p52;
+      r = (prod + c) - c;
+    }
+  }
+  r += (double)zero_point;
+  return r < (double)lo ? lo : r > (double)hi ? hi : (int64_t)r;
+}
+
 #endif

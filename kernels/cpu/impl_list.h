@@ -37,9 +37,11 @@
  * than im2col_gemm (doc/cpu.md); im2col_gemm runs any geometry of the packed
  * layouts; reference runs everything else, and F64. F16 and BF16 run "lowp"
  * (widened to F32 for the F32 algorithm this order picks, one output
- * rounding; conv2d-lowp.c), else the reference loops. The tuner replaces this
- * guess with measurements. */
+ * rounding; conv2d-lowp.c), else the reference loops. I8 and U8 inputs run
+ * "int8" (the integer GEMM blocks on gathered columns, exact; conv2d-int8.c)
+ * or the reference loops. The tuner replaces this guess with measurements. */
 #define ADNN_CPU_CONV2D_IMPLS(X) \
+  X(conv2d, int8)                \
   X(conv2d, lowp)                \
   X(conv2d, depthwise_direct)    \
   X(conv2d, gemm_1x1)            \

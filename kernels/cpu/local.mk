@@ -33,6 +33,7 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/conv2d-im2col_gemm.c \
 	kernels/cpu/conv2d-direct.c \
 	kernels/cpu/conv2d-lowp.c \
+	kernels/cpu/conv2d-int8.c \
 	kernels/cpu/conv2d_backward.h \
 	kernels/cpu/conv2d_backward_data-gemm.c \
 	kernels/cpu/conv2d_backward_data-depthwise_direct.c \

@@ -178,16 +178,6 @@ static void float_epilogue(const adnn_plugin_matmul *p, const adnn_cpu_lowp_path
   }
 }
 
-/* x rounded to an integer, to nearest with ties to even, as nearbyint()
- * in the default rounding mode, for finite x: adding and subtracting 2^52
- * (with x's sign) leaves no fraction bits, and the addition rounds. Inline,
- * where SSE2 code would call libm's nearbyint for every element. */
-static inline double round_even(double x) {
-  if (fabs(x) >= 0x1p52) return x; /* already an integer */
-  const double c = x < 0 ? -0x1p52 : 0x1p52;
-  return (x + c) - c;
-}
-
 /* The integer inputs' epilogue on one tile: rows x cols I32 accumulators
  * (row stride NC) become y = saturate(acc + bias) (I32 y), or
  * saturate(rne((acc + bias) * scale[n]) + y_zero_point) in F64 (I8/U8 y),
@@ -220,12 +210,7 @@ static void int_epilogue(const adnn_plugin_matmul *p, const int32_t *acc, const 
     for (int64_t q = 0; q < cols; q++) {
       const int64_t v = (int64_t)a[q] + (bias ? bias[(j0 + q) * bs] : 0);
       const double scale = scales ? (double)scales[(j0 + q) * ss] : p->requant_scale;
-      const double prod = (double)v * scale;
-      /* The reference's rounding: the product in F64, then to nearest even,
-       * NaN giving the zero point, then the zero point added and the sum
-       * saturated in double. */
-      const double rq = (prod != prod ? 0.0 : round_even(prod)) + (double)p->y_zero_point;
-      const int64_t r = rq < (double)lo ? lo : rq > (double)hi ? hi : (int64_t)rq;
+      const int64_t r = adnn_cpu_lowp_requant(v, scale, p->y_zero_point, lo, hi);
       if (yt == ADNN_DTYPE_I8)
         ((int8_t *)y)[off + q * sy[3]] = (int8_t)r;
       else

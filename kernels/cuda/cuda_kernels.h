@@ -291,6 +291,20 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_direct_launch(const adnn_cuda_laun
                                                             const void *x, const void *w,
                                                             const void *bias, void *y);
 
+/* ---- conv2d-int8.cu ----------------------------------------------------- */
+
+/** The integer convolution of p (x I8 or U8, w I8, y I32, I8 or U8; adnn/ops.h)
+ *  with its I32 bias (NULL when p->has_bias is 0), relu or identity and
+ *  requantization (scales: the per-channel F32 scales, NULL when
+ *  p->has_requant_scales is 0), exact, for any shape and strides; one
+ *  thread per element of y, numbered in y's memory order `y_order`. */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_conv2d_int8_launch(const adnn_cuda_launch_config *l,
+                                                          const adnn_plugin_conv2d *p,
+                                                          const adnn_cuda_memory_order *y_order,
+                                                          const void *x, const void *w,
+                                                          const void *bias, const void *scales,
+                                                          void *y);
+
 /* ---- conv2d-pad_pack.cu ------------------------------------------------- */
 
 /** Copies the 4-D tensor `src` described by x into a packed, zero-padded

@@ -36,6 +36,7 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/norm.cu \
 	kernels/cuda/batchnorm.cu \
 	kernels/cuda/conv2d-direct.cu \
+	kernels/cuda/conv2d-int8.cu \
 	kernels/cuda/conv2d-pad_pack.cu \
 	kernels/cuda/conv2d-epilogue.cu \
 	kernels/cuda/reduce.cu \
@@ -58,7 +59,8 @@ cuda_kernel_headers = $(srcdir)/kernels/cuda/common.cuh $(srcdir)/kernels/cuda/c
 	$(srcdir)/include/adnn/op_list.h $(srcdir)/include/adnn/ops.h
 cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernels/cuda/binary.lo \
 	kernels/cuda/pool2d.lo kernels/cuda/softmax.lo kernels/cuda/norm.lo \
-	kernels/cuda/batchnorm.lo kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-pad_pack.lo \
+	kernels/cuda/batchnorm.lo kernels/cuda/conv2d-direct.lo kernels/cuda/conv2d-int8.lo \
+	kernels/cuda/conv2d-pad_pack.lo \
 	kernels/cuda/conv2d-epilogue.lo kernels/cuda/reduce.lo \
 	kernels/cuda/pool2d_backward.lo kernels/cuda/activation_backward.lo \
 	kernels/cuda/softmax_backward.lo

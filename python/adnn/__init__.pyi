@@ -73,9 +73,11 @@ def gemm(ctx: Context, a: TensorLike, b: TensorLike, *, out: Optional[TensorLike
          trans_b: bool = False) -> Tensor: ...
 
 # One function per op of the manifest (adnn.OPS); defaults are the C *_desc_init() ones.
-def conv2d(ctx: Context, x: TensorLike, w: TensorLike, bias: Optional[TensorLike] = None, *,
+def conv2d(ctx: Context, x: TensorLike, w: TensorLike, bias: Optional[TensorLike] = None,
+           requant_scales: Optional[TensorLike] = None, *,
            stride: Pair = ..., padding: Padding = ..., dilation: Pair = ..., groups: int = ...,
            activation: ActivationSpec = "identity", algorithm: str = "auto",
+           x_zero_point: int = ..., requant_scale: float = ..., y_zero_point: int = ...,
            out: Optional[TensorLike] = None) -> Tensor: ...
 def pool2d(ctx: Context, x: TensorLike, *, kind: str = "max", kernel: Pair = ...,
            stride: Pair = ..., padding: Padding = ..., ceil_mode: bool = ...,

@@ -176,17 +176,29 @@ static int64_t norm_len(const void *desc, TensorObject *const *in, int i) {
 #define T_IN(name, T, f) {name, 0, OFF(T, f), NO_OFFSET, 0}
 
 static const op_binding binding_conv2d = {
-    .inputs = {T_IN("x", adnn_conv2d_desc, x), T_IN("w", adnn_conv2d_desc, w),
-               {"bias", 1, OFF(adnn_conv2d_desc, bias), OFF(adnn_conv2d_desc, has_bias), 0}},
+    .inputs = {T_IN("x", adnn_conv2d_desc, x),
+               /* w is I8 and the bias I32 under an I8/U8 x */
+               {"w", 0, OFF(adnn_conv2d_desc, w), NO_OFFSET, 0, 1},
+               {"bias", 1, OFF(adnn_conv2d_desc, bias), OFF(adnn_conv2d_desc, has_bias), 0, 1},
+               {"requant_scales", 1, OFF(adnn_conv2d_desc, requant_scales),
+                OFF(adnn_conv2d_desc, has_requant_scales), 0, 1}},
     .params = {{"stride", P_PAIR, OFF(adnn_conv2d_desc, stride_h)},
                {"padding", P_PAD, OFF(adnn_conv2d_desc, pad_top)},
                {"dilation", P_PAIR, OFF(adnn_conv2d_desc, dilation_h)},
                {"groups", P_INT64, OFF(adnn_conv2d_desc, groups)},
                {"activation", P_ACT, OFF(adnn_conv2d_desc, activation)},
-               {"algorithm", P_ENUM, OFF(adnn_conv2d_desc, algorithm), conv2d_algos}},
+               {"algorithm", P_ENUM, OFF(adnn_conv2d_desc, algorithm), conv2d_algos},
+               {"x_zero_point", P_INT32, OFF(adnn_conv2d_desc, x_zero_point)},
+               {"requant_scale", P_DOUBLE, OFF(adnn_conv2d_desc, requant_scale)},
+               {"y_zero_point", P_INT32, OFF(adnn_conv2d_desc, y_zero_point)}},
+    /* An I8/U8 x gives an I32 y or a requantized I8/U8 one (out= says
+     * which); without out= y has x's dtype. */
+    .out_any_dtype = 1,
     .y_off = OFF(adnn_conv2d_desc, y),
     .output_dims = conv2d_dims,
-    .doc = "2-D convolution (cross-correlation), x [N,C,H,W], w [K,C/groups,R,S], bias [K].",
+    .doc = "2-D convolution (cross-correlation), x [N,C,H,W], w [K,C/groups,R,S], bias [K]; "
+           "i8/u8 x with an i8 w: exact, x_zero_point, i32 bias, out= i32 or i8/u8 requantized "
+           "(requant_scale or requant_scales [K], y_zero_point).",
 };
 
 static const op_binding binding_pool2d = {

@@ -11,20 +11,35 @@
 /* Traits                                                                    */
 /* ------------------------------------------------------------------------ */
 
+static int is_int8(adnn_dtype t) { return t == ADNN_DTYPE_I8 || t == ADNN_DTYPE_U8; }
+
 static int conv2d_inputs(const harness_desc *hd, harness_tensor *in) {
   const adnn_conv2d_desc *d = &hd->conv2d;
-  in[0] = (harness_tensor){"x", d->x};
-  in[1] = (harness_tensor){"w", d->w};
-  if (!d->has_bias) return 2;
-  in[2] = (harness_tensor){"bias", d->bias};
-  return 3;
+  int n = 0;
+  in[n++] = (harness_tensor){"x", d->x};
+  in[n++] = (harness_tensor){"w", d->w};
+  if (d->has_bias) in[n++] = (harness_tensor){"bias", d->bias};
+  if (is_int8(d->x.dtype) && is_int8(d->y.dtype) && d->has_requant_scales)
+    in[n++] = (harness_tensor){"requant_scales", d->requant_scales};
+  return n;
 }
 
 static adnn_tensor_desc conv2d_output(const harness_desc *hd) { return hd->conv2d.y; }
 
+/* dt is x's dtype (adnn-bench's --dtype). Integer inputs take an I8 w and
+ * an I32 bias, and y is requantized to x's dtype, the inference layer:
+ * x_zero_point 128 for a u8 x (0 for s8), a per-tensor scale of
+ * 1 / (64 sqrt(taps)) (most outputs inside y's range for conv2d_fill's
+ * inputs), y_zero_point 0. */
 static void conv2d_set_dtype(harness_desc *hd, adnn_dtype dt) {
   adnn_conv2d_desc *d = &hd->conv2d;
   d->x.dtype = d->w.dtype = d->bias.dtype = d->y.dtype = dt;
+  if (is_int8(dt)) {
+    d->w.dtype = ADNN_DTYPE_I8;
+    d->bias.dtype = ADNN_DTYPE_I32;
+    d->x_zero_point = dt == ADNN_DTYPE_U8 ? 128 : 0;
+    d->requant_scale = 1.0 / (64.0 * sqrt((double)(d->w.dims[1] * d->w.dims[2] * d->w.dims[3])));
+  }
 }
 
 /* Winograd F(4x4, 3x3) amplifies the rounding errors of its transform-domain
@@ -41,6 +56,7 @@ static void conv2d_set_dtype(harness_desc *hd, adnn_dtype dt) {
 /* The terms of each output's sum: C/G * R * S. */
 static harness_tolerance conv2d_tolerance(const harness_desc *hd, adnn_dtype dt) {
   const adnn_conv2d_desc *d = &hd->conv2d;
+  if (is_int8(dt)) return (harness_tolerance){0.0, 0.0}; /* exact (doc/numerics.md) */
   const int64_t terms = d->w.dims[1] * d->w.dims[2] * d->w.dims[3];
   harness_tolerance t = harness_dot_tolerance(dt, terms);
   harness_tolerance f32 = harness_dot_tolerance(ADNN_DTYPE_F32, terms);
@@ -53,8 +69,24 @@ static harness_tolerance conv2d_tolerance(const harness_desc *hd, adnn_dtype dt)
   return harness_lowp_tolerance(dt, t, f32, 1.0);
 }
 
+static void fill_ints(harness_buffer *b, tap_rng *r, int lo, int hi);
+
 static void conv2d_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
-  for (int i = 0; i < n_in; i++) harness_fill_uniform(&in[i], r, -1.0, 1.0);
+  const adnn_conv2d_desc *d = &hd->conv2d;
+  if (!is_int8(d->x.dtype)) {
+    for (int i = 0; i < n_in; i++) harness_fill_uniform(&in[i], r, -1.0, 1.0);
+    return;
+  }
+  /* Integers over each tensor's range; scales around 1 / (64 * terms). */
+  const double terms = (double)(d->w.dims[1] * d->w.dims[2] * d->w.dims[3]);
+  fill_ints(&in[0], r, d->x.dtype == ADNN_DTYPE_U8 ? 0 : -128, d->x.dtype == ADNN_DTYPE_U8 ? 255 : 127);
+  fill_ints(&in[1], r, -128, 127);
+  for (int i = 2; i < n_in; i++) {
+    if (i == 2 && d->has_bias)
+      fill_ints(&in[i], r, -1000, 1000);
+    else
+      harness_fill_uniform(&in[i], r, 0.5 / (64.0 * terms), 2.0 / (64.0 * terms));
+  }
 }
 
 /* The variants: ADNN_CONV2D_ALGO_LIST in order, AUTO first. */
@@ -86,6 +118,55 @@ static int conv2d_variant_expected(const char *backend, int v) {
 /* Oracle                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* Integer inputs (adnn/ops.h): acc = the exact sum of (x - x_zero_point) w
+ * over the taps inside the image (long double holds these integers below
+ * 2^64 exactly), plus the bias, relu or the identity, then I32 saturation
+ * or saturate(round_half_even(v * s[k]) + y_zero_point) with the product
+ * in F64. Shapes are checked by the caller. */
+static void conv2d_int_oracle(const adnn_conv2d_desc *d, const double *const *in, double *y,
+                              int64_t P, int64_t Q) {
+  const adnn_tensor_desc *xd = &d->x, *wd = &d->w, *yd = &d->y;
+  const int64_t N = xd->dims[0], H = xd->dims[2], W = xd->dims[3];
+  const int64_t K = wd->dims[0], CG = wd->dims[1], R = wd->dims[2], S = wd->dims[3];
+  const int64_t KG = K / d->groups;
+  const int requant = is_int8(yd->dtype);
+  const double *scales = requant && d->has_requant_scales ? in[2 + d->has_bias] : NULL;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t p = 0; p < P; p++)
+        for (int64_t q = 0; q < Q; q++) {
+          long double acc = 0.0L;
+          for (int64_t c = 0; c < CG; c++)
+            for (int64_t r = 0; r < R; r++) {
+              const int64_t h = p * d->stride_h - d->pad_top + r * d->dilation_h;
+              if (h < 0 || h >= H) continue;
+              for (int64_t s = 0; s < S; s++) {
+                const int64_t v = q * d->stride_w - d->pad_left + s * d->dilation_w;
+                if (v < 0 || v >= W) continue;
+                const double xv = in[0][n * xd->strides[0] + (k / KG * CG + c) * xd->strides[1] +
+                                        h * xd->strides[2] + v * xd->strides[3]];
+                acc += (long double)(xv - d->x_zero_point) *
+                       in[1][k * wd->strides[0] + c * wd->strides[1] + r * wd->strides[2] +
+                             s * wd->strides[3]];
+              }
+            }
+          if (d->has_bias) acc += in[2][k * d->bias.strides[0]];
+          if (d->activation.kind == ADNN_ACTIVATION_RELU && acc < 0) acc = 0;
+          double out;
+          if (requant) {
+            const double scale = scales ? scales[k * d->requant_scales.strides[0]] : d->requant_scale;
+            const double lo = yd->dtype == ADNN_DTYPE_I8 ? -128 : 0;
+            const double hi = yd->dtype == ADNN_DTYPE_I8 ? 127 : 255;
+            out = nearbyint((double)acc * scale) + d->y_zero_point;
+            out = out < lo ? lo : out > hi ? hi : out;
+          } else {
+            out = acc < -2147483648.0L ? -2147483648.0
+                  : acc > 2147483647.0L ? 2147483647.0 : (double)acc;
+          }
+          y[n * yd->strides[0] + k * yd->strides[1] + p * yd->strides[2] + q * yd->strides[3]] = out;
+        }
+}
+
 /* y[n, k, p, q] = act(bias[k] + sum over c < C/G, r < R, s < S of
  *   X(n, g*C/G + c, p*sh - pt + r*dh, q*sw - pl + s*dw) * w[k, c, r, s])
  * with g = k / (K/G) and X zero outside the image (doc/ops.md). Taps in the
@@ -112,6 +193,10 @@ static int conv2d_oracle(const harness_desc *hd, const double *const *in, double
   }
   const double *x = in[0], *w = in[1], *bias = d->has_bias ? in[2] : NULL;
   const int64_t KG = K / G;
+  if (is_int8(xd->dtype)) {
+    conv2d_int_oracle(d, in, y, P, Q);
+    return 0;
+  }
   for (int64_t n = 0; n < N; n++)
     for (int64_t k = 0; k < K; k++) {
       const int64_t g = k / KG;
@@ -437,9 +522,182 @@ static const conv_spec conv_specs[] = {
     {"1x1 g2",   1, 6,  5,  5,  4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1, 0, 0, 0, NCHW, BF16},
 };
 
+/* Seeded integers in [lo, hi] into every element of b. */
+static void fill_ints(harness_buffer *b, tap_rng *r, int lo, int hi) {
+  for (int64_t i = 0; i < b->span; i++) {
+    if (!b->member[i]) continue;
+    double v = floor(tap_rng_uniform(r, (double)lo, (double)hi + 1.0));
+    b->v[i] = v > hi ? hi : v;
+  }
+}
+
+/* The integer settings of a case with I8/U8 inputs. */
+typedef struct conv_quant {
+  adnn_dtype yt;   /* I32, I8 or U8 */
+  int32_t zx, zy;  /* x_zero_point, y_zero_point */
+  int per_channel; /* requant_scales [K] instead of requant_scale */
+  int fill;        /* 0 random over the ranges; 1 small (|v| <= 4) with scale 1/2, for ties;
+                      2 extreme (x and w at the ends of their ranges, bias `bias`) */
+  int32_t bias;
+} conv_quant;
+
+/* A convolution with integer inputs (s->dt I8 or U8, w I8): exact against
+ * the oracle. Integer outputs cannot hold the NaN poison, so each case runs
+ * twice, as matmul's do: on y filled with 0xFF bytes, then ("poison0") on y
+ * preset to 0; an element left unwritten fails one of the two. y is packed
+ * (the harness checks that a strided y's gaps stay NaN). */
+static void conv_int_case(harness_suite *suite, const conv_spec *s, const conv_quant *qz) {
+  const adnn_dtype dt = s->dt, yt = qz->yt;
+  const int requant = is_int8(yt);
+  const int64_t terms = s->c / s->g * s->r * s->s;
+  double scale = 32.0 / (8000.0 * sqrt((double)terms));
+  if (qz->fill == 1) scale = 0.5;
+  for (int poison = 0; poison < 2; poison++) {
+    harness_case c;
+    char q[128];
+    snprintf(q, sizeof q, " %s->%s zx %d", adnn_dtype_name(dt), adnn_dtype_name(yt), (int)qz->zx);
+    if (requant)
+      snprintf(q + strlen(q), sizeof q - strlen(q), " %s %g zy %d",
+               qz->per_channel ? "scales~" : "scale", scale, (int)qz->zy);
+    if (qz->fill)
+      snprintf(q + strlen(q), sizeof q - strlen(q), " %s", qz->fill == 1 ? "small" : "extreme");
+    harness_case_init(&c, harness_op_find("conv2d"), dt,
+                      "%s n%lld c%lld %lldx%lld k%lld f%lldx%lld s%lld,%lld p%lld,%lld,%lld,%lld "
+                      "d%lld,%lld g%lld%s%s%s%s%s",
+                      s->name, (long long)s->n, (long long)s->c, (long long)s->h, (long long)s->w,
+                      (long long)s->k, (long long)s->r, (long long)s->s, (long long)s->sh,
+                      (long long)s->sw, (long long)s->pt, (long long)s->pb, (long long)s->pl,
+                      (long long)s->pr, (long long)s->dh, (long long)s->dw, (long long)s->g,
+                      s->bias ? " bias" : "", layout_names[s->layout],
+                      s->act == A_RELU ? " relu" : "", q, poison ? " poison0" : "");
+    adnn_conv2d_desc *d = &c.desc.conv2d;
+    adnn_conv2d_desc_init(d);
+    const int x_nhwc = s->layout == NHWC || s->layout == NHWC_KCRS;
+    const int w_krsc = s->layout == NHWC || s->layout == NCHW_KRSC;
+    const enum harness_layout xl = x_nhwc ? HARNESS_NHWC : HARNESS_PACKED;
+    d->x = harness_tensor_desc4(dt, s->n, s->c, s->h, s->w, xl);
+    d->w = harness_tensor_desc4(ADNN_DTYPE_I8, s->k, s->c / s->g, s->r, s->s,
+                                w_krsc ? HARNESS_NHWC : HARNESS_PACKED);
+    d->stride_h = s->sh;
+    d->stride_w = s->sw;
+    d->pad_top = s->pt;
+    d->pad_bottom = s->pb;
+    d->pad_left = s->pl;
+    d->pad_right = s->pr;
+    d->dilation_h = s->dh;
+    d->dilation_w = s->dw;
+    d->groups = s->g;
+    d->activation.kind = s->act;
+    d->x_zero_point = qz->zx;
+    int64_t yd[4] = {0, 0, 0, 0};
+    if (adnn_conv2d_output_dims(d, yd) != ADNN_STATUS_SUCCESS)
+      snprintf(c.name + strlen(c.name), sizeof c.name - strlen(c.name),
+               ": adnn_conv2d_output_dims failed: %s", adnn_last_error());
+    d->y = harness_tensor_desc4(yt, yd[0], yd[1], yd[2], yd[3], xl);
+    if (s->bias) {
+      d->has_bias = 1;
+      d->bias = harness_vector_desc(ADNN_DTYPE_I32, s->k);
+    }
+    if (requant) {
+      d->requant_scale = scale;
+      d->y_zero_point = qz->zy;
+      if (qz->per_channel) {
+        d->has_requant_scales = 1;
+        d->requant_scales = harness_vector_desc(ADNN_DTYPE_F32, s->k);
+      }
+    }
+    if (harness_case_alloc(&c) != 0) return;
+    tap_rng r = tap_rng_seed(harness_seed(c.name));
+    const int xlo = dt == ADNN_DTYPE_U8 ? 0 : -128, xhi = dt == ADNN_DTYPE_U8 ? 255 : 127;
+    for (int i = 0; i < c.n_in; i++) {
+      harness_buffer *b = &c.in[i];
+      if (i == 2 && s->bias) {
+        if (qz->fill == 2)
+          for (int64_t e = 0; e < b->span; e++) b->v[e] = qz->bias;
+        else
+          fill_ints(b, &r, -3000, 3000);
+      } else if (i >= 2) {
+        /* The per-channel scales: F32 values around the per-tensor one
+         * (exact in F32, so the oracle reads what the kernel reads). */
+        for (int64_t e = 0; e < b->span; e++)
+          b->v[e] = (double)(float)(scale * tap_rng_uniform(&r, 0.25, 2.0));
+      } else if (qz->fill == 2) {
+        /* u8 x: 255 with zero point 0; i8 x: -128 with zero point 127 (x -
+         * zx = -255); w: -128. */
+        for (int64_t e = 0; e < b->span; e++)
+          if (b->member[e]) b->v[e] = i == 0 && dt == ADNN_DTYPE_U8 ? 255 : -128;
+      } else if (qz->fill == 1) {
+        fill_ints(b, &r, i == 0 ? (int)qz->zx - 4 : -4, i == 0 ? (int)qz->zx + 4 : 4);
+      } else {
+        fill_ints(b, &r, i == 0 ? xlo : -128, i == 0 ? xhi : 127);
+      }
+    }
+    if (poison) {
+      c.inout = 1u;
+      for (int64_t e = 0; e < c.out.span; e++)
+        if (c.out.member[e]) c.out.v[e] = 0.0;
+    }
+    harness_submit(suite, &c);
+  }
+}
+
+#define U8 ADNN_DTYPE_U8
+#define I8 ADNN_DTYPE_I8
+#define I32 ADNN_DTYPE_I32
+
+/* Integer convolutions: the geometry (dt is x's dtype), then the output
+ * dtype, zero points and per-channel flag. The CPU runs them on its int8
+ * algorithm (kernels/cpu/conv2d-int8.c): 1x1 on x in place (NHWC, and NCHW
+ * through the generic packer), gathered columns in (r, s, c) order for
+ * NHWC x and (c, r, s) order otherwise, chunks of several small images,
+ * more output channels than one 256-column tile, groups and depthwise,
+ * both filter layouts under both x layouts. */
+static const struct {
+  conv_spec geo;
+  conv_quant q;
+} conv_int_specs[] = {
+    /* name   n  c   h   w   k  r  s  sh sw pt pb pl pr dh dw g  bias act a b layout dt    y    zx   zy pc */
+    {{"1x1",  2, 16, 5,  7, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, U8}, {U8, 128, 100, 1, 0, 0}},
+    {{"1x1",  2, 16, 5,  7, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NCHW, U8}, {I8, 3, -5, 0, 0, 0}},
+    {{"1x1 wide", 1, 70, 6, 7, 300, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, I8}, {U8, -7, 0, 1, 0, 0}},
+    {{"1x1 s2", 2, 13, 9, 10, 20, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, NHWC, U8}, {I32, 17, 0, 0, 0, 0}},
+    {{"1x1 pad", 1, 3, 4, 4, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NCHW, U8}, {U8, 200, 10, 0, 0, 0}},
+    {{"3x3",  2, 5,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, U8}, {U8, 128, 0, 1, 0, 0}},
+    {{"3x3",  2, 5,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NCHW, U8}, {I8, 90, -3, 1, 0, 0}},
+    {{"3x3",  2, 5,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, I8}, {I8, -20, 4, 0, 0, 0}},
+    {{"3x3",  2, 5,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, A_RELU, 0, 0, NCHW, I8}, {I32, 0, 0, 0, 0, 0}},
+    {{"3x3",  1, 6,  8,  8,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, U8}, {I32, 128, 0, 0, 0, 0}},
+    {{"3x3 s2 asym", 3, 4, 9, 10, 6, 3, 3, 2, 2, 0, 2, 1, 0, 1, 1, 1, 1, 0, 0, 0, NCHW, U8}, {U8, 60, 128, 1, 0, 0}},
+    {{"3x3 dil2 s2 g2", 3, 4, 11, 10, 6, 3, 3, 2, 2, 2, 1, 1, 2, 2, 2, 2, 1, 0, 0, 0, NHWC, U8}, {U8, 128, 128, 1, 0, 0}},
+    {{"3x3 g2", 2, 6, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, A_RELU, 0, 0, NCHW_KRSC, I8}, {I8, 11, 0, 1, 0, 0}},
+    {{"3x3 kcrs", 1, 8, 6, 7, 8, 3, 3, 1, 1, 1, 0, 1, 2, 1, 1, 1, 1, 0, 0, 0, NHWC_KCRS, U8}, {U8, 255, 7, 0, 0, 0}},
+    {{"dw 3x3", 2, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, 1, A_RELU, 0, 0, NHWC, U8}, {U8, 128, 0, 1, 0, 0}},
+    {{"dw 3x3 s2", 1, 9, 11, 12, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 9, 1, 0, 0, 0, NCHW, I8}, {I8, 0, 0, 1, 0, 0}},
+    {{"5x5",  1, 3, 10, 10,  4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, NCHW, U8}, {U8, 10, 20, 0, 0, 0}},
+    {{"7x7 s2", 2, 3, 29, 31, 20, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, U8}, {U8, 128, 0, 1, 0, 0}},
+    {{"7x7 batch", 6, 24, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, U8}, {I8, 100, 0, 1, 0, 0}},
+    {{"3x3 resnet", 2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NHWC, U8}, {U8, 128, 0, 1, 0, 0}},
+    {{"3x3 resnet", 1, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, U8}, {U8, 128, 0, 1, 0, 0}},
+    {{"1x1 resnet", 2, 128, 14, 14, 288, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, I8}, {I8, -2, 1, 1, 0, 0}},
+    /* Ties: small integers and a scale of 1/2 put many products exactly
+     * halfway between two integers. */
+    {{"3x3 ties", 1, 2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, NHWC, U8}, {U8, 50, 20, 0, 1, 0}},
+    {{"3x3 ties", 1, 2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, NCHW, I8}, {I8, 0, 0, 1, 1, 0}},
+    /* The most taps the core accepts (2^16) at the ends of the ranges:
+     * u8 x 255 (zero point 0) by w -128 sums to -2139095040, and a bias of
+     * -2^23 reaches INT32_MIN exactly; i8 x -128 with zero point 127 (-255)
+     * by -128 sums to 2139095040, a bias of 2^23 - 1 reaches INT32_MAX and
+     * one of 2^23 saturates there. */
+    {{"taps 2^16", 1, 4096, 4, 4, 2, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, U8}, {I32, 0, 0, 0, 2, -8388608}},
+    {{"taps 2^16", 1, 4096, 4, 4, 2, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NCHW, I8}, {I32, 127, 0, 0, 2, 8388607}},
+    {{"taps 2^16", 1, 4096, 4, 4, 2, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, NHWC, I8}, {I32, 127, 0, 0, 2, 8388608}},
+};
+
 static void conv2d_cases(harness_suite *suite) {
   for (size_t i = 0; i < sizeof conv_specs / sizeof conv_specs[0]; i++)
     conv_case(suite, &conv_specs[i]);
+  for (size_t i = 0; i < sizeof conv_int_specs / sizeof conv_int_specs[0]; i++)
+    conv_int_case(suite, &conv_int_specs[i].geo, &conv_int_specs[i].q);
   /* Every activation as the fused epilogue. */
   static const struct {
     adnn_activation_kind k;
@@ -577,6 +835,76 @@ static void conv2d_bad_descriptors(const harness_report *rep, adnn_context *ctx,
   cd.w = harness_tensor_desc4(F32, 6, 3, 3, 3, HARNESS_PACKED); /* 3 != 4/2 channels per group */
   harness_is_status(rep, adnn_plan_create_conv2d(ctx, &cd, &plan), ADNN_STATUS_BAD_PARAM,
                     "%s conv2d: filter channels != C/groups is BAD_PARAM", bn);
+
+  /* Integer inputs (adnn/ops.h): each rule broken on its own. */
+  adnn_conv2d_desc qd;
+  adnn_conv2d_desc_init(&qd);
+  qd.x = harness_tensor_desc4(U8, 1, 4, 5, 5, HARNESS_NHWC);
+  qd.w = harness_tensor_desc4(U8, 6, 4, 3, 3, HARNESS_NHWC);
+  qd.y = harness_tensor_desc4(U8, 1, 6, 3, 3, HARNESS_NHWC);
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: a u8 w under a u8 x is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "w is i8", "%s conv2d: the message says w is i8", bn);
+  qd.w.dtype = I8;
+  qd.y.dtype = ADNN_DTYPE_F32;
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: an f32 y of u8 inputs is BAD_PARAM", bn);
+  qd.y.dtype = U8;
+  qd.has_bias = 1;
+  qd.bias = harness_vector_desc(ADNN_DTYPE_F32, 6);
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: an f32 bias of u8 inputs is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "bias is i32", "%s conv2d: the message says the "
+                   "bias is i32", bn);
+  qd.bias.dtype = I32;
+  qd.activation.kind = A_GELU;
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: gelu with integer inputs is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "identity or relu", "%s conv2d: the message names "
+                   "the activations an integer convolution fuses", bn);
+  qd.activation.kind = A_RELU;
+  qd.x_zero_point = 256;
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: x_zero_point 256 for a u8 x is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "x_zero_point", "%s conv2d: the message names "
+                   "x_zero_point", bn);
+  qd.x_zero_point = 128;
+  qd.y_zero_point = -1;
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: y_zero_point -1 for a u8 y is BAD_PARAM", bn);
+  qd.y_zero_point = 0;
+  qd.requant_scale = 0.0;
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: requant_scale 0 is BAD_PARAM", bn);
+  qd.has_requant_scales = 1;
+  qd.requant_scales = harness_vector_desc(ADNN_DTYPE_F32, 5); /* K is 6 */
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: requant_scales of 5 elements for K = 6 is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "[K]", "%s conv2d: the message says [K]", bn);
+  qd.has_requant_scales = 0;
+  qd.requant_scale = 0.01;
+  qd.y.dtype = I32;
+  qd.has_requant_scales = 1;
+  qd.requant_scales = harness_vector_desc(ADNN_DTYPE_F32, 6);
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: requant_scales with an i32 y is BAD_PARAM", bn);
+  qd.has_requant_scales = 0;
+  /* 4097 channels x 4 x 4 = 65552 taps, beyond 2^16. */
+  qd.x = harness_tensor_desc4(U8, 1, 4097, 4, 4, HARNESS_NHWC);
+  qd.w = harness_tensor_desc4(I8, 1, 4097, 4, 4, HARNESS_NHWC);
+  qd.y = harness_tensor_desc4(I32, 1, 1, 1, 1, HARNESS_NHWC);
+  qd.bias = harness_vector_desc(I32, 1);
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &qd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: 65552 taps with integer inputs is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "overflow", "%s conv2d: the message says why "
+                   "(overflow)", bn);
+  /* A float convolution with an integer field set. */
+  cd.w = harness_tensor_desc4(F32, 6, 2, 3, 3, HARNESS_PACKED);
+  cd.x_zero_point = 3;
+  harness_is_status(rep, adnn_plan_create_conv2d(ctx, &cd, &plan), ADNN_STATUS_BAD_PARAM,
+                    "%s conv2d: x_zero_point on an f32 convolution is BAD_PARAM", bn);
+  harness_contains(rep, adnn_last_error(), "i8/u8 inputs only", "%s conv2d: the message says "
+                   "zero points are for integer inputs", bn);
 }
 
 const harness_op_traits harness_conv2d_traits = {
