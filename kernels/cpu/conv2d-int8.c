@@ -311,6 +311,39 @@ __attribute__((target("avx2"))) static void epi_row_avx2(const ci_epi *e, const 
   }
   epi_row_base(e, c, acc, cols, out);
 }
+
+/* Eight columns at a time with AVX-512F: vrndscalepd to nearest (ties to
+ * even), the NaN products replaced through a mask. */
+__attribute__((target("avx512f"))) static void epi_row_avx512(const ci_epi *e,
+                                                              const int32_t *acc, int64_t cols,
+                                                              int32_t *out) {
+  const __m512d zero = _mm512_setzero_pd(), lo = _mm512_set1_pd(e->lo),
+                hi = _mm512_set1_pd(e->hi), zp = _mm512_set1_pd(e->zp);
+  int64_t c = 0;
+  for (; c + 8 <= cols; c += 8) {
+    __m512d v = _mm512_add_pd(_mm512_cvtepi32_pd(_mm256_loadu_si256((const __m256i *)(acc + c))),
+                              _mm512_loadu_pd(e->comp + c));
+    if (e->relu) v = _mm512_max_pd(v, zero);
+    if (e->requant) {
+      const __m512d prod = _mm512_mul_pd(v, _mm512_loadu_pd(e->scale + c));
+      const __m512d r = _mm512_roundscale_pd(prod, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __mmask8 nan = _mm512_cmp_pd_mask(prod, prod, _CMP_UNORD_Q);
+      v = _mm512_add_pd(_mm512_mask_blend_pd(nan, r, zero), zp);
+    }
+    v = _mm512_min_pd(_mm512_max_pd(v, lo), hi);
+    _mm256_storeu_si256((__m256i *)(out + c), _mm512_cvtpd_epi32(v));
+  }
+  epi_row_base(e, c, acc, cols, out);
+}
+
+/* dst[c] = the low byte of src[c] (values already in y's 8-bit range). */
+__attribute__((target("avx512f"))) static void narrow_row_avx512(const int32_t *src,
+                                                                 int64_t cols, uint8_t *dst) {
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16)
+    _mm_storeu_si128((__m128i *)(dst + c), _mm512_cvtepi32_epi8(_mm512_loadu_si512(src + c)));
+  for (; c < cols; c++) dst[c] = (uint8_t)src[c];
+}
 #define CI_HAVE_AVX2 1
 #else
 #define CI_HAVE_AVX2 0
@@ -337,14 +370,18 @@ static void ci_epilogue(const ci_job *j, const int32_t *acc, char *yn, int64_t m
                          (int64_t)g->x_zero_point * j->wsum[k]);
     e.scale[c] = j->scales ? (double)j->scales[k * g->requant_scales.strides[0]] : g->requant_scale;
   }
-  const int vec = CI_HAVE_AVX2 && j->s->isa >= ADNN_CPU_ISA_AVX2;
+  /* The epilogue's vector code: 2 AVX-512, 1 AVX2, 0 none. */
+  const int vec = !CI_HAVE_AVX2 ? 0 : j->s->isa >= ADNN_CPU_ISA_AVX512 ? 2
+                                  : j->s->isa >= ADNN_CPU_ISA_AVX2 ? 1 : 0;
   const int64_t cs = ys[1];
   int32_t row[NC];
   for (int64_t i = 0; i < rows; i++) {
     const int64_t m = m0 + i, p = m / g->Q, q = m % g->Q;
     const int64_t off = p * ys[2] + q * ys[3] + k0 * cs;
 #if CI_HAVE_AVX2
-    if (vec)
+    if (vec == 2)
+      epi_row_avx512(&e, acc + i * NC, cols, row);
+    else if (vec == 1)
       epi_row_avx2(&e, acc + i * NC, cols, row);
     else
 #endif
@@ -358,6 +395,12 @@ static void ci_epilogue(const ci_job *j, const int32_t *acc, char *yn, int64_t m
     } else {
       /* Every value is in y's range: the byte is its two's complement. */
       uint8_t *y = (uint8_t *)yn + off;
+#if CI_HAVE_AVX2
+      if (vec == 2 && cs == 1) {
+        narrow_row_avx512(row, cols, y);
+        continue;
+      }
+#endif
       for (int64_t c = 0; c < cols; c++) y[c * cs] = (uint8_t)row[c];
     }
   }

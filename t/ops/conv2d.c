@@ -157,7 +157,9 @@ static void conv2d_int_oracle(const adnn_conv2d_desc *d, const double *const *in
             const double scale = scales ? scales[k * d->requant_scales.strides[0]] : d->requant_scale;
             const double lo = yd->dtype == ADNN_DTYPE_I8 ? -128 : 0;
             const double hi = yd->dtype == ADNN_DTYPE_I8 ? 127 : 255;
-            out = nearbyint((double)acc * scale) + d->y_zero_point;
+            /* A NaN product (a NaN per-channel scale) gives the zero point. */
+            const double prod = (double)acc * scale;
+            out = (prod != prod ? 0.0 : nearbyint(prod)) + d->y_zero_point;
             out = out < lo ? lo : out > hi ? hi : out;
           } else {
             out = acc < -2147483648.0L ? -2147483648.0
@@ -537,7 +539,8 @@ typedef struct conv_quant {
   int32_t zx, zy;  /* x_zero_point, y_zero_point */
   int per_channel; /* requant_scales [K] instead of requant_scale */
   int fill;        /* 0 random over the ranges; 1 small (|v| <= 4) with scale 1/2, for ties;
-                      2 extreme (x and w at the ends of their ranges, bias `bias`) */
+                      2 extreme (x and w at the ends of their ranges, bias `bias`);
+                      3 random, with every third per-channel scale NaN */
   int32_t bias;
 } conv_quant;
 
@@ -560,7 +563,8 @@ static void conv_int_case(harness_suite *suite, const conv_spec *s, const conv_q
       snprintf(q + strlen(q), sizeof q - strlen(q), " %s %g zy %d",
                qz->per_channel ? "scales~" : "scale", scale, (int)qz->zy);
     if (qz->fill)
-      snprintf(q + strlen(q), sizeof q - strlen(q), " %s", qz->fill == 1 ? "small" : "extreme");
+      snprintf(q + strlen(q), sizeof q - strlen(q), " %s",
+               qz->fill == 1 ? "small" : qz->fill == 2 ? "extreme" : "nan scales");
     harness_case_init(&c, harness_op_find("conv2d"), dt,
                       "%s n%lld c%lld %lldx%lld k%lld f%lldx%lld s%lld,%lld p%lld,%lld,%lld,%lld "
                       "d%lld,%lld g%lld%s%s%s%s%s",
@@ -620,13 +624,14 @@ static void conv_int_case(harness_suite *suite, const conv_spec *s, const conv_q
         /* The per-channel scales: F32 values around the per-tensor one
          * (exact in F32, so the oracle reads what the kernel reads). */
         for (int64_t e = 0; e < b->span; e++)
-          b->v[e] = (double)(float)(scale * tap_rng_uniform(&r, 0.25, 2.0));
+          b->v[e] = qz->fill == 3 && e % 3 == 1 ? NAN
+                                                : (double)(float)(scale * tap_rng_uniform(&r, 0.25, 2.0));
       } else if (qz->fill == 2) {
         /* u8 x: 255 with zero point 0; i8 x: -128 with zero point 127 (x -
          * zx = -255); w: -128. */
         for (int64_t e = 0; e < b->span; e++)
           if (b->member[e]) b->v[e] = i == 0 && dt == ADNN_DTYPE_U8 ? 255 : -128;
-      } else if (qz->fill == 1) {
+      } else if (qz->fill == 1 && i < 2) {
         fill_ints(b, &r, i == 0 ? (int)qz->zx - 4 : -4, i == 0 ? (int)qz->zx + 4 : 4);
       } else {
         fill_ints(b, &r, i == 0 ? xlo : -128, i == 0 ? xhi : 127);
@@ -683,6 +688,11 @@ static const struct {
      * halfway between two integers. */
     {{"3x3 ties", 1, 2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, NHWC, U8}, {U8, 50, 20, 0, 1, 0}},
     {{"3x3 ties", 1, 2, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, NCHW, I8}, {I8, 0, 0, 1, 1, 0}},
+    /* NaN per-channel scales (run-time values the core cannot check) give
+     * the zero point, in every lane position of the vector epilogues (K = 40
+     * channels: 16-, 8- and 4-wide blocks and tails). */
+    {{"3x3 nan", 2, 6, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, NHWC, U8}, {U8, 128, 77, 1, 3, 0}},
+    {{"3x3 nan", 1, 6, 7, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, A_RELU, 0, 0, NCHW, I8}, {I8, 5, -9, 1, 3, 0}},
     /* The most taps the core accepts (2^16) at the ends of the ranges:
      * u8 x 255 (zero point 0) by w -128 sums to -2139095040, and a bias of
      * -2^23 reaches INT32_MIN exactly; i8 x -128 with zero point 127 (-255)
