@@ -5,7 +5,8 @@ bench_inputs = bench/inputs/resnet50 bench/inputs/mobilenet_v1 bench/inputs/bert
 	bench/inputs/smoke bench/inputs/ops_cuda bench/inputs/gemm_overhead bench/inputs/bert_matmul
 benchinputsdir = $(pkgdatadir)/bench-inputs
 dist_benchinputs_DATA = $(bench_inputs)
-dist_noinst_SCRIPTS += bench/run-cpu-perf.sh bench/compare-builds.sh bench/run-lowp-matmul.sh
+dist_noinst_SCRIPTS += bench/run-cpu-perf.sh bench/compare-builds.sh bench/run-lowp-matmul.sh \
+	bench/run-int8-conv.sh
 
 # Peer drivers: they read adnn-bench's problems (tools/bench_problem.c) and
 # time another library on them, printing adnn-bench's rows (bench/peer.c), so

@@ -302,9 +302,102 @@ ITARGET static void int_kernel_avx2(int64_t pairs, const int16_t *ap, const int1
 }
 #endif
 
-static void int_block(int_kernel_fn kernel, adnn_dtype at, adnn_dtype bt, const void *a,
-                      int64_t a_rs, int64_t a_cs, const void *b, int64_t b_rs, int64_t b_cs,
-                      int64_t rows, int64_t cols, int64_t k, void *cv, int64_t ldc,
+#if LOWP_X86
+/* 16 bytes at p widened to 16 int16 (sign- or zero-extended by t). */
+ITARGET static inline __m256i widen16(adnn_dtype t, const void *p) {
+  const __m128i v = _mm_loadu_si128((const __m128i *)p);
+  return t == ADNN_DTYPE_U8 ? _mm256_cvtepu8_epi16(v) : _mm256_cvtepi8_epi16(v);
+}
+
+/* pack_int_panel for W = IMR lanes that are contiguous along k (A
+ * row-major, qs the row stride, ps = 1): per block of 16 k steps, each lane's
+ * 16 bytes widened are 8 int16 pairs (dwords), and the 8 x 8 dword matrix of
+ * lanes (6 real, 2 zero) by pairs is transposed by unpacks and lane
+ * exchanges, so that each pair's 6 lanes are stored as 24 contiguous bytes
+ * (a 16- and an 8-byte store). The remaining steps go through the scalar
+ * packer's rules. */
+ITARGET static void pack_int_kmajor_avx2(adnn_dtype t, const void *src, int64_t off, int64_t qs,
+                                         int nq, int64_t kc, int16_t *dst) {
+  const int64_t blocks = kc / 16;
+  const char *base = (const char *)src + off;
+  for (int64_t b = 0; b < blocks; b++) {
+    __m256i r[8];
+    for (int q = 0; q < 8; q++)
+      r[q] = q < nq ? widen16(t, base + q * qs + b * 16) : _mm256_setzero_si256();
+    const __m256i t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+    const __m256i t4 = _mm256_unpacklo_epi32(r[4], r[5]), t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+    const __m256i t6 = _mm256_unpacklo_epi32(r[6], r[7]), t7 = _mm256_unpackhi_epi32(r[6], r[7]);
+    const __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+    const __m256i u4 = _mm256_unpacklo_epi64(t4, t6), u5 = _mm256_unpackhi_epi64(t4, t6);
+    const __m256i u6 = _mm256_unpacklo_epi64(t5, t7), u7 = _mm256_unpackhi_epi64(t5, t7);
+    /* g[j]: pair j of the block, lanes 0..7. */
+    const __m256i g[8] = {_mm256_permute2x128_si256(u0, u4, 0x20),
+                          _mm256_permute2x128_si256(u1, u5, 0x20),
+                          _mm256_permute2x128_si256(u2, u6, 0x20),
+                          _mm256_permute2x128_si256(u3, u7, 0x20),
+                          _mm256_permute2x128_si256(u0, u4, 0x31),
+                          _mm256_permute2x128_si256(u1, u5, 0x31),
+                          _mm256_permute2x128_si256(u2, u6, 0x31),
+                          _mm256_permute2x128_si256(u3, u7, 0x31)};
+    int16_t *d = dst + b * 8 * 2 * IMR;
+    for (int j = 0; j < 8; j++) {
+      _mm_storeu_si128((__m128i *)(d + j * 2 * IMR), _mm256_castsi256_si128(g[j]));
+      _mm_storel_epi64((__m128i *)(d + j * 2 * IMR + 8), _mm256_extracti128_si256(g[j], 1));
+    }
+  }
+  if (blocks * 16 < kc)
+    pack_int_panel(t, src, off + blocks * 16, qs, 1, nq, kc - blocks * 16, IMR,
+                   dst + blocks * 8 * 2 * IMR);
+}
+
+/* pack_int_panel for W = INR = 16 full lanes contiguous along the lanes (B
+ * row-major: qs = 1, ps the row stride): each pair of k rows is two 16-byte
+ * loads widened and interleaved by 16-bit unpacks and a lane exchange. */
+ITARGET static void pack_int_lanes16_avx2(adnn_dtype t, const void *src, int64_t off,
+                                          int64_t ps, int64_t kc, int16_t *dst) {
+  const char *base = (const char *)src + off;
+  for (int64_t p = 0; p < kc; p += 2) {
+    const __m256i lo = widen16(t, base + p * ps);
+    const __m256i hi = p + 1 < kc ? widen16(t, base + (p + 1) * ps) : _mm256_setzero_si256();
+    const __m256i a = _mm256_unpacklo_epi16(lo, hi), b = _mm256_unpackhi_epi16(lo, hi);
+    int16_t *d = dst + (p >> 1) * 2 * INR;
+    _mm256_storeu_si256((__m256i *)d, _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256((__m256i *)(d + 16), _mm256_permute2x128_si256(a, b, 0x31));
+  }
+}
+#endif
+
+/* The packers of int_block: the vector ones where the layout and the ISA
+ * allow (vec: the AVX2 block), else pack_int_panel. */
+static void pack_int_a(int vec, adnn_dtype t, const void *src, int64_t off, int64_t qs,
+                       int64_t ps, int nq, int64_t kc, int16_t *dst) {
+#if LOWP_X86
+  if (vec && ps == 1 && kc >= 16) {
+    pack_int_kmajor_avx2(t, src, off, qs, nq, kc, dst);
+    return;
+  }
+#endif
+  (void)vec;
+  pack_int_panel(t, src, off, qs, ps, nq, kc, IMR, dst);
+}
+
+static void pack_int_b(int vec, adnn_dtype t, const void *src, int64_t off, int64_t qs,
+                       int64_t ps, int nq, int64_t kc, int16_t *dst) {
+#if LOWP_X86
+  if (vec && qs == 1 && nq == INR) {
+    pack_int_lanes16_avx2(t, src, off, ps, kc, dst);
+    return;
+  }
+#endif
+  (void)vec;
+  pack_int_panel(t, src, off, qs, ps, nq, kc, INR, dst);
+}
+
+static void int_block(int_kernel_fn kernel, int vec, adnn_dtype at, adnn_dtype bt,
+                      const void *a, int64_t a_rs, int64_t a_cs, const void *b, int64_t b_rs,
+                      int64_t b_cs, int64_t rows, int64_t cols, int64_t k, void *cv, int64_t ldc,
                       void *scratch) {
   int32_t *c = cv;
   int16_t *bp = scratch;          /* KC x NC */
@@ -317,11 +410,11 @@ static void int_block(int_kernel_fn kernel, adnn_dtype at, adnn_dtype bt, const 
     const int64_t kc = k - p0 < KC ? k - p0 : KC, kc2 = (kc + 1) / 2 * 2;
     for (int64_t j = 0; j < cols; j += INR) {
       const int nq = (int)(cols - j < INR ? cols - j : INR);
-      pack_int_panel(bt, b, p0 * b_rs + j * b_cs, b_cs, b_rs, nq, kc, INR, bp + j * kc2);
+      pack_int_b(vec, bt, b, p0 * b_rs + j * b_cs, b_cs, b_rs, nq, kc, bp + j * kc2);
     }
     for (int64_t i = 0; i < rows; i += IMR) {
       const int mi = (int)(rows - i < IMR ? rows - i : IMR);
-      pack_int_panel(at, a, i * a_rs + p0 * a_cs, a_rs, a_cs, mi, kc, IMR, ap);
+      pack_int_a(vec, at, a, i * a_rs + p0 * a_cs, a_rs, a_cs, mi, kc, ap);
       for (int64_t j = 0; j < cols; j += INR) {
         const int nq = (int)(cols - j < INR ? cols - j : INR);
         kernel(kc2 / 2, ap, bp + j * kc2, c + i * ldc + j, ldc, mi, nq, p0 != 0);
@@ -335,7 +428,7 @@ static void int_block_base(const adnn_cpu_lowp_path *path, adnn_dtype at, adnn_d
                            int64_t b_cs, int64_t rows, int64_t cols, int64_t k, void *c,
                            int64_t ldc, void *scratch) {
   (void)path;
-  int_block(int_kernel_base, at, bt, a, a_rs, a_cs, b, b_rs, b_cs, rows, cols, k, c, ldc,
+  int_block(int_kernel_base, 0, at, bt, a, a_rs, a_cs, b, b_rs, b_cs, rows, cols, k, c, ldc,
             scratch);
 }
 
@@ -345,7 +438,7 @@ static void int_block_avx2(const adnn_cpu_lowp_path *path, adnn_dtype at, adnn_d
                            int64_t b_cs, int64_t rows, int64_t cols, int64_t k, void *c,
                            int64_t ldc, void *scratch) {
   (void)path;
-  int_block(int_kernel_avx2, at, bt, a, a_rs, a_cs, b, b_rs, b_cs, rows, cols, k, c, ldc,
+  int_block(int_kernel_avx2, 1, at, bt, a, a_rs, a_cs, b, b_rs, b_cs, rows, cols, k, c, ldc,
             scratch);
 }
 #endif
