@@ -62,7 +62,8 @@ typedef struct ci_state {
   int64_t pixels;  /* P Q: the rows */
   int64_t chunk;   /* images per gather */
   int64_t tm;      /* rows per tile */
-  int64_t tiles_m, tiles_n;
+  int merge;       /* groups 1 and images' rows evenly spaced: a chunk is one matrix */
+  int64_t tiles_n;
   size_t slice;    /* per-thread workspace: the I32 tile, then the packing scratch */
   size_t wt_off, wsum_off, cols_off; /* workspace offsets (the slices start at 0) */
   int isa;         /* env->isa: the epilogue's vector code */
@@ -110,14 +111,21 @@ static void ci_reshape(const void *problem, const adnn_cpu_env *env, void *state
            (size_t)(s->chunk + 1) * per_image <= CI_COLS_BUDGET)
       s->chunk++;
   if (s->direct) s->chunk = g->N;
+  /* With one group, a chunk's images are one matrix of images * P Q rows
+   * where their rows are evenly spaced: the gathered (r, s, c) columns, or x
+   * itself when its images are packed; then B is packed once per tile of
+   * 384 rows of the whole chunk instead of once per image (the 7 x 7
+   * layers: 49 rows, a 48-row tile and a 1-row one per image). */
+  s->merge = g->groups == 1 &&
+             (s->direct ? adnn_cpu_conv2d_stride_is(&g->x, 0, xs[3] * g->H * g->W) : s->rsc);
   /* Tiles of RM rows, halved (down to 48) while there are fewer than two
    * per thread, as the matmul's do. */
   s->tiles_n = (g->Kg + NC - 1) / NC;
   s->tm = RM;
-  const int64_t mats = s->chunk * g->groups;
-  while (s->tm > 48 && mats * s->tiles_n * ((s->pixels + s->tm - 1) / s->tm) < 2 * env->threads)
+  const int64_t mats = s->merge ? 1 : s->chunk * g->groups;
+  const int64_t mrows = s->merge ? s->chunk * s->pixels : s->pixels;
+  while (s->tm > 48 && mats * s->tiles_n * ((mrows + s->tm - 1) / s->tm) < 2 * env->threads)
     s->tm /= 2;
-  s->tiles_m = (s->pixels + s->tm - 1) / s->tm;
   s->slice = align64((size_t)RM * NC * sizeof(int32_t) + adnn_cpu_lowp_thread_bytes(s->path));
   size_t off = s->slice * (size_t)env->threads;
   s->wt_off = off;
@@ -137,31 +145,81 @@ typedef struct ci_pack_job {
   int32_t *wsum;
 } ci_pack_job;
 
-/* Filters [k0, k1): their taps into B's columns, their sums into wsum. */
+/* The offset in w of tap t (in the state's tap order) of filter 0. */
+static int64_t tap_offset(const adnn_plugin_conv2d *g, int rsc, int64_t t) {
+  const int64_t *ws = g->w.strides;
+  int64_t c, r, sx;
+  if (rsc) {
+    c = t % g->Cg;
+    r = t / g->Cg / g->S;
+    sx = t / g->Cg % g->S;
+  } else {
+    sx = t % g->S;
+    r = t / g->S % g->R;
+    c = t / g->S / g->R;
+  }
+  return c * ws[1] + r * ws[2] + sx * ws[3];
+}
+
+/* Filters [k0, k1): their taps into B's columns ([group][t][kk], a
+ * transpose of w) and their sums into wsum, in blocks of 64 filters x 64
+ * taps, so that the lines written with the column stride Kg and the lines
+ * read along each filter stay in L1 (one filter at a time, as the first
+ * version did, wrote every tap to another line: half the time of a 7 x 7
+ * layer with 2048 filters at batch 8 went there). Each block walks its taps
+ * with counters instead of divisions. */
+enum { CI_PACK_BLOCK = 64 };
+
 static void ci_pack_task(void *arg, int64_t k0, int64_t k1, int thread) {
   (void)thread;
   const ci_pack_job *j = arg;
   const adnn_plugin_conv2d *g = j->g;
   const int64_t *ws = g->w.strides, taps = j->s->taps;
-  for (int64_t k = k0; k < k1; k++) {
-    const int64_t grp = k / g->Kg, kk = k % g->Kg;
-    int8_t *col = j->wt + grp * taps * g->Kg + kk;
-    int32_t sum = 0;
-    for (int64_t c = 0; c < g->Cg; c++)
-      for (int64_t r = 0; r < g->R; r++)
-        for (int64_t sx = 0; sx < g->S; sx++) {
-          const int8_t v = j->w[k * ws[0] + c * ws[1] + r * ws[2] + sx * ws[3]];
-          const int64_t t = j->s->rsc ? (r * g->S + sx) * g->Cg + c : (c * g->R + r) * g->S + sx;
+  const int rsc = j->s->rsc;
+  /* The inner counter's dim and the strides that step it. */
+  const int64_t n0 = rsc ? g->Cg : g->S, n1 = rsc ? g->S : g->R;
+  const int64_t s0 = rsc ? ws[1] : ws[3], s1 = rsc ? ws[3] : ws[2], s2 = rsc ? ws[2] : ws[1];
+  for (int64_t kb = k0; kb < k1; kb += CI_PACK_BLOCK) {
+    const int64_t ke = k1 - kb < CI_PACK_BLOCK ? k1 : kb + CI_PACK_BLOCK;
+    for (int64_t k = kb; k < ke; k++) j->wsum[k] = 0;
+    for (int64_t tb = 0; tb < taps; tb += CI_PACK_BLOCK) {
+      const int64_t te = taps - tb < CI_PACK_BLOCK ? taps : tb + CI_PACK_BLOCK;
+      const int64_t o0 = tap_offset(g, rsc, tb);
+      const int64_t i0 = tb % n0, i1 = tb / n0 % n1;
+      for (int64_t k = kb; k < ke; k++) {
+        const int64_t grp = k / g->Kg, kk = k % g->Kg;
+        int8_t *col = j->wt + grp * taps * g->Kg + kk;
+        const int8_t *wk = j->w + k * ws[0];
+        int64_t o = o0, a = i0, b = i1;
+        int32_t sum = 0;
+        for (int64_t t = tb; t < te; t++) {
+          const int8_t v = wk[o];
           col[t * g->Kg] = v;
           sum += v;
+          /* The next tap: the inner dim, carrying into the middle and the
+           * outer one. */
+          if (++a < n0) {
+            o += s0;
+          } else {
+            a = 0;
+            o -= (n0 - 1) * s0;
+            if (++b < n1) {
+              o += s1;
+            } else {
+              b = 0;
+              o += s2 - (n1 - 1) * s1;
+            }
+          }
         }
-    j->wsum[k] = sum;
+        j->wsum[k] += sum;
+      }
+    }
   }
 }
 
 static void ci_pack(const adnn_plugin_conv2d *g, const ci_state *s, const void *w, void *dst) {
   ci_pack_job j = {g, s, w, dst, (int32_t *)((char *)dst + align64(wt_bytes(g)))};
-  adnn_cpu_parallel_for(g->K, s->taps >= 4096 ? 1 : 4096 / s->taps, ci_pack_task, &j);
+  adnn_cpu_parallel_for(g->K, CI_PACK_BLOCK, ci_pack_task, &j);
 }
 
 static size_t ci_packed_weights_size(const void *problem, const void *state) {
@@ -191,16 +249,25 @@ static void ci_cols_task(void *arg, int64_t r0, int64_t r1, int thread) {
   const ci_state *s = j->s;
   const int64_t *xs = g->x.strides, taps = s->taps;
   const uint8_t zx = (uint8_t)g->x_zero_point; /* the byte of an I8 or U8 zero point */
+  const int run = g->dilation_w == 1 && xs[3] == g->Cg;
   for (int64_t row = r0; row < r1; row++) {
     const int64_t p = row % g->P, ng = row / g->P, grp = ng % g->groups, n = ng / g->groups;
     const uint8_t *xg = j->x + n * xs[0] + grp * g->Cg * xs[1];
     uint8_t *dst = j->cols + (ng * s->pixels + p * g->Q) * taps;
     for (int64_t q = 0; q < g->Q; q++, dst += taps) {
       const int64_t h0 = p * g->stride_h - g->pad_top, w0 = q * g->stride_w - g->pad_left;
-      /* Each tap is Cg contiguous bytes (or the padding). */
+      /* Each tap is Cg contiguous bytes (or the padding); with packed
+       * pixels of Cg channels and no horizontal dilation, a filter row
+       * inside the image is one run of S Cg bytes (ResNet's first layer: 21
+       * bytes per copy instead of 3). */
       uint8_t *d = dst;
       for (int64_t r = 0; r < g->R; r++) {
         const int64_t h = h0 + r * g->dilation_h;
+        if (run && h >= 0 && h < g->H && w0 >= 0 && w0 + g->S <= g->W) {
+          memcpy(d, xg + h * xs[2] + w0 * xs[3], (size_t)(g->S * g->Cg));
+          d += g->S * g->Cg;
+          continue;
+        }
         for (int64_t sx = 0; sx < g->S; sx++, d += g->Cg) {
           const int64_t ww = w0 + sx * g->dilation_w;
           if (h < 0 || h >= g->H || ww < 0 || ww >= g->W)
@@ -260,7 +327,7 @@ typedef struct ci_job {
   const float *scales;
   void *y;            /* image n0 */
   char *work;
-  int64_t images;     /* in this chunk */
+  int64_t mrows, tiles_m; /* rows of each of the chunk's matrices, tiles along them */
 } ci_job;
 
 /* The epilogue's per-column constants and settings. */
@@ -352,11 +419,12 @@ __attribute__((target("avx512f"))) static void narrow_row_avx512(const int32_t *
 #define CI_HAVE_AVX2 0
 #endif
 
-/* The epilogue of a tile: rows x cols accumulators (row stride NC) of
- * pixels m0.. and output channels k0.. of one image (y at yn): each row's
- * integers into a stack row, then into y (a copy where y's channels are
- * contiguous, NHWC; a scatter along the channel stride otherwise). */
-static void ci_epilogue(const ci_job *j, const int32_t *acc, char *yn, int64_t m0, int64_t k0,
+/* The epilogue of a tile: rows x cols accumulators (row stride NC) of the
+ * chunk's output rows r0.. (row r: image r / (P Q), pixel r % (P Q)) and
+ * output channels k0.. (y at the chunk's first image): each row's integers
+ * into a stack row, then into y (a copy where y's channels are contiguous,
+ * NHWC; a scatter along the channel stride otherwise). */
+static void ci_epilogue(const ci_job *j, const int32_t *acc, int64_t r0, int64_t k0,
                         int64_t rows, int64_t cols) {
   const adnn_plugin_conv2d *g = j->g;
   const adnn_dtype yt = g->y.dtype;
@@ -378,9 +446,10 @@ static void ci_epilogue(const ci_job *j, const int32_t *acc, char *yn, int64_t m
                                   : j->s->isa >= ADNN_CPU_ISA_AVX2 ? 1 : 0;
   const int64_t cs = ys[1];
   int32_t row[NC];
+  const int64_t pixels = j->s->pixels;
   for (int64_t i = 0; i < rows; i++) {
-    const int64_t m = m0 + i, p = m / g->Q, q = m % g->Q;
-    const int64_t off = p * ys[2] + q * ys[3] + k0 * cs;
+    const int64_t r = r0 + i, n = r / pixels, m = r % pixels, p = m / g->Q, q = m % g->Q;
+    const int64_t off = n * ys[0] + p * ys[2] + q * ys[3] + k0 * cs;
 #if CI_HAVE_AVX2
     if (vec == 2)
       epi_row_avx512(&e, acc + i * NC, cols, row);
@@ -390,14 +459,14 @@ static void ci_epilogue(const ci_job *j, const int32_t *acc, char *yn, int64_t m
 #endif
       epi_row_base(&e, 0, acc + i * NC, cols, row);
     if (yt == ADNN_DTYPE_I32) {
-      int32_t *y = (int32_t *)yn + off;
+      int32_t *y = (int32_t *)j->y + off;
       if (cs == 1)
         memcpy(y, row, (size_t)cols * sizeof *y);
       else
         for (int64_t c = 0; c < cols; c++) y[c * cs] = row[c];
     } else {
       /* Every value is in y's range: the byte is its two's complement. */
-      uint8_t *y = (uint8_t *)yn + off;
+      uint8_t *y = (uint8_t *)j->y + off;
 #if CI_HAVE_AVX2
       if (vec == 2 && cs == 1) {
         narrow_row_avx512(row, cols, y);
@@ -413,15 +482,15 @@ static void ci_tile_task(void *arg, int64_t t0, int64_t t1, int thread) {
   const ci_job *j = arg;
   const adnn_plugin_conv2d *g = j->g;
   const ci_state *s = j->s;
-  const int64_t per = s->tiles_m * s->tiles_n;
+  const int64_t per = j->tiles_m * s->tiles_n;
   char *slice = j->work + s->slice * (size_t)thread;
   int32_t *c = (int32_t *)slice;
   void *scratch = slice + (size_t)RM * NC * sizeof(int32_t);
-  const size_t ye = g->y.dtype == ADNN_DTYPE_I32 ? 4 : 1;
   for (int64_t t = t0; t < t1; t++) {
+    /* Matrix mat (image n, group grp; one matrix when merged), rows m0.. */
     const int64_t mat = t / per, tile = t % per, n = mat / g->groups, grp = mat % g->groups;
     const int64_t m0 = tile / s->tiles_n * s->tm, kk0 = tile % s->tiles_n * NC;
-    const int64_t rows = s->pixels - m0 < s->tm ? s->pixels - m0 : s->tm;
+    const int64_t rows = j->mrows - m0 < s->tm ? j->mrows - m0 : s->tm;
     const int64_t cols = g->Kg - kk0 < NC ? g->Kg - kk0 : NC;
     const uint8_t *a;
     int64_t a_rs, a_cs;
@@ -441,8 +510,7 @@ static void ci_tile_task(void *arg, int64_t t0, int64_t t1, int thread) {
     const int8_t *b = j->wt + grp * s->taps * g->Kg + kk0;
     s->path->block(s->path, g->x.dtype, ADNN_DTYPE_I8, a, a_rs, a_cs, b, g->Kg, 1, rows, cols,
                    s->taps, c, NC, scratch);
-    ci_epilogue(j, c, (char *)j->y + (size_t)(n * g->y.strides[0]) * ye, m0,
-                grp * g->Kg + kk0, rows, cols);
+    ci_epilogue(j, c, n * s->pixels + m0, grp * g->Kg + kk0, rows, cols);
   }
 }
 
@@ -459,7 +527,7 @@ static void ci_run(const void *problem, const void *state, const void *const *in
   }
   ci_job j = {g, s, NULL, wt, (const int32_t *)((const char *)wt + align64(wt_bytes(g))),
               g->has_bias ? inputs[2] : NULL,
-              g->has_requant_scales ? inputs[2 + g->has_bias] : NULL, NULL, ws, 0};
+              g->has_requant_scales ? inputs[2 + g->has_bias] : NULL, NULL, ws, 0, 0};
   const size_t ye = g->y.dtype == ADNN_DTYPE_I32 ? 4 : 1;
   uint8_t *cols = (uint8_t *)(ws + s->cols_off);
   for (int64_t n0 = 0; n0 < g->N; n0 += s->chunk) {
@@ -481,8 +549,10 @@ static void ci_run(const void *problem, const void *state, const void *const *in
       j.a = cols;
     }
     j.y = (char *)outputs[0] + (size_t)(n0 * g->y.strides[0]) * ye;
-    j.images = images;
-    adnn_cpu_parallel_for(images * g->groups * s->tiles_m * s->tiles_n, 1, ci_tile_task, &j);
+    j.mrows = s->merge ? images * s->pixels : s->pixels;
+    j.tiles_m = (j.mrows + s->tm - 1) / s->tm;
+    const int64_t mats = s->merge ? 1 : images * g->groups;
+    adnn_cpu_parallel_for(mats * j.tiles_m * s->tiles_n, 1, ci_tile_task, &j);
   }
 }
 
