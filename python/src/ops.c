@@ -40,7 +40,9 @@ typedef struct input_spec {
   size_t flag_off; /* an int32 has_<name> flag set when given, or NO_OFFSET */
   int packed_vector; /* a packed vector whose length check() verifies */
   /* 1: its dtype may differ from x's (the library checks the combination:
-   * matmul's F32 bias of F16/BF16 inputs, its per-channel scales). */
+   * matmul's F32 bias of F16/BF16 inputs, its per-channel scales); 2: it may
+   * differ only when x is an integer tensor (conv2d's I8 w and I32 bias
+   * under a U8/I8 x), so a float mismatch stays a DTypeError here. */
   int own_dtype;
 } input_spec;
 
@@ -178,8 +180,8 @@ static int64_t norm_len(const void *desc, TensorObject *const *in, int i) {
 static const op_binding binding_conv2d = {
     .inputs = {T_IN("x", adnn_conv2d_desc, x),
                /* w is I8 and the bias I32 under an I8/U8 x */
-               {"w", 0, OFF(adnn_conv2d_desc, w), NO_OFFSET, 0, 1},
-               {"bias", 1, OFF(adnn_conv2d_desc, bias), OFF(adnn_conv2d_desc, has_bias), 0, 1},
+               {"w", 0, OFF(adnn_conv2d_desc, w), NO_OFFSET, 0, 2},
+               {"bias", 1, OFF(adnn_conv2d_desc, bias), OFF(adnn_conv2d_desc, has_bias), 0, 2},
                {"requant_scales", 1, OFF(adnn_conv2d_desc, requant_scales),
                 OFF(adnn_conv2d_desc, has_requant_scales), 0, 1}},
     .params = {{"stride", P_PAIR, OFF(adnn_conv2d_desc, stride_h)},
@@ -1770,7 +1772,11 @@ static PyObject *op_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     char what[64];
     snprintf(what, sizeof what, "adnn.%s: %s", op, s->name);
     if ((in[i] = adnn_py_as_tensor(c, in_obj[i], 0, what)) == NULL) goto done;
-    if (!s->own_dtype && in[i]->desc.dtype != in[0]->desc.dtype) {
+    const adnn_dtype x_dtype = in[0]->desc.dtype;
+    const int x_is_int = x_dtype == ADNN_DTYPE_I8 || x_dtype == ADNN_DTYPE_U8 ||
+                         x_dtype == ADNN_DTYPE_I32;
+    if ((s->own_dtype == 0 || (s->own_dtype == 2 && !x_is_int)) &&
+        in[i]->desc.dtype != x_dtype) {
       adnn_py_fail(AdnnTypeError, "adnn.%s: %s is %s but x is %s (all tensors share one dtype)",
                    op, s->name, adnn_dtype_name(in[i]->desc.dtype),
                    adnn_dtype_name(in[0]->desc.dtype));
