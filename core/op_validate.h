@@ -48,6 +48,13 @@ typedef struct adnn__op_io {
    * b); 0 for every other plan. The core replaces that input's span by the
    * plugin's packed size once the algorithm is chosen. */
   int32_t prepacked_input;
+  /* out: the plugin ABI (ADNN_PLUGIN_ABI_VERSION form) a backend must have
+   * been built against to read the problem's fields this plan uses, with
+   * `min_plugin_abi_what` naming them; 0 for any 2.x. A plugin built against
+   * an older header reads a shorter problem and would run something else, so
+   * the core refuses it with NOT_SUPPORTED instead. */
+  uint32_t min_plugin_abi;
+  const char *min_plugin_abi_what;
 } adnn__op_io;
 
 /* The index of the input that is a packed weight buffer in a validated op

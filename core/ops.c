@@ -165,6 +165,19 @@ static adnn_status plan_create(adnn_plugin_op_kind kind, adnn_context *ctx, cons
   p->op.workspace_limit = ctx->tune.workspace_limit;
   p->op.deterministic = ctx->tune.deterministic != 0;
 
+  /* Problem fields appended after the plugin's header was written. */
+  if (p->io.min_plugin_abi > t->abi_version) {
+    const uint32_t need = p->io.min_plugin_abi, have = t->abi_version;
+    const char *what = p->io.min_plugin_abi_what;
+    adnn__op_io_free(&p->io);
+    free(p);
+    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: backend %s was built for plugin ABI "
+                      "%u.%u, older than the %u.%u that %s needs; rebuild it against this "
+                      "adnn's <adnn/plugin.h>", func, t->name, (unsigned)(have >> 16),
+                      (unsigned)(have & 0xffffu), (unsigned)(need >> 16),
+                      (unsigned)(need & 0xffffu), what);
+  }
+
   /* A plan fed prepacked weights needs the plugin's packing slots; asked
    * before the tuner, which packs its scratch weights with them. */
   if (p->io.prepacked_input &&

@@ -140,6 +140,25 @@ adnn_status adnn__optimizer_validate(const char *func, const adnn_optimizer_desc
                       "states are f32 or f64", func, adnn_dtype_name(d->dtype));
   }
   if ((st = check_op_dtype(func, "the", d->dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+  /* Master weights: F32 parameters and states, F16/BF16 gradients and model
+   * copies. 0 is no dtype, so a descriptor of before 0.2.0 (read with the
+   * appended field zeroed) asks for none. */
+  const adnn_dtype md = d->model_dtype;
+  if (md != 0) {
+    if (md != ADNN_DTYPE_F16 && md != ADNN_DTYPE_BF16) {
+      if (adnn_dtype_size(md) == 0)
+        return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: model_dtype %d is not an adnn_dtype (0 "
+                          "for no model copies)", func, (int)md);
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: model_dtype %s is not supported; model "
+                        "copies of F32 master weights are f16 or bf16 (0 for none)", func,
+                        adnn_dtype_name(md));
+    }
+    if (d->dtype != ADNN_DTYPE_F32)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: model_dtype %s needs dtype f32 (the master "
+                        "weights and states), not %s", func, adnn_dtype_name(md),
+                        adnn_dtype_name(d->dtype));
+  }
+  const int copies = md != 0;
   if (d->tensor_count == 0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: tensor_count is 0; an optimizer step needs at "
                       "least one parameter tensor", func);
@@ -169,12 +188,15 @@ adnn_status adnn__optimizer_validate(const char *func, const adnn_optimizer_desc
   }
   const size_t T = d->tensor_count;
   const int states = sgd ? (d->momentum != 0.0 ? 1 : 0) : 2;
-  /* Inputs and outputs: T gradients; T parameters and T per state. */
-  if (T > (size_t)INT32_MAX / (size_t)(1 + states))
+  /* Inputs and outputs: T gradients; T parameters, T per state and, with
+   * master weights, T model copies. */
+  const size_t per_tensor = (size_t)(1 + states + copies);
+  if (T > (size_t)INT32_MAX / per_tensor)
     return adnn__fail(ADNN_STATUS_BAD_PARAM_OVERFLOW, "%s: tensor_count (%zu) is too large", func,
                       T);
   const size_t es = adnn_dtype_size(d->dtype);
-  st = adnn__op_io_reserve(func, io, T, T * (size_t)(1 + states));
+  const size_t ges = copies ? adnn_dtype_size(md) : es; /* gradients and copies */
+  st = adnn__op_io_reserve(func, io, T, T * per_tensor);
   if (st != ADNN_STATUS_SUCCESS) return st;
   /* The problem's sizes must outlive the descriptor: the plan owns a copy. */
   int64_t *sizes = calloc(T, sizeof *sizes);
@@ -190,11 +212,12 @@ adnn_status adnn__optimizer_validate(const char *func, const adnn_optimizer_desc
                         "overflows a byte size", func, i, (long long)n);
     sizes[i] = n;
     const size_t bytes = (size_t)n * es;
-    io->input_bytes[i] = bytes;
+    io->input_bytes[i] = (size_t)n * ges;
     for (int k = 0; k <= states; k++) io->output_bytes[(size_t)k * T + i] = bytes;
+    if (copies) io->output_bytes[(size_t)(1 + states) * T + i] = (size_t)n * ges;
   }
   io->n_inputs = (int32_t)T;
-  io->n_outputs = (int32_t)(T * (size_t)(1 + states));
+  io->n_outputs = (int32_t)(T * per_tensor);
   p->kind = d->kind;
   p->tensor_count = (int64_t)T;
   p->sizes = sizes;
@@ -208,6 +231,11 @@ adnn_status adnn__optimizer_validate(const char *func, const adnn_optimizer_desc
   p->beta2 = sgd ? 0.0 : d->beta2;
   p->epsilon = sgd ? 0.0 : d->epsilon;
   p->dtype = d->dtype;
+  p->model_dtype = md;
+  if (copies) {
+    io->min_plugin_abi = (2u << 16) | 7u;
+    io->min_plugin_abi_what = "model_dtype (F32 master weights with model copies)";
+  }
   return ADNN_STATUS_SUCCESS;
 }
 

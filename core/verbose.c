@@ -359,7 +359,8 @@ static void put_shortest(line_buf *p, const char *key, double v) {
 }
 
 /* The optimizer: optim:<kind>:<S0>x<S1>...:lr<lr> and every hyperparameter
- * that differs from adnn_optimizer_desc_init's default. */
+ * that differs from adnn_optimizer_desc_init's default, then :model<dtype>
+ * for F32 master weights with model copies. */
 static void print_optimizer(line_buf *p, const void *problem, const char **layout) {
   (void)layout;
   const adnn_plugin_optimizer *o = problem;
@@ -377,6 +378,7 @@ static void print_optimizer(line_buf *p, const void *problem, const char **layou
     if (o->beta2 != 0.999) put_shortest(p, ":b2", o->beta2);
     if (o->epsilon != 1e-8) put_shortest(p, ":eps", o->epsilon);
   }
+  if (o->model_dtype != 0) put(p, ":model%s", adnn_dtype_name(o->model_dtype));
 }
 
 /* matmul: matmul:m<M>n<N>k<K>[:batch<B0>[x<B1>]][:bbatch][:ta][:tb][:alpha<A>]

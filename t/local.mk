@@ -26,7 +26,7 @@ EXTRA_DIST += t/tap.h t/rng.h t/tmpdir.h t/valgrind.supp
 # ---- core: status, tensors, contexts, memory, bad input, logging, loader -----
 core_tests = t/core-version t/core-status t/core-tensor t/core-context t/core-threads \
 	t/core-memory t/core-badinput t/core-log t/core-loader t/core-auto-select \
-	t/core-struct-size t/core-compat-0.1
+	t/core-plugin-abi-gate t/core-struct-size t/core-compat-0.1
 check_PROGRAMS += $(core_tests)
 TESTS += $(core_tests)
 t_core_version_SOURCES = t/core-version.c t/tap.h
@@ -52,6 +52,9 @@ EXTRA_t_core_loader_DEPENDENCIES = $(test_plugins) backends/cpu/adnn-cpu.la
 t_core_auto_select_SOURCES = t/core-auto-select.c t/tap.h t/tmpdir.h
 t_core_auto_select_LDADD = libadnn.la
 EXTRA_t_core_auto_select_DEPENDENCIES = t/plugins/adnn-hiscore.la backends/cpu/adnn-cpu.la
+t_core_plugin_abi_gate_SOURCES = t/core-plugin-abi-gate.c t/tap.h t/tmpdir.h
+t_core_plugin_abi_gate_LDADD = libadnn.la
+EXTRA_t_core_plugin_abi_gate_DEPENDENCIES = t/plugins/adnn-abi26.la
 t_core_struct_size_SOURCES = t/core-struct-size.c t/tap.h
 t_core_struct_size_LDADD = libadnn.la
 # Built against the frozen headers of adnn 0.1.0 (t/compat/adnn-0.1/ first on
@@ -69,7 +72,8 @@ EXTRA_DIST += t/compat/README $(compat_0_1_headers)
 # t/plugins/.libs/). They do not link against libadnn, like real plugins.
 test_plugins = t/plugins/adnn-abi1.la t/plugins/adnn-badabi.la t/plugins/adnn-noentry.la \
 	t/plugins/adnn-nulltable.la t/plugins/adnn-unavail.la t/plugins/adnn-malformed.la \
-	t/plugins/adnn-hiscore.la t/plugins/adnn-zeroscore.la t/plugins/adnn-probefail.la
+	t/plugins/adnn-hiscore.la t/plugins/adnn-zeroscore.la t/plugins/adnn-probefail.la \
+	t/plugins/adnn-abi26.la
 check_LTLIBRARIES += $(test_plugins)
 EXTRA_DIST += t/plugins/test-plugin.h
 test_plugin_ldflags = -module -avoid-version -shared -rpath /nowhere
@@ -91,6 +95,8 @@ t_plugins_adnn_hiscore_la_SOURCES = t/plugins/adnn-hiscore.c t/plugins/test-plug
 t_plugins_adnn_hiscore_la_LDFLAGS = $(test_plugin_ldflags)
 t_plugins_adnn_zeroscore_la_SOURCES = t/plugins/adnn-zeroscore.c t/plugins/test-plugin.h
 t_plugins_adnn_zeroscore_la_LDFLAGS = $(test_plugin_ldflags)
+t_plugins_adnn_abi26_la_SOURCES = t/plugins/adnn-abi26.c t/plugins/test-plugin.h
+t_plugins_adnn_abi26_la_LDFLAGS = $(test_plugin_ldflags)
 t_plugins_adnn_probefail_la_SOURCES = t/plugins/adnn-probefail.c t/plugins/test-plugin.h
 t_plugins_adnn_probefail_la_LDFLAGS = $(test_plugin_ldflags)
 

@@ -13,6 +13,14 @@
  * Tolerances (doc/numerics.md): after STEPS steps, ||got - want||_2 /
  * ||want||_2 <= 2e-6 (F32) or 1e-13 (F64) over every parameter and state,
  * and every element within 2e-5 (F32) or 1e-12 (F64) of (1 + |want|).
+ * Master weights (model_dtype F16 and BF16, every config): the gradients
+ * are F16/BF16 (the oracle reads the same rounded values), the parameters and
+ * states F32 with the F32 tolerances above, and every model copy must be
+ * bit for bit the rounding to nearest even of the F32 parameter the plugin
+ * stored (kernels/common/float16.h's rule, exhaustively tested by
+ * t/lowp-convert); the copies start poisoned (NaN), so one left unwritten
+ * fails. Also: the model_dtype refusals.
+ *
  * Also: the step setter's refusals, and an orphan plan.
  */
 #include "config.h"
@@ -25,6 +33,7 @@
 
 #include <adnn.h>
 
+#include "kernels/common/float16.h"
 #include "t/rng.h"
 #include "t/tap.h"
 
@@ -75,6 +84,14 @@ static double round_to(adnn_dtype dt, long double v) {
   return dt == ADNN_DTYPE_F32 ? (double)(float)v : (double)v;
 }
 
+/* The 16-bit model types: a float's bits after one rounding, and back. */
+static uint16_t narrow16(adnn_dtype md, float v) {
+  return md == ADNN_DTYPE_F16 ? adnn_f32_to_f16(v) : adnn_f32_to_bf16(v);
+}
+static double widen16(adnn_dtype md, uint16_t b) {
+  return md == ADNN_DTYPE_F16 ? (double)adnn_f16_to_f32(b) : (double)adnn_bf16_to_f32(b);
+}
+
 /* One step of the oracle on element k of a tensor: p, and the states a (buf
  * or m) and b (v), in long double, rounded to dt when stored. */
 static void oracle_step(const config *c, adnn_dtype dt, long double lr, int64_t t, double *p,
@@ -112,13 +129,16 @@ static void *dev_alloc(adnn_context *ctx, size_t bytes) {
   return p;
 }
 
+/* v holds values of dt (F16/BF16 ones exactly representable); NULL uploads
+ * NaN bits (0xffff, a NaN in both 16-bit types), the poison of outputs. */
 static void upload(adnn_context *ctx, void *dst, const double *v, int64_t n, adnn_dtype dt) {
   const size_t es = adnn_dtype_size(dt);
   void *h = malloc((size_t)n * es);
   if (!h) tap_bail("out of memory");
   for (int64_t i = 0; i < n; i++) {
     if (dt == ADNN_DTYPE_F32) ((float *)h)[i] = (float)v[i];
-    else ((double *)h)[i] = v[i];
+    else if (dt == ADNN_DTYPE_F64) ((double *)h)[i] = v[i];
+    else ((uint16_t *)h)[i] = v ? narrow16(dt, (float)v[i]) : 0xffffu;
   }
   if (adnn_memcpy(ctx, dst, h, (size_t)n * es, ADNN_MEMCPY_HOST_TO_DEVICE) != ADNN_STATUS_SUCCESS)
     tap_bail(adnn_last_error());
@@ -136,8 +156,14 @@ static void download(adnn_context *ctx, double *v, const void *src, int64_t n, a
   free(h);
 }
 
-static void run_config(adnn_context *ctx, const char *bn, const config *c, adnn_dtype dt) {
-  const char *dn = adnn_dtype_name(dt);
+/* One config in dt, or with md (F16/BF16, dt F32) F32 master weights with
+ * model copies of md. */
+static void run_config(adnn_context *ctx, const char *bn, const config *c, adnn_dtype dt,
+                       adnn_dtype md) {
+  char dn[48];
+  if (md) snprintf(dn, sizeof dn, "%s master, %s model", adnn_dtype_name(dt), adnn_dtype_name(md));
+  else snprintf(dn, sizeof dn, "%s", adnn_dtype_name(dt));
+  const adnn_dtype gdt = md ? md : dt; /* the gradients' dtype */
   adnn_optimizer_desc d;
   adnn_optimizer_desc_init(&d);
   d.kind = c->kind;
@@ -149,6 +175,7 @@ static void run_config(adnn_context *ctx, const char *bn, const config *c, adnn_
   d.momentum = c->momentum;
   d.dampening = c->dampening;
   d.nesterov = c->nesterov;
+  d.model_dtype = md;
   if (c->kind != ADNN_OPTIMIZER_SGD) {
     d.beta1 = c->beta1;
     d.beta2 = c->beta2;
@@ -163,11 +190,17 @@ static void run_config(adnn_context *ctx, const char *bn, const config *c, adnn_
   /* Host copies: the oracle's (want) and the device's (got), per output;
    * gradients per step. */
   double *want[T * 3], *grad[T];
-  void *dout[T * 3], *dgrad[T];
-  tap_rng r = tap_rng_seed(20261201u + (unsigned)c->kind * 7u + (unsigned)dt);
+  void *dout[T * 4], *dgrad[T];
+  tap_rng r = tap_rng_seed(20261201u + (unsigned)c->kind * 7u + (unsigned)dt + 101u * (unsigned)md);
   for (int i = 0; i < T; i++) {
     grad[i] = malloc((size_t)sizes[i] * sizeof(double));
-    dgrad[i] = dev_alloc(ctx, (size_t)sizes[i] * adnn_dtype_size(dt));
+    dgrad[i] = dev_alloc(ctx, (size_t)sizes[i] * adnn_dtype_size(gdt));
+  }
+  /* The model copies, poisoned: outputs n_out .. n_out + T - 1. */
+  const int n_copies = md ? T : 0;
+  for (int i = 0; i < n_copies; i++) {
+    dout[n_out + i] = dev_alloc(ctx, (size_t)sizes[i] * 2);
+    upload(ctx, dout[n_out + i], NULL, sizes[i], md);
   }
   for (int o = 0; o < n_out; o++) {
     const int i = o % T, k = o / T;
@@ -182,13 +215,16 @@ static void run_config(adnn_context *ctx, const char *bn, const config *c, adnn_
   int ran = 1;
   for (int t = 1; t <= STEPS && ran; t++) {
     for (int i = 0; i < T; i++) {
-      for (int64_t e = 0; e < sizes[i]; e++) grad[i][e] = round_to(dt, tap_rng_uniform(&r, -1, 1));
-      upload(ctx, dgrad[i], grad[i], sizes[i], dt);
+      for (int64_t e = 0; e < sizes[i]; e++) {
+        const double u = round_to(dt, tap_rng_uniform(&r, -1, 1));
+        grad[i][e] = md ? widen16(md, narrow16(md, (float)u)) : u;
+      }
+      upload(ctx, dgrad[i], grad[i], sizes[i], gdt);
     }
     const double lr = lr_at(c, t);
     ran &= adnn_plan_set_optimizer_step(plan, lr, t) == ADNN_STATUS_SUCCESS;
-    ran &= adnn_plan_execute_multi(plan, (const void *const *)dgrad, T, dout, (size_t)n_out) ==
-           ADNN_STATUS_SUCCESS;
+    ran &= adnn_plan_execute_multi(plan, (const void *const *)dgrad, T, dout,
+                                   (size_t)(n_out + n_copies)) == ADNN_STATUS_SUCCESS;
     for (int i = 0; i < T; i++)
       for (int64_t e = 0; e < sizes[i]; e++)
         oracle_step(c, dt, (long double)lr, t, &want[i][e], grad[i][e],
@@ -221,6 +257,38 @@ static void run_config(adnn_context *ctx, const char *bn, const config *c, adnn_
     }
     free(got);
   }
+  /* Each model copy against the rounding of the master weight the plugin
+   * stored (downloaded as F32, so the comparison is of bits). */
+  int64_t copy_bad = 0, copy_first = -1;
+  uint16_t copy_got = 0, copy_want = 0;
+  for (int i = 0; i < n_copies; i++) {
+    float *master = malloc((size_t)sizes[i] * sizeof(float));
+    uint16_t *copy = malloc((size_t)sizes[i] * 2);
+    if (!master || !copy) tap_bail("out of memory");
+    if (adnn_memcpy(ctx, master, dout[i], (size_t)sizes[i] * sizeof(float),
+                    ADNN_MEMCPY_DEVICE_TO_HOST) != ADNN_STATUS_SUCCESS ||
+        adnn_memcpy(ctx, copy, dout[n_out + i], (size_t)sizes[i] * 2,
+                    ADNN_MEMCPY_DEVICE_TO_HOST) != ADNN_STATUS_SUCCESS)
+      tap_bail(adnn_last_error());
+    for (int64_t e = 0; e < sizes[i]; e++) {
+      const uint16_t w = narrow16(md, master[e]);
+      if (copy[e] != w) {
+        if (copy_bad++ == 0) {
+          copy_first = e + 100000 * (int64_t)i;
+          copy_got = copy[e];
+          copy_want = w;
+        }
+      }
+    }
+    free(master);
+    free(copy);
+  }
+  if (md)
+    ok(copy_bad == 0, "%s %s %s: every model copy is the %s rounding of its F32 master weight "
+       "(%lld wrong)", bn, c->label, dn, adnn_dtype_name(md), (long long)copy_bad);
+  if (copy_bad)
+    diag("  first wrong copy: tensor %lld element %lld: bits 0x%04x, want 0x%04x",
+         (long long)(copy_first / 100000), (long long)(copy_first % 100000), copy_got, copy_want);
   const double rel_l2 = ref2 > 0 ? (double)sqrtl(err2 / ref2) : (double)sqrtl(err2);
   const double tol_l2 = dt == ADNN_DTYPE_F32 ? 2e-6 : 1e-13;
   const double tol_max = dt == ADNN_DTYPE_F32 ? 2e-5 : 1e-12;
@@ -234,6 +302,7 @@ static void run_config(adnn_context *ctx, const char *bn, const config *c, adnn_
     free(want[o]);
     adnn_free(ctx, dout[o]);
   }
+  for (int i = 0; i < n_copies; i++) adnn_free(ctx, dout[n_out + i]);
   for (int i = 0; i < T; i++) {
     free(grad[i]);
     adnn_free(ctx, dgrad[i]);
@@ -268,6 +337,35 @@ static void bad_input(adnn_context *ctx, const char *bn) {
   is_status(adnn_plan_execute_multi(plan, in, T - 1, out, 3 * T), ADNN_STATUS_BAD_PARAM,
             "%s: %d gradients for %d tensors are refused", bn, T - 1, T);
   contains(adnn_last_error(), "grad_0..grad_{T-1}", "%s: the message lists the inputs", bn);
+
+  /* Master weights: model_dtype must be F16 or BF16 and dtype F32; a plan
+   * with copies wants T more outputs. */
+  adnn_plan *bad = NULL;
+  d.model_dtype = ADNN_DTYPE_I8;
+  is_status(adnn_plan_create_optimizer(ctx, &d, &bad), ADNN_STATUS_BAD_PARAM,
+            "%s: model_dtype i8 is refused", bn);
+  contains(adnn_last_error(), "model_dtype i8", "%s: model_dtype i8: the message names it", bn);
+  d.model_dtype = (adnn_dtype)99;
+  is_status(adnn_plan_create_optimizer(ctx, &d, &bad), ADNN_STATUS_BAD_PARAM,
+            "%s: model_dtype 99 is refused", bn);
+  contains(adnn_last_error(), "not an adnn_dtype", "%s: model_dtype 99: the message says why", bn);
+  d.model_dtype = ADNN_DTYPE_BF16;
+  d.dtype = ADNN_DTYPE_F64;
+  is_status(adnn_plan_create_optimizer(ctx, &d, &bad), ADNN_STATUS_BAD_PARAM,
+            "%s: bf16 model copies of f64 parameters are refused", bn);
+  contains(adnn_last_error(), "needs dtype f32", "%s: f64 masters: the message says f32", bn);
+  ok(bad == NULL, "%s: no plan from a refused model_dtype", bn);
+  d.dtype = ADNN_DTYPE_F32;
+  if (status_is(adnn_plan_create_optimizer(ctx, &d, &bad), ADNN_STATUS_SUCCESS,
+                "%s: adam with bf16 model copies", bn)) {
+    is_status(adnn_plan_execute_multi(bad, in, T, out, 3 * T), ADNN_STATUS_BAD_PARAM,
+              "%s: model copies missing from the outputs are refused", bn);
+    contains(adnn_last_error(), "120 output(s)",
+             "%s: the message counts p, m, v and the copies", bn);
+    adnn_plan_destroy(bad);
+  }
+  d.model_dtype = 0;
+
   adnn_free(ctx, buf);
 
   /* An orphan: its context destroyed, the plan refuses the setter. */
@@ -304,8 +402,10 @@ int main(void) {
       continue;
     tested++;
     for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
-      run_config(ctx, info->name, &configs[k], ADNN_DTYPE_F32);
-      run_config(ctx, info->name, &configs[k], ADNN_DTYPE_F64);
+      run_config(ctx, info->name, &configs[k], ADNN_DTYPE_F32, 0);
+      run_config(ctx, info->name, &configs[k], ADNN_DTYPE_F64, 0);
+      run_config(ctx, info->name, &configs[k], ADNN_DTYPE_F32, ADNN_DTYPE_F16);
+      run_config(ctx, info->name, &configs[k], ADNN_DTYPE_F32, ADNN_DTYPE_BF16);
     }
     bad_input(ctx, info->name);
     adnn_context_destroy(ctx);

@@ -833,7 +833,9 @@ static inline const char *adnn_optimizer_kind_name(adnn_optimizer_kind kind) {
  *  Execute inputs: {grad_0, ..., grad_{T-1}}; outputs (all read and updated):
  *  SGD without momentum {p_0..p_{T-1}}; SGD with momentum {p_0..p_{T-1},
  *  buf_0..buf_{T-1}}; ADAM and ADAMW {p_0..p_{T-1}, m_0..m_{T-1},
- *  v_0..v_{T-1}}. States start as zeros (the caller zeroes them). */
+ *  v_0..v_{T-1}}. States start as zeros (the caller zeroes them). With
+ *  model_dtype set (F32 master weights, below) the gradients are of
+ *  model_dtype and the outputs end with the model copies {w_0..w_{T-1}}. */
 typedef struct adnn_optimizer_desc {
   size_t struct_size;
   adnn_optimizer_kind kind;
@@ -845,6 +847,15 @@ typedef struct adnn_optimizer_desc {
   double momentum, dampening; /**< SGD */
   int32_t nesterov;           /**< SGD: needs momentum > 0 and dampening 0 */
   double beta1, beta2, epsilon; /**< ADAM, ADAMW */
+  /** Mixed-precision training (since 0.2.0; 0, the default, for none): F16
+   *  or BF16 keeps F32 master weights. dtype must then be F32: the
+   *  parameters p_i and the states stay F32, the gradients grad_i arrive in
+   *  model_dtype (widened exactly to F32 before the update, which is then
+   *  the F32 step bit for bit), and after the update every parameter is
+   *  rounded to nearest even into a model copy w_i of model_dtype, appended
+   *  to the outputs (written, never read): {p.., [states..], w_0..w_{T-1}}.
+   *  The model copies are what the next forward and backward passes read. */
+  adnn_dtype model_dtype;
 } adnn_optimizer_desc;
 
 /** Zeroes *d and sets struct_size, SGD, F32, lr 1e-3, beta1 0.9, beta2 0.999
@@ -864,7 +875,8 @@ static inline void adnn_optimizer_desc_init(adnn_optimizer_desc *d) {
  *  kind, dtype not F32 or F64, tensor_count 0, a size below 1, a
  *  hyperparameter not finite or out of its range: lr, weight_decay,
  *  momentum, dampening >= 0, beta1 and beta2 in [0, 1), epsilon > 0, nesterov
- *  without momentum or with dampening); ADNN_STATUS_BAD_PARAM_OVERFLOW;
+ *  without momentum or with dampening, model_dtype neither 0 nor F16 nor
+ *  BF16, model_dtype with a dtype other than F32); ADNN_STATUS_BAD_PARAM_OVERFLOW;
  *  ADNN_STATUS_NOT_SUPPORTED; ADNN_STATUS_OUT_OF_MEMORY. */
 ADNN_API adnn_status adnn_plan_create_optimizer(adnn_context *ctx,
                                                 const adnn_optimizer_desc *desc,

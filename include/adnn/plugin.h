@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define ADNN_PLUGIN_ABI_MAJOR 2
-#define ADNN_PLUGIN_ABI_MINOR 6
+#define ADNN_PLUGIN_ABI_MINOR 7
 #define ADNN_PLUGIN_ABI_VERSION ((uint32_t)((ADNN_PLUGIN_ABI_MAJOR << 16) | ADNN_PLUGIN_ABI_MINOR))
 #define ADNN_PLUGIN_ENTRY_SYMBOL "adnn_plugin_entry"
 
@@ -484,6 +484,11 @@ typedef struct adnn_plugin_optimizer {
    *  dtype: the problem has no tensor descriptor to carry it, and kernels
    *  receive only the problem. */
   adnn_dtype dtype;
+  /** Since ABI 2.7: 0, or F16 / BF16 for F32 master weights (dtype is then
+   *  F32): the gradients are of model_dtype, and outputs T * (1 + states)
+   *  onwards are the model copies w_i, each the round-to-nearest-even of
+   *  the updated F32 parameter (adnn_optimizer_desc). */
+  adnn_dtype model_dtype;
 } adnn_plugin_optimizer;
 
 /* ---- Transformer ops (doc/ops.md, "Transformer"). */

@@ -20,6 +20,13 @@
  * Adam(W): m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2;
  * p -= (lr / bc1) * m / (sqrt(v) / sqrt(bc2) + eps), bc_i = 1 - beta_i^t,
  * the bias corrections computed in double once per step.
+ *
+ * Master weights (model_dtype F16/BF16, F32 parameters and states): a chunk
+ * runs in blocks of ADNN_CPU_LOWP_BLOCK elements; each block's gradients are
+ * widened into an F32 stack buffer (exact), the F32 kernel updates the block,
+ * and the updated parameters are rounded into the model copy (kernels/cpu/
+ * lowp.c, the bits of kernels/common/float16.h), so the master weights are
+ * those of the F32 step on the widened gradients.
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
@@ -95,6 +102,7 @@ static const opt_fns NAME(adnn_f32_optimizer) = {NAME(opt_sgd), NAME(opt_adam)};
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/lowp.h"
 #include "kernels/cpu/simd.h"
 
 /* The step's constants, computed once per run from the live problem, in the
@@ -126,6 +134,7 @@ static const opt_fns *const opt_by_isa[ADNN_CPU_ISA_COUNT] = ADNN_CPU_ISA_TABLE(
 
 typedef struct opt_state {
   const opt_fns *fn;
+  int isa; /* for the model copies' conversions */
 } opt_state;
 
 static void opt_reshape(const void *problem, const adnn_cpu_env *env, void *state,
@@ -133,6 +142,7 @@ static void opt_reshape(const void *problem, const adnn_cpu_env *env, void *stat
   const adnn_plugin_optimizer *p = problem;
   opt_state *s = state;
   s->fn = opt_by_isa[env->isa];
+  s->isa = env->isa;
   /* The chunk prefix counts: T + 1 of them. */
   *workspace_bytes = (size_t)(p->tensor_count + 1) * sizeof(int64_t);
 }
@@ -188,15 +198,32 @@ static void opt_chunks(void *arg, int64_t begin, int64_t end, int thread) {
   const int f64 = p->dtype == ADNN_DTYPE_F64;
   const size_t es = f64 ? sizeof(double) : sizeof(float);
   const int sgd = p->kind == ADNN_OPTIMIZER_SGD, with_buf = sgd && p->momentum != 0.0;
+  const adnn_dtype md = p->model_dtype;
+  const int64_t states = sgd ? with_buf : 2;
   for (int64_t c = begin, i = lo; c < end; c++) {
     while (c >= t->first_chunk[i + 1]) i++;
     const int64_t off = (c - t->first_chunk[i]) * OPT_CHUNK;
     const int64_t n = p->sizes[i] - off < OPT_CHUNK ? p->sizes[i] - off : OPT_CHUNK;
     char *pp = (char *)t->outputs[i] + off * es;
-    const char *gp = (const char *)t->inputs[i] + off * es;
     char *ap = NULL, *bp = NULL;
     if (with_buf || !sgd) ap = (char *)t->outputs[T + i] + off * es;
     if (!sgd) bp = (char *)t->outputs[2 * T + i] + off * es;
+    if (md != 0) {
+      const uint16_t *g16 = (const uint16_t *)t->inputs[i] + off;
+      uint16_t *w16 = (uint16_t *)t->outputs[(1 + states) * T + i] + off;
+      float gbuf[ADNN_CPU_LOWP_BLOCK];
+      for (int64_t b0 = 0; b0 < n; b0 += ADNN_CPU_LOWP_BLOCK) {
+        const size_t m = (size_t)(n - b0 < ADNN_CPU_LOWP_BLOCK ? n - b0 : ADNN_CPU_LOWP_BLOCK);
+        float *pb = (float *)pp + b0;
+        float *ab = ap ? (float *)ap + b0 : NULL, *bb = bp ? (float *)bp + b0 : NULL;
+        adnn_cpu_lowp_to_f32(t->s->isa, md, g16 + b0, gbuf, m);
+        if (sgd) t->s->fn->sgd(t->k, pb, gbuf, ab, m);
+        else t->s->fn->adam(t->k, pb, gbuf, ab, bb, m);
+        adnn_cpu_lowp_from_f32(t->s->isa, md, pb, w16 + b0, m);
+      }
+      continue;
+    }
+    const char *gp = (const char *)t->inputs[i] + off * es;
     if (f64)
       opt_f64(t->k, (int)p->kind, (double *)pp, (const double *)gp, (double *)ap, (double *)bp,
               (size_t)n);

@@ -165,8 +165,9 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_softmax_cross_entropy_backward_launch(
 #define ADNN_CUDA_OPTIMIZER_GROUP 24
 
 /** One optimizer step of p over its tensor_count tensors (inputs: the
- *  gradients; outputs: parameters, then states, as adnn_plugin_optimizer
- *  orders them), with p's current lr and step. */
+ *  gradients, of p->model_dtype when it is set; outputs: parameters, then
+ *  states, then the model copies, as adnn_plugin_optimizer orders them),
+ *  with p's current lr and step. */
 ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_optimizer_launch(const adnn_cuda_launch_config *l,
                                                         adnn_dtype dtype,
                                                         const adnn_plugin_optimizer *p,

@@ -13,10 +13,16 @@
  *
  * The step's constants (lr, the bias corrections) are computed on the host
  * by the launcher from the live problem at every execution.
+ *
+ * Master weights (model_dtype F16/BF16): G, the gradients' type, is the
+ * 16-bit one, widened exactly to F32 (lowp_elem.cuh); the F32 update is the
+ * same expression as without copies, and the updated parameter is rounded
+ * once, to nearest even, into the model copy, as the CPU plugin does.
  */
 #include <string.h>
 
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -30,6 +36,7 @@ struct opt_group {
   const void *g[ADNN_CUDA_OPTIMIZER_GROUP];
   void *a[ADNN_CUDA_OPTIMIZER_GROUP]; /* buf (SGD with momentum) or m */
   void *b[ADNN_CUDA_OPTIMIZER_GROUP]; /* v */
+  void *w[ADNN_CUDA_OPTIMIZER_GROUP]; /* the model copies (master weights), or NULL */
   int64_t size[ADNN_CUDA_OPTIMIZER_GROUP];
   int64_t first_chunk[ADNN_CUDA_OPTIMIZER_GROUP + 1];
 };
@@ -42,7 +49,7 @@ struct opt_consts {
   double decoupled_decay, step_size, sqrt_bc2, epsilon;
 };
 
-template <typename T> __global__ void optimizer_chunks(opt_group grp, opt_consts k) {
+template <typename T, typename G> __global__ void optimizer_chunks(opt_group grp, opt_consts k) {
   const T lr = (T)k.lr, wd = (T)k.wd, mom = (T)k.momentum, damp1 = (T)k.one_minus_dampening;
   const T b1 = (T)k.beta1, b2 = (T)k.beta2, c1 = (T)k.one_minus_beta1, c2 = (T)k.one_minus_beta2;
   const T decay = (T)k.decoupled_decay, step = (T)k.step_size, sbc2 = (T)k.sqrt_bc2,
@@ -54,11 +61,12 @@ template <typename T> __global__ void optimizer_chunks(opt_group grp, opt_consts
     const int64_t off = (c - grp.first_chunk[i]) * OPT_CHUNK;
     const int64_t n = grp.size[i] - off < OPT_CHUNK ? grp.size[i] - off : OPT_CHUNK;
     T *p = (T *)grp.p[i] + off;
-    const T *g = (const T *)grp.g[i] + off;
+    const G *g = (const G *)grp.g[i] + off;
     T *a = grp.a[i] ? (T *)grp.a[i] + off : (T *)0;
     T *b = grp.b[i] ? (T *)grp.b[i] + off : (T *)0;
+    G *w = grp.w[i] ? (G *)grp.w[i] + off : (G *)0;
     for (int64_t e = threadIdx.x; e < n; e += blockDim.x) {
-      T pv = p[e], gv = g[e];
+      T pv = p[e], gv = (T)lp_load(g + e);
       if (k.kind == ADNN_OPTIMIZER_SGD) {
         if (k.has_wd) gv = gv + wd * pv;
         if (k.with_buf) {
@@ -66,7 +74,7 @@ template <typename T> __global__ void optimizer_chunks(opt_group grp, opt_consts
           a[e] = buf;
           gv = k.nesterov ? gv + mom * buf : buf;
         }
-        p[e] = pv - lr * gv;
+        pv = pv - lr * gv;
       } else {
         if (k.kind == ADNN_OPTIMIZER_ADAMW) pv = pv * decay;
         else if (k.has_wd) gv = gv + wd * pv;
@@ -74,17 +82,20 @@ template <typename T> __global__ void optimizer_chunks(opt_group grp, opt_consts
         const T vv = b2 * b[e] + c2 * (gv * gv);
         a[e] = mv;
         b[e] = vv;
-        p[e] = pv - step * (mv / (f_sqrt(vv) / sbc2 + eps));
+        pv = pv - step * (mv / (f_sqrt(vv) / sbc2 + eps));
       }
+      p[e] = pv;
+      if (w) lp_store(w + e, pv);
     }
   }
 }
 
-template <typename T>
+template <typename T, typename G>
 static cudaError_t launch_optimizer(const adnn_cuda_launch_config *l, const adnn_plugin_optimizer *p,
                                     const opt_consts &k, const void *const *in,
                                     void *const *out) {
   const int64_t T_count = p->tensor_count;
+  const int64_t states = k.kind != ADNN_OPTIMIZER_SGD ? 2 : k.with_buf ? 1 : 0;
   for (int64_t g0 = 0; g0 < T_count; g0 += ADNN_CUDA_OPTIMIZER_GROUP) {
     opt_group grp;
     memset(&grp, 0, sizeof grp);
@@ -97,11 +108,12 @@ static cudaError_t launch_optimizer(const adnn_cuda_launch_config *l, const adnn
       grp.g[j] = in[i];
       if (k.kind != ADNN_OPTIMIZER_SGD || k.with_buf) grp.a[j] = out[T_count + i];
       if (k.kind != ADNN_OPTIMIZER_SGD) grp.b[j] = out[2 * T_count + i];
+      if (p->model_dtype != 0) grp.w[j] = out[(1 + states) * T_count + i];
       grp.size[j] = p->sizes[i];
       grp.first_chunk[j + 1] = grp.first_chunk[j] + (p->sizes[i] + OPT_CHUNK - 1) / OPT_CHUNK;
     }
     const int64_t chunks = grp.first_chunk[grp.count];
-    optimizer_chunks<T><<<grid_for(l, chunks * OPT_THREADS, OPT_THREADS), OPT_THREADS, 0,
+    optimizer_chunks<T, G><<<grid_for(l, chunks * OPT_THREADS, OPT_THREADS), OPT_THREADS, 0,
                           l->stream>>>(grp, k);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
@@ -136,6 +148,10 @@ ADNN_CUDA_API cudaError_t adnn_cuda_optimizer_launch(const adnn_cuda_launch_conf
   k.step_size = p->lr / (1.0 - pow(p->beta1, (double)p->step));
   k.sqrt_bc2 = sqrt(1.0 - pow(p->beta2, (double)p->step));
   k.epsilon = p->epsilon;
-  return dtype == ADNN_DTYPE_F64 ? launch_optimizer<double>(l, p, k, inputs, outputs)
-                                 : launch_optimizer<float>(l, p, k, inputs, outputs);
+  if (p->model_dtype == ADNN_DTYPE_F16)
+    return launch_optimizer<float, lowp_f16>(l, p, k, inputs, outputs);
+  if (p->model_dtype == ADNN_DTYPE_BF16)
+    return launch_optimizer<float, lowp_bf16>(l, p, k, inputs, outputs);
+  return dtype == ADNN_DTYPE_F64 ? launch_optimizer<double, double>(l, p, k, inputs, outputs)
+                                 : launch_optimizer<float, float>(l, p, k, inputs, outputs);
 }

@@ -11,7 +11,10 @@
 #include "kernels/ref/ref.h"
 
 /* Inputs {grad_0..grad_{T-1}}; outputs {p_0..}, then {buf_0..} (SGD with
- * momentum) or {m_0.., v_0..} (Adam, AdamW). */
+ * momentum) or {m_0.., v_0..} (Adam, AdamW), then with master weights the
+ * model copies {w_0..}. The gradients are then of model_dtype, read exactly
+ * into double; each copy is the rounding of the F32 parameter as stored, so
+ * it never rounds twice from the double. */
 void adnn_ref_optimizer(const adnn_plugin_optimizer *p, const void *const *inputs,
                         void *const *outputs) {
   const adnn_dtype dt = p->dtype;
@@ -19,11 +22,14 @@ void adnn_ref_optimizer(const adnn_plugin_optimizer *p, const void *const *input
   const double lr = p->lr, wd = p->weight_decay;
   const int64_t step = p->step;
   const double bc1 = 1.0 - pow(p->beta1, (double)step), bc2 = 1.0 - pow(p->beta2, (double)step);
+  const adnn_dtype gdt = p->model_dtype != 0 ? p->model_dtype : dt;
+  const int64_t states = p->kind == ADNN_OPTIMIZER_SGD ? (p->momentum != 0.0 ? 1 : 0) : 2;
   for (int64_t i = 0; i < T; i++) {
     const void *gp = inputs[i];
     void *pp = outputs[i];
+    void *wp = p->model_dtype != 0 ? outputs[(1 + states) * T + i] : NULL;
     for (int64_t k = 0; k < p->sizes[i]; k++) {
-      double w = adnn_ref_load(pp, dt, k), g = adnn_ref_load(gp, dt, k);
+      double w = adnn_ref_load(pp, dt, k), g = adnn_ref_load(gp, gdt, k);
       if (p->kind == ADNN_OPTIMIZER_SGD) {
         if (wd != 0.0) g += wd * w;
         if (p->momentum != 0.0) {
@@ -45,6 +51,7 @@ void adnn_ref_optimizer(const adnn_plugin_optimizer *p, const void *const *input
         w -= lr * (m / bc1) / (sqrt(v / bc2) + p->epsilon);
       }
       adnn_ref_store(pp, dt, k, w);
+      if (wp) adnn_ref_store(wp, p->model_dtype, k, adnn_ref_load(pp, dt, k));
     }
   }
 }

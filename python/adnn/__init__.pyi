@@ -111,8 +111,11 @@ def attention(ctx: Context, q: TensorLike, k: TensorLike, v: TensorLike, *,
               bias: Optional[TensorLike] = None, key_lengths: Optional[TensorLike] = None,
               scale: float = ..., causal: bool = ...,
               lse: bool = ...) -> Union[Tuple[Tensor, Tensor], Tensor]: ...
+# With model_copies (f16/bf16): params and states are f32 master weights, grads are of the
+# copies' dtype, and each copy is overwritten with the rounding of its updated param.
 def optimizer(ctx: Context, grads: Sequence[TensorLike], *, params: Sequence[TensorLike],
-              states: Optional[Sequence[TensorLike]] = None, kind: str = "sgd",
+              states: Optional[Sequence[TensorLike]] = None,
+              model_copies: Optional[Sequence[TensorLike]] = None, kind: str = "sgd",
               lr: float = ..., step: int = ..., weight_decay: float = ...,
               momentum: float = ..., dampening: float = ..., nesterov: bool = ...,
               beta1: float = ..., beta2: float = ..., epsilon: float = ...) -> None: ...

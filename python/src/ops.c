@@ -15,7 +15,7 @@
 #include <string.h>
 
 #define MAX_INPUTS 8 /* attention backward: q, k, v, o, do, lse, bias, key_lengths */
-#define MAX_PARAMS 12
+#define MAX_PARAMS 16
 #define NO_OFFSET ((size_t)-1)
 
 typedef enum { P_INT64, P_INT32, P_BOOL, P_DOUBLE, P_PAIR, P_PAD, P_ACT, P_ENUM, P_AXES,
@@ -1282,8 +1282,10 @@ static PyObject *call_optimizer(PyObject *self, PyObject *args, PyObject *kwargs
   const char *op = "optimizer";
   PyObject *pos[1] = {0}, *params_obj = NULL, *states_obj = NULL, *kind_obj = NULL,
            *lr_obj = NULL, *step_obj = NULL, *wd_obj = NULL, *mom_obj = NULL, *damp_obj = NULL,
-           *nest_obj = NULL, *b1_obj = NULL, *b2_obj = NULL, *eps_obj = NULL;
+           *nest_obj = NULL, *b1_obj = NULL, *b2_obj = NULL, *eps_obj = NULL,
+           *copies_obj = NULL;
   const kw_spec kws[] = {{"grads", &pos[0]},     {"params", &params_obj},
+                         {"model_copies", &copies_obj},
                          {"states", &states_obj}, {"kind", &kind_obj},
                          {"lr", &lr_obj},         {"step", &step_obj},
                          {"weight_decay", &wd_obj}, {"momentum", &mom_obj},
@@ -1315,8 +1317,8 @@ static PyObject *call_optimizer(PyObject *self, PyObject *args, PyObject *kwargs
     d.nesterov = b;
   }
   const int S = d.kind == ADNN_OPTIMIZER_SGD ? (d.momentum != 0.0 ? 1 : 0) : 2;
-  PyObject *result = NULL, *grads = NULL, *params = NULL, *states = NULL;
-  TensorObject **t = NULL; /* params, grads, states */
+  PyObject *result = NULL, *grads = NULL, *params = NULL, *states = NULL, *copies = NULL;
+  TensorObject **t = NULL; /* params, grads, states, model copies */
   char *key = NULL;
   Py_ssize_t T = 0, n_t = 0;
   grads = PySequence_Fast(pos[0], "adnn.optimizer: grads must be a sequence of tensors");
@@ -1343,7 +1345,20 @@ static PyObject *call_optimizer(PyObject *self, PyObject *args, PyObject *kwargs
                  n_states);
     goto done;
   }
-  n_t = T * (2 + S);
+  /* Master weights: F32 params and states, gradients and model copies of
+   * the copies' dtype (F16 or BF16; the library checks it). */
+  const int M = copies_obj && copies_obj != Py_None;
+  if (M) {
+    copies = PySequence_Fast(copies_obj, "adnn.optimizer: model_copies must be a sequence of "
+                                         "tensors");
+    if (!copies) goto done;
+    if (PySequence_Fast_GET_SIZE(copies) != T) {
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: %zd params but %zd model_copies; one copy per "
+                   "parameter tensor", op, T, PySequence_Fast_GET_SIZE(copies));
+      goto done;
+    }
+  }
+  n_t = T * (2 + S + M);
   const size_t key_size = sizeof d + (size_t)T * sizeof(int64_t);
   t = PyMem_Calloc((size_t)n_t, sizeof *t);
   key = PyMem_Calloc(1, key_size);
@@ -1363,18 +1378,41 @@ static PyObject *call_optimizer(PyObject *self, PyObject *args, PyObject *kwargs
       adnn_py_fail(AdnnArgumentError, "adnn.%s: %s must be packed", op, name);
       goto done;
     }
+    if (M) {
+      snprintf(name, sizeof name, "model_copies[%zd]", i);
+      TensorObject *w = tensor_arg(c, PySequence_Fast_GET_ITEM(copies, i), 1, op, name, NULL,
+                                   sizes[i]);
+      t[T * (2 + S) + i] = w;
+      if (!w) goto done;
+      const TensorObject *w0 = t[T * (2 + S)];
+      if (w->desc.dtype != w0->desc.dtype) {
+        adnn_py_fail(AdnnTypeError, "adnn.%s: %s is %s but model_copies[0] is %s (the copies "
+                     "share one dtype)", op, name, adnn_dtype_name(w->desc.dtype),
+                     adnn_dtype_name(w0->desc.dtype));
+        goto done;
+      }
+    }
     for (int k = 0; k <= S; k++) {
       PyObject *obj = k == 0 ? PySequence_Fast_GET_ITEM(grads, i)
                              : PySequence_Fast_GET_ITEM(states, (k - 1) * T + i);
       if (k == 0) snprintf(name, sizeof name, "grads[%zd]", i);
       else snprintf(name, sizeof name, "states[%zd]", (k - 1) * T + i);
-      TensorObject *u = tensor_arg(c, obj, k > 0, op, name, t[0], sizes[i]);
+      /* With model copies the gradients are of the copies' dtype. */
+      TensorObject *u = tensor_arg(c, obj, k > 0, op, name, k == 0 && M ? NULL : t[0], sizes[i]);
       t[T * (1 + k) + i] = u;
       if (!u) goto done;
+      if (k == 0 && M && u->desc.dtype != t[T * (2 + S)]->desc.dtype) {
+        adnn_py_fail(AdnnTypeError, "adnn.%s: %s is %s but the model copies are %s (with "
+                     "model_copies the gradients are of the model's dtype)", op, name,
+                     adnn_dtype_name(u->desc.dtype),
+                     adnn_dtype_name(t[T * (2 + S)]->desc.dtype));
+        goto done;
+      }
     }
   }
   if (adnn_py_ctx_check_open(c) < 0) goto done;
   d.dtype = t[0]->desc.dtype;
+  if (M) d.model_dtype = t[T * (2 + S)]->desc.dtype;
   d.tensor_count = (size_t)T;
   d.sizes = NULL;
   d.lr = 0.0;
@@ -1398,7 +1436,8 @@ static PyObject *call_optimizer(PyObject *self, PyObject *args, PyObject *kwargs
     }
   }
   const void **in = PyMem_Calloc((size_t)T, sizeof *in);
-  void **out = PyMem_Calloc((size_t)(T * (1 + S)), sizeof *out);
+  const Py_ssize_t n_out = T * (1 + S + M);
+  void **out = PyMem_Calloc((size_t)n_out, sizeof *out);
   if (!in || !out) {
     PyMem_Free(in);
     PyMem_Free(out);
@@ -1407,13 +1446,14 @@ static PyObject *call_optimizer(PyObject *self, PyObject *args, PyObject *kwargs
     for (Py_ssize_t i = 0; i < T; i++) in[i] = t[T + i]->data;
     for (Py_ssize_t k = 0; k <= S; k++)
       for (Py_ssize_t i = 0; i < T; i++) out[k * T + i] = t[(k == 0 ? 0 : T * (1 + k)) + i]->data;
+    for (Py_ssize_t i = 0; i < T * M; i++) out[(1 + S) * T + i] = t[T * (2 + S) + i]->data;
     /* The step's values and the execution under one hold of the context's
      * lock: the setter is not thread-safe with an execution of the plan. */
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(c->lock, WAIT_LOCK);
     st = adnn_plan_set_optimizer_step(plan, lr, step);
     if (st == ADNN_STATUS_SUCCESS)
-      st = adnn_plan_execute_multi(plan, in, (size_t)T, out, (size_t)(T * (1 + S)));
+      st = adnn_plan_execute_multi(plan, in, (size_t)T, out, (size_t)n_out);
     PyThread_release_lock(c->lock);
     Py_END_ALLOW_THREADS
     PyMem_Free(in);
@@ -1438,6 +1478,7 @@ done:
   Py_XDECREF(grads);
   Py_XDECREF(params);
   Py_XDECREF(states);
+  Py_XDECREF(copies);
   return result;
 }
 
@@ -1465,6 +1506,7 @@ static const op_binding binding_optimizer = {
     .inputs = {{"grads", 0, NO_OFFSET, NO_OFFSET, 0}},
     .params = {{"params", P_TENSOR, 0},
                {"states", P_TENSOR, 0},
+               {"model_copies", P_TENSOR, 0},
                {"kind", P_ENUM, 0, optimizer_kinds},
                {"lr", P_DOUBLE, 0},
                {"step", P_INT64, 0},
@@ -1478,7 +1520,10 @@ static const op_binding binding_optimizer = {
     .doc = "One fused optimizer step (sgd, adam, adamw; PyTorch's rules) over the tensors of "
            "params (updated in place) with their grads; states (updated in place) are the "
            "momentum buffers (sgd with momentum) or every m then every v (adam, adamw), zeros "
-           "at step 1. lr and step (1 at the first step) are this call's.",
+           "at step 1. lr and step (1 at the first step) are this call's. Mixed precision: "
+           "model_copies (f16 or bf16, one per param, written) keeps params and states as f32 "
+           "master weights; grads are then of the copies' dtype and each copy becomes the "
+           "rounding of its updated param.",
     .call = call_optimizer,
     .returns = "None",
 };

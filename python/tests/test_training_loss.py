@@ -104,6 +104,45 @@ def test_optimizer_vs_torch(ctx, rng, dt, kind, hp):
         check_close(p, tp.detach().numpy(), *TOL_OPT[dt])
 
 
+@pytest.mark.parametrize("kind,hp", [CONFIGS[1], CONFIGS[4]])
+def test_optimizer_master_weights_float16(ctx, rng, kind, hp):
+    """F32 master weights with float16 model copies: float16 gradients, the F32
+    step against torch's on the same (widened) gradients within the F32 bound,
+    and every copy exactly the float16 rounding (numpy's, to nearest even) of
+    its updated master weight; the copies start as NaN so an unwritten one fails."""
+    shapes = [(5, 3), (17,), (1,), (3000,)]
+    master = [rng.uniform(-1, 1, s).astype(np.float32).reshape(-1) for s in shapes]
+    t_params = [t64(p).requires_grad_() for p in master]
+    copies = [np.full(p.size, np.nan, np.float16) for p in master]
+    n_states = 1 if kind == "sgd" else 2
+    states = [np.zeros(p.size, np.float32) for _ in range(n_states) for p in master]
+    opt = torch_optimizer(kind, t_params, hp)
+    for step in range(1, STEPS + 1):
+        lr = hp["lr"] * (1 + 0.5 * np.sin(1.3 * step))
+        grads = [rng.uniform(-1, 1, p.size).astype(np.float16) for p in master]
+        kw = {k: v for k, v in hp.items() if k != "lr"}
+        adnn.optimizer(ctx, grads, params=master, states=states, model_copies=copies,
+                       kind=kind, lr=lr, step=step, **kw)
+        for tp, g in zip(t_params, grads):
+            tp.grad = t64(g.astype(np.float32))
+        for group in opt.param_groups:
+            group["lr"] = lr
+        opt.step()
+    for p, tp, w in zip(master, t_params, copies):
+        check_close(p, tp.detach().numpy(), *TOL_OPT[np.float32])
+        np.testing.assert_array_equal(w, p.astype(np.float16))
+    with pytest.raises(TypeError):  # float32 gradients with float16 copies
+        adnn.optimizer(ctx, [m.copy() for m in master], params=master, states=states,
+                       model_copies=copies, kind=kind, lr=0.1, **kw)
+    with pytest.raises(adnn.ArgumentError):  # one copy short
+        adnn.optimizer(ctx, grads, params=master, states=states, model_copies=copies[:-1],
+                       kind=kind, lr=0.1, **kw)
+    with pytest.raises(adnn.Error):  # float64 masters
+        adnn.optimizer(ctx, [grads[0]], params=[master[0].astype(np.float64)],
+                       states=[np.zeros(master[0].size)] * n_states, model_copies=[copies[0]],
+                       kind=kind, lr=0.1, **kw)
+
+
 def test_optimizer_more_tensors_than_a_key_holds(ctx, rng):
     # 200 tensors: the plan-cache key would exceed 1 KiB, so the call makes a
     # plan of its own; the result is still the SGD step.
