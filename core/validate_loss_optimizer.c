@@ -265,3 +265,62 @@ adnn_status adnn_plan_set_optimizer_step(adnn_plan *plan, double lr, int64_t ste
   p->step = step;
   return ADNN_STATUS_SUCCESS;
 }
+
+/* ------------------------------------------------------------------------ */
+/* loss scaling                                                              */
+/* ------------------------------------------------------------------------ */
+
+adnn_status adnn__loss_scale_validate(const char *func, const adnn_loss_scale_desc *d,
+                                      adnn_plugin_loss_scale *p, adnn__op_io *io) {
+  if (strcmp(adnn_loss_scale_kind_name(d->kind), "unknown") == 0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: kind %d is not an adnn_loss_scale_kind "
+                      "(scale or unscale)", func, (int)d->kind);
+  if (adnn_dtype_size(d->dtype) == 0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: dtype %d is not an adnn_dtype", func,
+                      (int)d->dtype);
+  if (!(io->dtypes & ADNN_OP_DTYPE(d->dtype)))
+    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: dtype %s is not supported; the tensors "
+                      "are f32, f64, f16 or bf16", func, adnn_dtype_name(d->dtype));
+  io->dtype = d->dtype;
+  if (d->tensor_count == 0)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: tensor_count is 0; loss scaling needs at "
+                      "least one tensor", func);
+  if (d->sizes == NULL)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_NULL, "%s: sizes is NULL (tensor_count %zu element "
+                      "counts are needed)", func, d->tensor_count);
+  const size_t T = d->tensor_count;
+  /* Outputs: the T tensors and found_inf. */
+  if (T > (size_t)INT32_MAX - 1)
+    return adnn__fail(ADNN_STATUS_BAD_PARAM_OVERFLOW, "%s: tensor_count (%zu) is too large", func,
+                      T);
+  const size_t es = adnn_dtype_size(d->dtype);
+  adnn_status st = adnn__op_io_reserve(func, io, 1, T + 1);
+  if (st != ADNN_STATUS_SUCCESS) return st;
+  int64_t *sizes = calloc(T, sizeof *sizes);
+  if (sizes == NULL) return adnn__fail(ADNN_STATUS_OUT_OF_MEMORY, "%s: out of host memory", func);
+  io->owned = sizes;
+  for (size_t i = 0; i < T; i++) {
+    const int64_t n = d->sizes[i];
+    if (n < 1)
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: sizes[%zu] is %lld; every tensor needs >= 1 "
+                        "element", func, i, (long long)n);
+    if ((uint64_t)n > (uint64_t)(SIZE_MAX / es) || (uint64_t)n > (uint64_t)(INT64_MAX / 8))
+      return adnn__fail(ADNN_STATUS_BAD_PARAM_OVERFLOW, "%s: sizes[%zu] (%lld elements) "
+                        "overflows a byte size", func, i, (long long)n);
+    sizes[i] = n;
+    io->output_bytes[i] = (size_t)n * es;
+  }
+  io->output_bytes[T] = es;           /* found_inf */
+  io->input_bytes[0] = sizeof(float); /* scale */
+  io->n_inputs = 1;
+  io->n_outputs = (int32_t)(T + 1);
+  p->kind = d->kind;
+  p->dtype = d->dtype;
+  p->tensor_count = (int64_t)T;
+  p->sizes = sizes;
+  /* A 2.6 plugin has no loss_scale slot of its own (its op kinds end at 25)
+   * and would refuse the kind; the gate makes the message say why. */
+  io->min_plugin_abi = (2u << 16) | 7u;
+  io->min_plugin_abi_what = "loss_scale (op kind 26)";
+  return ADNN_STATUS_SUCCESS;
+}

@@ -381,6 +381,15 @@ static void print_optimizer(line_buf *p, const void *problem, const char **layou
   if (o->model_dtype != 0) put(p, ":model%s", adnn_dtype_name(o->model_dtype));
 }
 
+/* Loss scaling: lscale:<scale|unscale>:<S0>x<S1>... */
+static void print_loss_scale(line_buf *p, const void *problem, const char **layout) {
+  (void)layout;
+  const adnn_plugin_loss_scale *o = problem;
+  put(p, "lscale:%s:", adnn_loss_scale_kind_name(o->kind));
+  for (int64_t i = 0; i < o->tensor_count; i++)
+    put(p, "%s%lld", i ? "x" : "", (long long)o->sizes[i]);
+}
+
 /* matmul: matmul:m<M>n<N>k<K>[:batch<B0>[x<B1>]][:bbatch][:ta][:tb][:alpha<A>]
  * [:bias][:res[:rs<S>]][:<activation>[:a<alpha>][:b<beta>]] (doc/bench.md).
  * ta and tb say that a or b is stored transposed (unit stride along its

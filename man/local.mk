@@ -34,6 +34,7 @@ adnn_man3_links = \
 	man/adnn_plan_create_softmax_cross_entropy_backward.3 \
 	man/adnn_plan_create_optimizer.3 \
 	man/adnn_plan_set_optimizer_step.3 \
+	man/adnn_plan_create_loss_scale.3 \
 	man/adnn_plan_create_matmul.3 man/adnn_plan_create_attention.3 \
 	man/adnn_plan_create_attention_backward.3 \
 	man/adnn_plan_create_reorder.3 \

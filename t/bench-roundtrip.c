@@ -332,6 +332,10 @@ static void random_problem(tap_rng *r, int op, bench_problem *p) {
       p->ignore_index = tap_rng_next(r) % 2 ? -100 : pick(r, -BENCH_NUMBER_MAX, BENCH_NUMBER_MAX);
       p->dir = tap_rng_next(r) % 2 ? BENCH_DIR_BWD_D : BENCH_DIR_FWD_D;
       return;
+    case BENCH_OP_LSCALE:
+      random_dims(r, &p->rank, p->dims); /* 1 to 8 tensors: BENCH_OPTIM_MAX_TENSORS */
+      p->ls_kind = (adnn_loss_scale_kind)pick(r, ADNN_LOSS_SCALE_SCALE, ADNN_LOSS_SCALE_UNSCALE);
+      return;
     case BENCH_OP_OPTIM: {
       random_dims(r, &p->rank, p->dims); /* 1 to 8 tensors: BENCH_OPTIM_MAX_TENSORS */
       p->opt_kind = (adnn_optimizer_kind)pick(r, ADNN_OPTIMIZER_SGD, ADNN_OPTIMIZER_ADAMW);
@@ -410,6 +414,7 @@ static int same_problem(const bench_problem *a, const bench_problem *b, char *wh
   DOUBLE_FIELD(eps) INT_FIELD(binary_op) INT_FIELD(reduce_kind) INT_FIELD(reduce_axes)
   INT_FIELD(keep_dims) INT_FIELD(m) INT_FIELD(n) INT_FIELD(k) INT_FIELD(ta) INT_FIELD(tb)
   DOUBLE_FIELD(momentum) INT_FIELD(loss_reduction) INT_FIELD(ignore_index) INT_FIELD(opt_kind)
+  INT_FIELD(ls_kind)
   DOUBLE_FIELD(lr) DOUBLE_FIELD(weight_decay) DOUBLE_FIELD(sgd_momentum) DOUBLE_FIELD(dampening)
   DOUBLE_FIELD(beta1) DOUBLE_FIELD(beta2) DOUBLE_FIELD(opt_eps) INT_FIELD(nesterov)
   INT_FIELD(batch_rank) INT_FIELD(batch[0]) INT_FIELD(batch[1]) INT_FIELD(b_batched)
@@ -851,7 +856,8 @@ int main(void) {
         [BENCH_OP_ATTENTION] = "attention:b1h2sq4d8",
         [BENCH_OP_REORDER] = "reorder:2x3x4x5:nchw->nhwc:f32->bf16",
         [BENCH_OP_QUANTIZE] = "quantize:2x3:f32->u8:s0.5:z3",
-        [BENCH_OP_DEQUANTIZE] = "dequantize:2x3x4:i8->f32:axis1"};
+        [BENCH_OP_DEQUANTIZE] = "dequantize:2x3x4:i8->f32:axis1",
+        [BENCH_OP_LSCALE] = "lscale:unscale:3x4"};
     int wrong = 0, taken = 0;
     for (int op = 0; op < BENCH_OP_COUNT; op++) {
       const unsigned dirs_of_op = bench_op_dirs(op);
@@ -879,10 +885,10 @@ int main(void) {
         }
       }
     }
-    /* 35 pairs: conv 5; pool, act, softmax, bnorm, xent and attention 3
+    /* 36 pairs: conv 5; pool, act, softmax, bnorm, xent and attention 3
      * each; lnorm and rmsnorm 2 each; binary, reduce, gemm, optim, matmul,
-     * reorder, quantize and dequantize 1 each */
-    ok(wrong == 0 && taken == 35,
+     * reorder, quantize, dequantize and lscale 1 each */
+    ok(wrong == 0 && taken == 36,
        "every op takes exactly its directions (%d of %d op-direction pairs), refusing the others "
        "by naming its own",
        taken, BENCH_OP_COUNT * BENCH_DIR_COUNT);

@@ -193,6 +193,7 @@ harness_op_files = \
 	t/ops/reorder.c \
 	t/ops/quantize.c \
 	t/ops/optimizer.c \
+	t/ops/loss_scale.c \
 	t/ops/attention.c \
 	t/ops/attention_backward.c
 noinst_LTLIBRARIES += t/harness/libadnn_harness.la

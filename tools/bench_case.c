@@ -252,6 +252,18 @@ static const char *describe(const bench_problem *p, int nhwc, adnn_conv2d_algori
       d->attention_backward.forward = c;
       return "attention_backward";
     }
+    case BENCH_OP_LSCALE: {
+      /* As the optimizer's, the sizes outlive the descriptor; the scale is
+       * the harness's default (1024). */
+      static int64_t ls_sizes[BENCH_OPTIM_MAX_TENSORS];
+      adnn_loss_scale_desc *c = &d->loss_scale;
+      adnn_loss_scale_desc_init(c);
+      for (int k = 0; k < p->rank; k++) ls_sizes[k] = p->dims[k];
+      c->kind = p->ls_kind;
+      c->tensor_count = (size_t)p->rank;
+      c->sizes = ls_sizes;
+      return "loss_scale";
+    }
     case BENCH_OP_OPTIM: {
       /* The sizes live with the forward storage: the descriptor points to
        * them while the case runs. */

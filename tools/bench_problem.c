@@ -52,7 +52,7 @@ static const char *pool_word(adnn_pool_kind kind) {
 static const char *const op_names[] = {"conv",  "pool",   "act",    "softmax", "lnorm",
                                        "rmsnorm", "bnorm", "binary", "reduce", "gemm",
                                        "xent",    "optim",  "matmul",  "attention", "reorder",
-                                       "quantize", "dequantize"};
+                                       "quantize", "dequantize", "lscale"};
 
 const char *bench_op_name(int op) {
   return op >= 0 && op < (int)(sizeof op_names / sizeof op_names[0]) ? op_names[op] : "unknown";
@@ -1156,6 +1156,24 @@ static int parse_compact(const char *text, size_t n, bench_problem *p, dir_token
         return fail(err, errlen, "optim: nesterov needs mom<M> > 0 and no dampening");
       return 0;
     }
+    case BENCH_OP_LSCALE: {
+      if (nf != 3)
+        return fail(err, errlen, "lscale descriptor is lscale:<scale|unscale>:<S0>[x<S1>...]");
+      int kind = -1;
+      for (int k = ADNN_LOSS_SCALE_SCALE; k <= ADNN_LOSS_SCALE_UNSCALE; k++)
+        if (field_is(&f[1], adnn_loss_scale_kind_name((adnn_loss_scale_kind)k))) kind = k;
+      if (kind < 0) return bad_field(&f[1], op, "kind is scale or unscale", err, errlen);
+      p->ls_kind = (adnn_loss_scale_kind)kind;
+      if (!is_dims(&f[2])) return bad_field(&f[2], op, "expected the tensors' sizes", err, errlen);
+      if (count_sizes(&f[2]) > BENCH_OPTIM_MAX_TENSORS) {
+        char hint[96];
+        snprintf(hint, sizeof hint, "more than %d tensors (adnn-bench's limit, see doc/bench.md)",
+                 BENCH_OPTIM_MAX_TENSORS);
+        return bad_field(&f[2], op, hint, err, errlen);
+      }
+      if (read_dims(&f[2], p->dims, &p->rank, op, err, errlen)) return -1;
+      return 0;
+    }
     case BENCH_OP_ATTENTION: {
       if (nf < 2)
         return fail(err, errlen, "attention descriptor is attention:b<B>h<H>[hkv<Hkv>]sq<Sq>"
@@ -1321,6 +1339,7 @@ unsigned bench_op_dirs(int op) {
     case BENCH_OP_REDUCE:
     case BENCH_OP_GEMM:
     case BENCH_OP_OPTIM:
+    case BENCH_OP_LSCALE:
     case BENCH_OP_MATMUL:
     case BENCH_OP_REORDER:
     case BENCH_OP_QUANTIZE:
@@ -1668,6 +1687,10 @@ void bench_problem_format(const bench_problem *p, char *buf, size_t len) {
       put_dims(&s, p->rank, p->dims);
       if (p->ignore_index != DEFAULT_IGNORE_INDEX) put(&s, ":ign%lld", (long long)p->ignore_index);
       break;
+    case BENCH_OP_LSCALE:
+      put(&s, "lscale:%s:", adnn_loss_scale_kind_name(p->ls_kind));
+      put_dims(&s, p->rank, p->dims);
+      break;
     case BENCH_OP_OPTIM:
       put(&s, "optim:%s:", adnn_optimizer_kind_name(p->opt_kind));
       put_dims(&s, p->rank, p->dims);
@@ -1891,6 +1914,9 @@ double bench_problem_bytes(const bench_problem *p, size_t es) {
       if (p->dir == BENCH_DIR_BWD_D) return e * (2.0 * (q + k + v) + 2.0 * o + lse + bias) + kl;
       return e * (q + k + v + o + (p->no_lse ? 0.0 : lse) + bias) + kl;
     }
+    case BENCH_OP_LSCALE:
+      /* every tensor in and out (the scale and found_inf are one element). */
+      return e * count_sum(p->rank, p->dims) * 2.0;
     case BENCH_OP_OPTIM: {
       /* the gradient in; the parameters and every state in and out. */
       const int states = p->opt_kind == ADNN_OPTIMIZER_SGD ? (p->sgd_momentum != 0 ? 1 : 0) : 2;

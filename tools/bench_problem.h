@@ -57,6 +57,8 @@
  *           (y = x converted; nchw: packed (any rank), nhwc: 4-D channels last;
  *           dtypes f32, f64, f16, bf16, i8, u8, i32; default nchw->nchw and
  *           f32->f32; the descriptor's dtypes win over --dtype)
+ *     lscale:<scale|unscale>:<S0>[x<S1>...]   (loss scaling by 1024, one tensor
+ *           per size, at most BENCH_OPTIM_MAX_TENSORS)
  *     quantize:<dims>[:f32-><i8|u8>][:axis<A> | :s<scale>[:z<zp>]]
  *     dequantize:<dims>[:<i8|u8>->f32][:axis<A> | :s<scale>[:z<zp>]]
  *           (y = saturate(rne(x / scale) + zp), or (x - zp) * scale; default
@@ -101,6 +103,7 @@ enum bench_op {
   BENCH_OP_REORDER,   /* dtype and layout conversion (adnn_plan_create_reorder) */
   BENCH_OP_QUANTIZE,  /* F32 to I8/U8 (adnn_plan_create_quantize) */
   BENCH_OP_DEQUANTIZE, /* I8/U8 to F32 (adnn_plan_create_dequantize) */
+  BENCH_OP_LSCALE,     /* loss scaling (adnn_plan_create_loss_scale) */
   BENCH_OP_COUNT  /* one past the last */
 };
 
@@ -173,6 +176,7 @@ typedef struct bench_problem {
    * defaults); dims[0..rank-1] are the tensors' sizes (rank at most
    * BENCH_OPTIM_MAX_TENSORS). */
   adnn_optimizer_kind opt_kind;
+  adnn_loss_scale_kind ls_kind; /* lscale */
   double lr, weight_decay, sgd_momentum, dampening, beta1, beta2, opt_eps;
   int nesterov;
   /* matmul: m, n, k, ta, tb, has_bias and the activation (act_kind, alpha,

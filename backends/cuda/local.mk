@@ -43,7 +43,8 @@ backends_cuda_adnn_cuda_la_SOURCES = \
 	backends/cuda/cuda_matmul.c \
 	backends/cuda/cuda_reorder.c \
 	backends/cuda/cuda_quantize.c \
-	backends/cuda/cuda_optimizer.c
+	backends/cuda/cuda_optimizer.c \
+	backends/cuda/cuda_loss_scale.c
 cuda_plugin_defines = -DADNN_CUDA_MIN_SM=$(CUDA_MIN_SM) \
 	-DADNN_CUDA_ARCH_FLAGS='"$(CUDA_ARCH_FLAGS)"'
 backends_cuda_adnn_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(cuda_plugin_defines)

@@ -94,7 +94,10 @@
  *               dtype; core/op_validate.c) and reorder (y's dtype is the
  *               conversion's target, core/validate_reorder.c), quantize and
  *               dequantize (y is I8/U8 or F32, core/validate_quantize.c); the
- *               plugin op's dtype is then the first input's.
+ *               plugin op's dtype is then the first input's. loss_scale's
+ *               mask is that of its tensors (outputs, read and updated); its
+ *               one input, the scale, is always F32, and the plugin op's
+ *               dtype is the tensors'.
  *   flags       ADNN_OP_* flags.
  */
 #define ADNN_OP_LIST(X)                                                                   \
@@ -140,7 +143,9 @@
   X(QUANTIZE, quantize, 24, zero_point, "x[, scales][, zero_points]", "y",                   \
     ADNN_OP_DTYPE(ADNN_DTYPE_F32), 0)                                                     \
   X(DEQUANTIZE, dequantize, 25, zero_point, "x[, scales][, zero_points]", "y",               \
-    ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8), 0)
+    ADNN_OP_DTYPE(ADNN_DTYPE_I8) | ADNN_OP_DTYPE(ADNN_DTYPE_U8), 0)                        \
+  X(LOSS_SCALE, loss_scale, 26, sizes, "scale", "t_0..t_{T-1}, found_inf",                  \
+    ADNN_OP_DTYPES_FLOAT_LOWP, 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kinds of op parameters                                                    */
@@ -205,6 +210,11 @@
   X(SGD, sgd, 0, "SGD with optional momentum, dampening, Nesterov, weight decay") \
   X(ADAM, adam, 1, "Adam with bias correction; weight decay added to the gradient") \
   X(ADAMW, adamw, 2, "Adam with decoupled weight decay")
+
+/* X(NAME, name, value, definition): loss-scaling steps (adnn_loss_scale_kind). */
+#define ADNN_LOSS_SCALE_LIST(X)                                                    \
+  X(SCALE, scale, 0, "t = t * scale (the loss, or the gradient seeding the backward pass)") \
+  X(UNSCALE, unscale, 1, "t = t * (1 / scale), 1 / scale rounded to F32 (the gradients)")
 
 /* X(NAME, name, value, definition): conv2d algorithms (adnn_conv2d_algorithm).
  * Which backend implements which is in doc/cpu.md and doc/cuda.md. */

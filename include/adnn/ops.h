@@ -890,6 +890,72 @@ ADNN_API adnn_status adnn_plan_create_optimizer(adnn_context *ctx,
  *  an execution of the same plan. */
 ADNN_API adnn_status adnn_plan_set_optimizer_step(adnn_plan *plan, double lr, int64_t step);
 
+/** Loss-scaling steps (ADNN_LOSS_SCALE_LIST: SCALE, UNSCALE). */
+typedef enum adnn_loss_scale_kind {
+#define ADNN_LOSS_SCALE_ENUM_(NAME, name, value, def) ADNN_KIND_ENUM_(ADNN_LOSS_SCALE_, NAME, value)
+  ADNN_LOSS_SCALE_LIST(ADNN_LOSS_SCALE_ENUM_)
+#undef ADNN_LOSS_SCALE_ENUM_
+} adnn_loss_scale_kind;
+
+/** The step's name ("unscale"), or "unknown". Never NULL. */
+static inline const char *adnn_loss_scale_kind_name(adnn_loss_scale_kind kind) {
+  switch (kind) {
+#define ADNN_LOSS_SCALE_CASE_(NAME, name, value, def) \
+  ADNN_KIND_NAME_CASE_(ADNN_LOSS_SCALE_, NAME, name, value)
+    ADNN_LOSS_SCALE_LIST(ADNN_LOSS_SCALE_CASE_)
+#undef ADNN_LOSS_SCALE_CASE_
+    default: break;
+  }
+  return "unknown";
+}
+
+/** Loss scaling for mixed-precision training (since 0.2.0), in place over
+ *  `tensor_count` packed vectors (multi-tensor apply), with an overflow check
+ *  across all of them:
+ *    SCALE:   t = t * scale         (the loss, or the dloss seeding backward)
+ *    UNSCALE: t = t * (1 / scale)   (the gradients, before the optimizer)
+ *  scale is an execute input: one F32 element in the backend's memory, so a
+ *  dynamic loss scale can live on the device and change without a new plan.
+ *  UNSCALE's factor is 1 / scale rounded to F32 (PyTorch's inv_scale); each
+ *  product is computed in F32 (F64 for F64 tensors, the factor widened) and,
+ *  for F16/BF16 tensors, rounded once more to the tensors' dtype. After the
+ *  product, found_inf (one element of `dtype`) is set to 1 when any result is
+ *  infinite or NaN (an input that was, a product that overflowed, a scale of
+ *  0, infinity or NaN) and is otherwise left as it was: the caller zeroes it
+ *  once per iteration and may run several plans into it. The tensors are
+ *  still written when an overflow is found; the caller skips the optimizer
+ *  step and lowers the scale.
+ *
+ *  Tensor i has sizes[i] elements of `dtype` (F32, F64, F16 or BF16). Execute
+ *  inputs: {scale}; outputs (all read and updated): {t_0..t_{T-1},
+ *  found_inf}. */
+typedef struct adnn_loss_scale_desc {
+  size_t struct_size;
+  adnn_loss_scale_kind kind;
+  adnn_dtype dtype;
+  size_t tensor_count;  /**< T >= 1 */
+  const int64_t *sizes; /**< T element counts, each >= 1 (read at creation only) */
+} adnn_loss_scale_desc;
+
+/** Zeroes *d and sets struct_size, UNSCALE and F32. */
+static inline void adnn_loss_scale_desc_init(adnn_loss_scale_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->kind = ADNN_LOSS_SCALE_UNSCALE;
+  d->dtype = ADNN_DTYPE_F32;
+}
+
+/** Creates a loss-scaling plan (run it with adnn_plan_execute_multi).
+ *  Returns ADNN_STATUS_SUCCESS; ADNN_STATUS_BAD_PARAM_NULL (ctx, desc, plan
+ *  or sizes NULL); ADNN_STATUS_BAD_PARAM_HANDLE; ADNN_STATUS_BAD_PARAM
+ *  (unknown kind, dtype not a dtype, tensor_count 0, a size below 1);
+ *  ADNN_STATUS_BAD_PARAM_OVERFLOW; ADNN_STATUS_NOT_SUPPORTED (a dtype other
+ *  than F32, F64, F16 and BF16, or a backend without the op);
+ *  ADNN_STATUS_OUT_OF_MEMORY. */
+ADNN_API adnn_status adnn_plan_create_loss_scale(adnn_context *ctx,
+                                                 const adnn_loss_scale_desc *desc,
+                                                 adnn_plan **plan);
+
 /* ------------------------------------------------------------------------ */
 /* Transformer: GEMM with a fused epilogue, scaled-dot-product attention     */
 /* ------------------------------------------------------------------------ */

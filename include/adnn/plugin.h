@@ -491,6 +491,20 @@ typedef struct adnn_plugin_optimizer {
   adnn_dtype model_dtype;
 } adnn_plugin_optimizer;
 
+/** loss_scale (since ABI 2.7): t_i *= factor over `tensor_count` packed
+ *  vectors of sizes[i] elements of `dtype`, factor = scale (SCALE) or 1 /
+ *  scale rounded to F32 (UNSCALE), products in F32 (F64 for F64) rounded to
+ *  dtype; found_inf (1 element of dtype) set to 1 when a result is not
+ *  finite, else left alone. Inputs {scale (1 F32 element)}; outputs {t_0..,
+ *  found_inf}, all read and updated. `sizes` lives as long as the plan. */
+typedef struct adnn_plugin_loss_scale {
+  uint32_t struct_size;
+  adnn_loss_scale_kind kind;
+  adnn_dtype dtype;
+  int64_t tensor_count;
+  const int64_t *sizes;
+} adnn_plugin_loss_scale;
+
 /* ---- Transformer ops (doc/ops.md, "Transformer"). */
 
 /** matmul: y = act(alpha * (a @ b) + bias + residual_scale * r). The core

@@ -154,6 +154,11 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 
 /* The optimizer: one threaded implementation for F32 (vectorized) and F64. */
 #define ADNN_CPU_OPTIMIZER_IMPLS(X) X(optimizer, simd) X(optimizer, reference)
+
+/* Loss scaling: one threaded implementation for every dtype (F32 vectorized,
+ * F16/BF16 through the F32 buffer, F64 scalar), then the reference. */
+#define ADNN_CPU_LOSS_SCALE_IMPLS(X) X(loss_scale, simd) X(loss_scale, reference)
+#define ADNN_CPU_LOSS_SCALE_FORCED NULL
 #define ADNN_CPU_OPTIMIZER_FORCED NULL
 
 /* matmul (kernels/cpu/matmul.c): F32 on adnn's GEMM engine with the epilogue

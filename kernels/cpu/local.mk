@@ -46,6 +46,7 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/reduce.c \
 	kernels/cpu/softmax_cross_entropy.c \
 	kernels/cpu/optimizer.c \
+	kernels/cpu/loss_scale.c \
 	kernels/cpu/attention.c \
 	kernels/cpu/attention_tile.h \
 	kernels/cpu/softmax.c \

@@ -174,6 +174,19 @@ ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_optimizer_launch(const adnn_cuda_launch_c
                                                         const void *const *inputs,
                                                         void *const *outputs);
 
+/* ---- loss_scale.cu ------------------------------------------------------ */
+
+/** Tensors per launch of loss scaling (their pointers travel in the
+ *  kernel's parameters). */
+#define ADNN_CUDA_LOSS_SCALE_GROUP 32
+
+/** Loss scaling of p (outputs: the tensors, then found_inf) by the F32
+ *  scale in device memory (doc/ops.md "Loss scaling"). */
+ADNN_CUDA_HIDDEN cudaError_t adnn_cuda_loss_scale_launch(const adnn_cuda_launch_config *l,
+                                                         const adnn_plugin_loss_scale *p,
+                                                         const void *scale,
+                                                         void *const *outputs);
+
 /* ---- reduce.cu ---------------------------------------------------------- */
 
 /** A reduction seen as outputs and runs: every index of `kept` is one output

@@ -47,6 +47,7 @@ kernels_cuda_libadnn_cuda_kernels_la_SOURCES = \
 	kernels/cuda/norm_backward.cu \
 	kernels/cuda/softmax_cross_entropy.cu \
 	kernels/cuda/optimizer.cu \
+	kernels/cuda/loss_scale.cu \
 	kernels/cuda/matmul_epilogue.cu \
 	kernels/cuda/reorder.cu \
 	kernels/cuda/quantize.cu \
@@ -65,7 +66,8 @@ cuda_kernel_objects = kernels/cuda/selftest.lo kernels/cuda/activation.lo kernel
 	kernels/cuda/pool2d_backward.lo kernels/cuda/activation_backward.lo \
 	kernels/cuda/softmax_backward.lo
 cuda_kernel_objects += kernels/cuda/batchnorm_training.lo kernels/cuda/norm_backward.lo
-cuda_kernel_objects += kernels/cuda/softmax_cross_entropy.lo kernels/cuda/optimizer.lo
+cuda_kernel_objects += kernels/cuda/softmax_cross_entropy.lo kernels/cuda/optimizer.lo \
+	kernels/cuda/loss_scale.lo
 cuda_kernel_objects += kernels/cuda/matmul_epilogue.lo kernels/cuda/reorder.lo
 # quantize's kernels run kernels/common/quantize.h's scalar definition.
 cuda_kernel_objects += kernels/cuda/quantize.lo

@@ -8,6 +8,7 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/common/float16.h \
 	kernels/common/convert.h \
 	kernels/common/quantize.h \
+	kernels/common/loss_scale.h \
 	kernels/ref/activation.c \
 	kernels/ref/conv2d.c \
 	kernels/ref/conv2d_backward_data.c \
@@ -26,6 +27,7 @@ kernels_ref_libadnn_ref_la_SOURCES = \
 	kernels/ref/norm_backward.c \
 	kernels/ref/softmax_cross_entropy.c \
 	kernels/ref/optimizer.c \
+	kernels/ref/loss_scale.c \
 	kernels/ref/matmul.c \
 	kernels/ref/attention.c \
 	kernels/ref/attention_backward.c \

@@ -111,6 +111,11 @@ def attention(ctx: Context, q: TensorLike, k: TensorLike, v: TensorLike, *,
               bias: Optional[TensorLike] = None, key_lengths: Optional[TensorLike] = None,
               scale: float = ..., causal: bool = ...,
               lse: bool = ...) -> Union[Tuple[Tensor, Tensor], Tensor]: ...
+# Loss scaling in place: kind "scale" multiplies the tensors by scale (one float32 element),
+# "unscale" by 1 / scale rounded to float32; found_inf (one element of the tensors' dtype)
+# becomes 1 when a result is infinite or NaN and is otherwise left alone.
+def loss_scale(ctx: Context, scale: TensorLike, *, tensors: Sequence[TensorLike],
+               found_inf: TensorLike, kind: str = "unscale") -> None: ...
 # With model_copies (f16/bf16): params and states are f32 master weights, grads are of the
 # copies' dtype, and each copy is overwritten with the rounding of its updated param.
 def optimizer(ctx: Context, grads: Sequence[TensorLike], *, params: Sequence[TensorLike],

@@ -112,6 +112,7 @@ static const kind_name reduce_kinds[] = {ADNN_REDUCE_LIST(KN4_){NULL, 0}};
 static const kind_name conv2d_algos[] = {ADNN_CONV2D_ALGO_LIST(KN4_){NULL, 0}};
 static const kind_name loss_reductions[] = {ADNN_LOSS_REDUCTION_LIST(KN4_){NULL, 0}};
 static const kind_name optimizer_kinds[] = {ADNN_OPTIMIZER_LIST(KN4_){NULL, 0}};
+static const kind_name loss_scale_kinds[] = {ADNN_LOSS_SCALE_LIST(KN4_){NULL, 0}};
 
 /* ---- output shapes -------------------------------------------------------------------- */
 
@@ -486,7 +487,7 @@ static const op_binding binding_conv2d_backward_weights = {
 static const op_binding binding_batchnorm_training, binding_batchnorm_backward,
     binding_norm_backward;
 static const op_binding binding_softmax_cross_entropy, binding_softmax_cross_entropy_backward,
-    binding_optimizer;
+    binding_optimizer, binding_loss_scale;
 /* Attention's binding (its call is after the training ops'). */
 static const op_binding binding_attention;
 /* Attention backward's binding (after attention's). */
@@ -1499,6 +1500,143 @@ static const op_binding binding_softmax_cross_entropy_backward = {
     .doc = "The gradient of softmax_cross_entropy with respect to the logits: dlogits [N, C] "
            "from the logits, the labels and dloss (the loss's shape).",
     .call = call_softmax_cross_entropy_backward,
+};
+
+/* loss_scale(ctx, scale, *, tensors, found_inf, kind="unscale"): the
+ * manifest's input first, as every binding has it; the tensors (one dtype,
+ * packed, writable; the manifest's outputs) scaled in place; scale a 1-element
+ * float32 tensor (the factor's source, which may live on the device);
+ * found_inf a writable 1-element tensor of the tensors' dtype, set to 1 on
+ * an infinite or NaN result and otherwise left alone. The plan is cached by
+ * the kind, dtype and sizes (keys up to 1 KiB; more tensors get a plan of
+ * their own per call). */
+static adnn_status create_loss_scale_key(adnn_context *c, const void *key, adnn_plan **p) {
+  adnn_loss_scale_desc d;
+  memcpy(&d, key, sizeof d);
+  d.sizes = (const int64_t *)((const char *)key + sizeof d);
+  return adnn_plan_create_loss_scale(c, &d, p);
+}
+
+static PyObject *call_loss_scale(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  const char *op = "loss_scale";
+  PyObject *pos[1] = {0}, *tensors_obj = NULL, *found_obj = NULL, *kind_obj = NULL;
+  const kw_spec kws[] = {{"scale", &pos[0]}, {"tensors", &tensors_obj},
+                         {"found_inf", &found_obj}, {"kind", &kind_obj}, {NULL, NULL}};
+  ContextObject *c;
+  if (parse_call(op, args, kwargs, 1, 1, pos, kws, &c) < 0) return NULL;
+  PyObject *scale_obj = pos[0];
+  if (!tensors_obj || !found_obj)
+    return adnn_py_fail(AdnnTypeError, "adnn.%s: tensors= and found_inf= are required (updated "
+                        "in place)", op);
+  adnn_loss_scale_desc d;
+  adnn_loss_scale_desc_init(&d);
+  if (kind_obj) {
+    int kind;
+    if (kind_value(kind_obj, loss_scale_kinds, &kind, op, "kind") < 0) return NULL;
+    d.kind = (adnn_loss_scale_kind)kind;
+  }
+  PyObject *result = NULL, *seq = NULL;
+  TensorObject **t = NULL, *scale = NULL, *found = NULL;
+  char *key = NULL;
+  Py_ssize_t T = 0;
+  seq = PySequence_Fast(tensors_obj, "adnn.loss_scale: tensors must be a sequence of tensors");
+  if (!seq) goto done;
+  T = PySequence_Fast_GET_SIZE(seq);
+  if (T < 1) {
+    adnn_py_fail(AdnnArgumentError, "adnn.%s: tensors is empty; at least one is needed", op);
+    goto done;
+  }
+  const size_t key_size = sizeof d + (size_t)T * sizeof(int64_t);
+  t = PyMem_Calloc((size_t)T, sizeof *t);
+  key = PyMem_Calloc(1, key_size);
+  if (!t || !key) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  int64_t *sizes = (int64_t *)(key + sizeof d);
+  for (Py_ssize_t i = 0; i < T; i++) {
+    char name[48];
+    snprintf(name, sizeof name, "tensors[%zd]", i);
+    if ((t[i] = tensor_arg(c, PySequence_Fast_GET_ITEM(seq, i), 1, op, name, i ? t[0] : NULL,
+                           -1)) == NULL)
+      goto done;
+    adnn_tensor_desc_element_count(&t[i]->desc, &sizes[i]);
+    if (!adnn_tensor_desc_is_packed(&t[i]->desc)) {
+      adnn_py_fail(AdnnArgumentError, "adnn.%s: %s must be packed", op, name);
+      goto done;
+    }
+  }
+  if ((scale = tensor_arg(c, scale_obj, 0, op, "scale", NULL, 1)) == NULL) goto done;
+  if (scale->desc.dtype != ADNN_DTYPE_F32) {
+    adnn_py_fail(AdnnTypeError, "adnn.%s: scale is %s; it is one float32 element", op,
+                 adnn_dtype_name(scale->desc.dtype));
+    goto done;
+  }
+  if ((found = tensor_arg(c, found_obj, 1, op, "found_inf", t[0], 1)) == NULL) goto done;
+  if (adnn_py_ctx_check_open(c) < 0) goto done;
+  d.dtype = t[0]->desc.dtype;
+  d.tensor_count = (size_t)T;
+  d.sizes = NULL;
+  memcpy(key, &d, sizeof d);
+  void **out = PyMem_Calloc((size_t)T + 1, sizeof *out);
+  if (!out) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < T; i++) out[i] = t[i]->data;
+  out[T] = found->data;
+  const void *in[1] = {scale->data};
+  adnn_status st;
+  if (key_size + 1 <= 1024) {
+    if (run_multi(c, op_index_of(op), key, key_size, create_loss_scale_key, op, in, 1, out,
+                  (size_t)T + 1) == 0) {
+      Py_INCREF(Py_None);
+      result = Py_None;
+    }
+  } else {
+    adnn_plan *plan = NULL;
+    adnn_py_ctx_lock(c);
+    st = create_loss_scale_key(c->ctx, key, &plan);
+    adnn_py_ctx_unlock(c);
+    if (st == ADNN_STATUS_SUCCESS) {
+      Py_BEGIN_ALLOW_THREADS
+      PyThread_acquire_lock(c->lock, WAIT_LOCK);
+      st = adnn_plan_execute_multi(plan, in, 1, out, (size_t)T + 1);
+      PyThread_release_lock(c->lock);
+      Py_END_ALLOW_THREADS
+      adnn_py_ctx_lock(c);
+      adnn_plan_destroy(plan);
+      adnn_py_ctx_unlock(c);
+    }
+    if (st != ADNN_STATUS_SUCCESS) adnn_py_raise(st, op);
+    else {
+      Py_INCREF(Py_None);
+      result = Py_None;
+    }
+  }
+  PyMem_Free(out);
+done:
+  for (Py_ssize_t i = 0; t && i < T; i++) Py_XDECREF(t[i]);
+  PyMem_Free(t);
+  PyMem_Free(key);
+  Py_XDECREF(seq);
+  Py_XDECREF(scale);
+  Py_XDECREF(found);
+  return result;
+}
+
+static const op_binding binding_loss_scale = {
+    .inputs = {{"scale", 0, NO_OFFSET, NO_OFFSET, 0}},
+    .params = {{"tensors", P_TENSOR, 0}, {"found_inf", P_TENSOR, 0},
+               {"kind", P_ENUM, 0, loss_scale_kinds}},
+    .doc = "Loss scaling in place over the tensors (one dtype: float32, float64, float16 or "
+           "bf16; packed, writable): kind 'scale' multiplies by scale, 'unscale' (the default) "
+           "by 1 / scale rounded to float32. scale is one float32 element; found_inf, one "
+           "element of the tensors' dtype, becomes 1 when a result is infinite or NaN and is "
+           "otherwise left alone (zero it once per iteration).",
+    .call = call_loss_scale,
+    .returns = "None",
 };
 
 /* The manifest's repeated input grad_0..grad_{T-1} is one sequence, grads. */

@@ -176,3 +176,38 @@ def test_loss_and_optimizer_errors(ctx, rng):
                        states=[np.zeros(3, np.float32), np.zeros(3, np.float32)])
     with pytest.raises(adnn.Error):
         adnn.optimizer(ctx, [g], params=[p], lr=0.1, step=0)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.float16])
+def test_loss_scale_unscale_and_overflow(ctx, rng, dt):
+    """unscale by 3 (a rounded reciprocal) against numpy in float64 on the same
+    factor, rounded as the library rounds (float32 product, then dt); found_inf
+    stays 0 without an overflow, becomes 1 with an infinity planted, and a
+    scale of 65536 overflows float16 (and only float16)."""
+    tensors = [rng.uniform(-1, 1, n).astype(dt) for n in (7, 1, 40000)]
+    before = [t.copy() for t in tensors]
+    found = np.zeros(1, dt)
+    scale = np.array([3.0], np.float32)
+    adnn.loss_scale(ctx, scale, tensors=tensors, found_inf=found)
+    f = np.float32(1.0 / 3.0)
+    for t, b in zip(tensors, before):
+        want = b.astype(np.float64) * np.float64(f)
+        want = want.astype(np.float32).astype(dt) if dt != np.float64 else want
+        np.testing.assert_array_equal(t, want)
+    assert found[0] == 0
+    tensors[1][0] = np.inf
+    adnn.loss_scale(ctx, scale, tensors=tensors, found_inf=found)
+    assert found[0] == 1
+    found[0] = 0
+    big = [rng.uniform(1.0, 2.0, 100).astype(dt)]  # x 65536 > 65504, float16's largest
+    adnn.loss_scale(ctx, np.array([65536.0], np.float32), tensors=big, found_inf=found,
+                    kind="scale")
+    assert found[0] == (1 if dt == np.float16 else 0)
+    with pytest.raises(TypeError):  # the scale must be float32
+        adnn.loss_scale(ctx, np.array([2.0]), tensors=big, found_inf=found)
+    with pytest.raises(TypeError):  # found_inf of another dtype
+        adnn.loss_scale(ctx, scale, tensors=big, found_inf=np.zeros(1, np.int32))
+    with pytest.raises(adnn.ArgumentError):
+        adnn.loss_scale(ctx, scale, tensors=big, found_inf=found, kind="rescale")
+    with pytest.raises(adnn.ArgumentError):
+        adnn.loss_scale(ctx, scale, tensors=[], found_inf=found)

@@ -616,8 +616,9 @@ static adnn_status fuzz_optimizer(reader *r, adnn_plan **plan, exec_args *e) {
   if (byte(r) & 1) d.beta1 = double_val(r);
   if (byte(r) & 1) d.beta2 = double_val(r);
   if (byte(r) & 1) d.epsilon = double_val(r);
+  if ((byte(r) & 7) == 7) d.model_dtype = dtype_val(r);
   const int one = d.tensor_count == 1 && d.sizes != NULL && d.kind == ADNN_OPTIMIZER_SGD &&
-                  d.momentum == 0.0;
+                  d.momentum == 0.0 && d.model_dtype == 0;
   e->n_inputs = 1;
   e->in_bytes[0] = one ? vector_bytes(d.dtype, sizes[0]) : SIZE_MAX;
   e->out_bytes = e->in_bytes[0];
@@ -625,6 +626,25 @@ static adnn_status fuzz_optimizer(reader *r, adnn_plan **plan, exec_args *e) {
   if (st == ADNN_STATUS_SUCCESS && (byte(r) & 1))
     (void)adnn_plan_set_optimizer_step(*plan, double_val(r), param_val(r));
   return st;
+}
+
+/* Loss scaling: any kind, dtype, tensor count and sizes. Never executed:
+ * its outputs are the tensors and found_inf, at least two, and the runner
+ * passes one. */
+static adnn_status fuzz_loss_scale(reader *r, adnn_plan **plan, exec_args *e) {
+  adnn_loss_scale_desc d;
+  adnn_loss_scale_desc_init(&d);
+  d.kind = (adnn_loss_scale_kind)enum_val(r, 2);
+  d.dtype = dtype_val(r);
+  uint8_t b = byte(r);
+  d.tensor_count = b == 0xff ? (size_t)raw64(r) : (size_t)(b % 4);
+  int64_t sizes[4];
+  for (int i = 0; i < 4; i++) sizes[i] = size_val(r);
+  d.sizes = byte(r) < 0xf0 && d.tensor_count <= 4 ? sizes : NULL;
+  e->n_inputs = 1;
+  e->in_bytes[0] = SIZE_MAX;
+  e->out_bytes = SIZE_MAX;
+  return adnn_plan_create_loss_scale(ctx, &d, plan);
 }
 
 /* matmul: a and b of ranks 0..5 (2..4 are valid), y usually a @ b's shape,
