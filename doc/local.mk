@@ -21,4 +21,4 @@ dist_doc_DATA += doc/prepacking.md
 docexamplesdir = $(docdir)/examples
 dist_docexamples_DATA = doc/examples/errors.c doc/examples/context.c doc/examples/memory.c \
 	doc/examples/tensors.c doc/examples/gemm.c doc/examples/plans.c doc/examples/backends.c \
-	doc/examples/tuning.c doc/examples/training.c
+	doc/examples/tuning.c doc/examples/training.c doc/examples/mixed_precision.c

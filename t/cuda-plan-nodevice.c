@@ -240,6 +240,16 @@ static int build_optimizer(adnn_plugin_optimizer *p, adnn_dtype dt) {
   return 1;
 }
 
+/* Loss scaling: one tensor of optimizer_sizes[0] elements; its one input
+ * is the scale. */
+static int build_loss_scale(adnn_plugin_loss_scale *p, adnn_dtype dt) {
+  p->kind = ADNN_LOSS_SCALE_UNSCALE;
+  p->dtype = dt;
+  p->tensor_count = 1;
+  p->sizes = optimizer_sizes;
+  return 1;
+}
+
 /* matmul: y [1, 1, 3, 4] = a [1, 1, 3, 2] @ b [1, 1, 2, 4] with a bias. */
 static int build_matmul(adnn_plugin_matmul *p, adnn_dtype dt) {
   p->a = tensor4(dt, 1, 1, 3, 2);

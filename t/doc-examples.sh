@@ -15,7 +15,7 @@ ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not o
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/adnn-docex.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-examples="errors context memory tensors gemm plans backends tuning training"
+examples="errors context memory tensors gemm plans backends tuning training mixed_precision"
 
 for ex in $examples; do
   prog=$builddir/doc/examples/$ex

@@ -275,7 +275,7 @@ EXTRA_DIST += t/bench-corr.sh t/doc-examples.sh t/man-pages.sh t/abi-exports.sh 
 	t/staged-install.sh
 doc_examples = doc/examples/errors doc/examples/context doc/examples/memory \
 	doc/examples/tensors doc/examples/gemm doc/examples/plans doc/examples/backends \
-	doc/examples/tuning doc/examples/training
+	doc/examples/tuning doc/examples/training doc/examples/mixed_precision
 check_PROGRAMS += $(doc_examples)
 doc_examples_errors_LDADD = libadnn.la
 doc_examples_context_LDADD = libadnn.la
@@ -286,6 +286,7 @@ doc_examples_plans_LDADD = libadnn.la
 doc_examples_backends_LDADD = libadnn.la
 doc_examples_tuning_LDADD = libadnn.la
 doc_examples_training_LDADD = libadnn.la -lm
+doc_examples_mixed_precision_LDADD = libadnn.la -lm
 
 # ---- environment variables, verbose mode, plugin file checks ----------------
 # t/core-env: each bad value of a variable warns once, naming the accepted
