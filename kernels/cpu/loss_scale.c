@@ -4,12 +4,13 @@
  *
  * The factor is kernels/common/loss_scale.h's F32 number, so the products
  * are those of the reference. F32 tensors are multiplied in vectors; the
- * check folds each product into an accumulator as y * 0, which is 0 for a
- * finite y and NaN for an infinite or NaN one, so the hot loop has no
- * branch and one NaN test per chunk remains. F16/BF16 tensors run in blocks
- * of ADNN_CPU_LOWP_BLOCK widened into an F32 stack buffer and rounded back
- * (kernels/cpu/lowp.c); their check reads the rounded values, since a
- * product that fits F32 can still overflow F16. F64 runs scalar loops.
+ * check ANDs |y| < limit into a lane mask (false for an infinity or a NaN),
+ * so the hot loop has no branch and one test per chunk remains. F16/BF16
+ * tensors run in blocks of ADNN_CPU_LOWP_BLOCK widened into an F32 stack
+ * buffer, through the same vector kernel, and rounded back (kernels/cpu/
+ * lowp.c); their limit is the smallest F32 magnitude that rounds to
+ * infinity in the 16-bit type, since a product that fits F32 can still
+ * overflow F16. F64 runs a scalar loop with an OR-reduced check.
  *
  * Work split as the optimizer's: chunks of LS_CHUNK elements numbered tensor
  * after tensor, spread over the pool; a chunk that finds a non-finite value
@@ -18,10 +19,12 @@
  */
 #ifdef ADNN_SIMD_VECTOR_PART
 
-/* t[i] *= f for i < n; 1 when a product is not finite. */
-static int NAME(ls_f32)(float *t, size_t n, float f) {
-  const VF vf = NAME(vset)(f), zero = NAME(vset)(0.0f);
-  VF acc = zero;
+/* t[i] *= f for i < n; 1 when some |product| is not below `limit` (NaN
+ * never is): infinity for F32 results, and for F16/BF16 the smallest F32
+ * magnitude that rounds to infinity there. */
+static int NAME(ls_f32)(float *t, size_t n, float f, float limit) {
+  const VF vf = NAME(vset)(f), vlim = NAME(vset)(limit);
+  VI fine = (VI){0} - 1;
   for (size_t i = 0; i < n; i += VL) {
     const size_t w = n - i < VL ? n - i : VL;
     const VF y = (w == VL ? NAME(vload)(t + i) : NAME(vload_n)(t + i, w, 0.0f)) * vf;
@@ -29,10 +32,10 @@ static int NAME(ls_f32)(float *t, size_t n, float f) {
       NAME(vstore)(t + i, y);
     else
       NAME(vstore_n)(t + i, y, w);
-    acc = acc + y * zero;
+    fine &= NAME(vabs)(y) < vlim;
   }
   int bad = 0;
-  for (int l = 0; l < VL; l++) bad |= acc[l] != acc[l];
+  for (int l = 0; l < VL; l++) bad |= fine[l] == 0;
   return bad;
 }
 
@@ -52,7 +55,7 @@ static const ls_fns NAME(adnn_f32_loss_scale) = {NAME(ls_f32)};
 #include "kernels/cpu/simd.h"
 
 typedef struct ls_fns {
-  int (*f32)(float *t, size_t n, float f);
+  int (*f32)(float *t, size_t n, float f, float limit);
 } ls_fns;
 
 #define ADNN_SIMD_KERNEL "kernels/cpu/loss_scale.c"
@@ -91,29 +94,30 @@ typedef struct ls_task {
 /* One chunk of n elements at t; 1 when a result is not finite. */
 static int ls_chunk(const ls_task *k, void *t, int64_t n) {
   const adnn_dtype dt = k->p->dtype;
-  if (dt == ADNN_DTYPE_F32) return k->s->fn->f32((float *)t, (size_t)n, k->factor);
+  if (dt == ADNN_DTYPE_F32) return k->s->fn->f32((float *)t, (size_t)n, k->factor, INFINITY);
   if (dt == ADNN_DTYPE_F64) {
-    double *d = t, acc = 0.0;
+    double *d = t;
     const double f = (double)k->factor;
+    unsigned bad = 0;
     for (int64_t i = 0; i < n; i++) {
       d[i] *= f;
-      acc += d[i] * 0.0;
+      bad |= (unsigned)!(d[i] - d[i] == 0.0); /* NaN for an infinity or NaN */
     }
-    return acc != acc;
+    return bad != 0;
   }
+  /* The check happens in F32, before the rounding: F16's largest finite
+   * value is 65504 with an odd significand, so |y| >= 65520 (the halfway
+   * point to 2^16) rounds to infinity; BF16's is 0x1.fep127, so |y| >=
+   * 0x1.ffp127 does. The conversion keeps NaN a NaN. */
+  const float limit = dt == ADNN_DTYPE_F16 ? 65520.0f : 0x1.ffp127f;
   uint16_t *h = t;
   float buf[ADNN_CPU_LOWP_BLOCK];
   int bad = 0;
   for (int64_t b = 0; b < n; b += ADNN_CPU_LOWP_BLOCK) {
     const size_t m = (size_t)(n - b < ADNN_CPU_LOWP_BLOCK ? n - b : ADNN_CPU_LOWP_BLOCK);
     adnn_cpu_lowp_to_f32(k->s->isa, dt, h + b, buf, m);
-    for (size_t i = 0; i < m; i++) buf[i] *= k->factor;
+    bad |= k->s->fn->f32(buf, m, k->factor, limit);
     adnn_cpu_lowp_from_f32(k->s->isa, dt, buf, h + b, m);
-    /* The check on the stored values: widen them again. */
-    adnn_cpu_lowp_to_f32(k->s->isa, dt, h + b, buf, m);
-    float acc = 0.0f;
-    for (size_t i = 0; i < m; i++) acc += buf[i] * 0.0f;
-    bad |= acc != acc;
   }
   return bad;
 }

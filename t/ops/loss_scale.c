@@ -5,7 +5,8 @@
  * and NaNs in them, or start found_inf at 1, before it is submitted. The
  * scale (input 0, one F32) is set per case: powers of two (the usual dynamic
  * scales), 3 (UNSCALE's factor then is a rounded reciprocal), 0 (UNSCALE's
- * factor infinite) and 65536 (F16 products overflow). */
+ * factor infinite), 65536 (F16 products overflow) and scales just below the
+ * F16 and BF16 overflow thresholds. */
 #include "t/harness/harness.h"
 
 #include <math.h>
@@ -112,12 +113,13 @@ static int ls_oracle(const harness_desc *hd, const double *const *in, double *y,
 static const int64_t sz_three[3] = {7, 1, 33};
 static const int64_t sz_five[5] = {40000, 5, 32768, 32769, 64};
 
-/* Plants: none, an infinity, a NaN, or found_inf already 1. */
-enum { PLANT_NONE, PLANT_INF, PLANT_NAN, PLANT_FOUND };
+/* Plants: none, an infinity, a NaN, found_inf already 1, or a 1 (the
+ * largest magnitude, exact in every dtype, for the threshold cases). */
+enum { PLANT_NONE, PLANT_INF, PLANT_NAN, PLANT_FOUND, PLANT_ONE };
 
 static void ls_case(harness_suite *suite, adnn_loss_scale_kind kind, adnn_dtype dt,
                     size_t T, const int64_t *sizes, double scale, int plant) {
-  static const char *const plants[] = {"", " inf", " nan", " found1"};
+  static const char *const plants[] = {"", " inf", " nan", " found1", " one"};
   harness_case c;
   harness_case_init(&c, harness_op_find("loss_scale"), dt, "loss_scale %s T%zu s%g%s",
                     adnn_loss_scale_kind_name(kind), T, scale, plants[plant]);
@@ -137,6 +139,7 @@ static void ls_case(harness_suite *suite, adnn_loss_scale_kind kind, adnn_dtype 
   if (plant == PLANT_INF) c.out.v[at] = -INFINITY;
   if (plant == PLANT_NAN) c.out.v[at] = NAN;
   if (plant == PLANT_FOUND) c.out.v[c.out_offset[T]] = 1.0;
+  if (plant == PLANT_ONE) c.out.v[at] = 1.0;
   harness_submit(suite, &c);
 }
 
@@ -155,6 +158,16 @@ static void ls_cases(harness_suite *s) {
     /* 65536 * [-1, 1) overflows F16 (its largest is 65504), not the others. */
     ls_case(s, ADNN_LOSS_SCALE_SCALE, dt, 5, sz_five, 65536.0, PLANT_NONE);
     ls_case(s, ADNN_LOSS_SCALE_SCALE, dt, 5, sz_five, 0.5, PLANT_NAN);
+    /* Just below the 16-bit types' overflow thresholds, with a planted 1:
+     * 1 * 65512 is below 65520, where F16 starts to round to infinity, and
+     * 1 * 0x1.fe8p127 below 0x1.ffp127, where BF16 does, so neither
+     * overflows in its own type (found_inf stays 0) though both round to
+     * the type's largest finite value. The values are compared here; the
+     * harness measures errors relative to the largest value (3e38 in the
+     * BF16 case), which hides a wrong found_inf of 1, so the flag itself is
+     * checked bit for bit at both thresholds by ls_thresholds below. */
+    ls_case(s, ADNN_LOSS_SCALE_SCALE, dt, 5, sz_five, 65512.0, PLANT_ONE);
+    ls_case(s, ADNN_LOSS_SCALE_SCALE, dt, 5, sz_five, 0x1.fe8p127, PLANT_ONE);
   }
 }
 
@@ -178,6 +191,71 @@ static void ls_oracle_selftests(const harness_report *rep) {
   good &= oracle_scale(ADNN_DTYPE_F32, oracle_factor(ADNN_LOSS_SCALE_UNSCALE, 0.0), z, 2) == 1 &&
           isnan(z[0]) && isinf(z[1]);
   harness_ok(rep, good, "oracle: loss scaling's factor, rounding and overflow by hand");
+}
+
+/* ------------------------------------------------------------------------ */
+/* The overflow thresholds, bit for bit                                      */
+/* ------------------------------------------------------------------------ */
+
+/* {1, -1, 0.5} of F16 or BF16 scaled just below the threshold where the
+ * product rounds to infinity (65512, 0x1.fe8p127: the type's largest finite
+ * value, found_inf 0) and exactly at it (65520, 0x1.ffp127: a tie, rounded
+ * to even, which is infinity: found_inf 1), through the public API on the
+ * backend under test. */
+static void ls_thresholds(const harness_report *rep, adnn_context *ctx, const char *bn) {
+  static const struct {
+    adnn_dtype dt;
+    float below, at;
+    uint16_t t[3], max, inf, half_below, half_at, one;
+  } k[2] = {
+      /* 0.5 * 65512 = 32756 lies between 32752 (0x77ff) and 32768: the nearer. */
+      {ADNN_DTYPE_F16, 65512.0f, 65520.0f, {0x3c00, 0xbc00, 0x3800}, 0x7bff, 0x7c00, 0x77ff,
+       0x7800, 0x3c00},
+      {ADNN_DTYPE_BF16, 0x1.fe8p127f, 0x1.ffp127f, {0x3f80, 0xbf80, 0x3f00}, 0x7f7f, 0x7f80,
+       0x7eff, 0x7f00, 0x3f80},
+  };
+  for (int i = 0; i < 2; i++) {
+    const int64_t n = 3;
+    adnn_loss_scale_desc d;
+    adnn_loss_scale_desc_init(&d);
+    d.kind = ADNN_LOSS_SCALE_SCALE;
+    d.dtype = k[i].dt;
+    d.tensor_count = 1;
+    d.sizes = &n;
+    adnn_plan *plan = NULL;
+    void *buf = NULL;
+    if (!harness_is_status(rep, adnn_plan_create_loss_scale(ctx, &d, &plan), ADNN_STATUS_SUCCESS,
+                           "%s loss_scale %s: threshold plan", bn, adnn_dtype_name(k[i].dt)))
+      continue;
+    if (adnn_malloc(ctx, 64, &buf) != ADNN_STATUS_SUCCESS) {
+      adnn_plan_destroy(plan);
+      continue;
+    }
+    char *b = buf;
+    for (int at = 0; at < 2; at++) {
+      const float scale = at ? k[i].at : k[i].below;
+      uint16_t host[4] = {k[i].t[0], k[i].t[1], k[i].t[2], 0};
+      adnn_status st = adnn_memcpy(ctx, b, host, 8, ADNN_MEMCPY_HOST_TO_DEVICE);
+      if (st == ADNN_STATUS_SUCCESS)
+        st = adnn_memcpy(ctx, b + 32, &scale, sizeof scale, ADNN_MEMCPY_HOST_TO_DEVICE);
+      const void *in[1] = {b + 32};
+      void *out[2] = {b, b + 6};
+      if (st == ADNN_STATUS_SUCCESS) st = adnn_plan_execute_multi(plan, in, 1, out, 2);
+      if (st == ADNN_STATUS_SUCCESS) st = adnn_context_synchronize(ctx);
+      if (st == ADNN_STATUS_SUCCESS) st = adnn_memcpy(ctx, host, b, 8, ADNN_MEMCPY_DEVICE_TO_HOST);
+      const uint16_t big = at ? k[i].inf : k[i].max;
+      const uint16_t half = at ? k[i].half_at : k[i].half_below;
+      const uint16_t flag = at ? k[i].one : 0;
+      harness_ok(rep, st == ADNN_STATUS_SUCCESS && host[0] == big &&
+                          host[1] == (uint16_t)(big | 0x8000u) && host[2] == half &&
+                          host[3] == flag,
+                 "%s loss_scale %s: {1, -1, 0.5} * %a -> %04x %04x %04x, found_inf %04x "
+                 "(want %04x %04x %04x, %04x)", bn, adnn_dtype_name(k[i].dt), (double)scale,
+                 host[0], host[1], host[2], host[3], big, (unsigned)(big | 0x8000u), half, flag);
+    }
+    adnn_free(ctx, buf);
+    adnn_plan_destroy(plan);
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -246,6 +324,7 @@ static void ls_bad_descriptors(const harness_report *rep, adnn_context *ctx, con
   }
   adnn_plan_destroy(plan);
 #undef RESET
+  ls_thresholds(rep, ctx, bn);
 }
 
 const harness_op_traits harness_loss_scale_traits = {
