@@ -564,7 +564,11 @@ EXTRA_DIST += t/python.sh python/pyproject.toml python/setup.py python/adnn/__in
 	python/tests/test_ops.py python/tests/test_dlpack.py python/tests/test_api.py \
 	python/examples/cnn.py python/tests/test_examples.py python/bench/overhead.py \
 	python/bench/gemm_c_loop.c python/adnn/__init__.pyi python/tests/test_stubs.py
-EXTRA_DIST += python/tests/test_training_loss.py python/tests/test_reorder.py
+EXTRA_DIST += python/tests/test_training_loss.py python/tests/test_reorder.py python/bench/loss_scale.py \
+	python/tests/test_attention.py python/tests/test_attention_backward.py \
+	python/tests/test_backward.py python/tests/test_conv2d_backward.py \
+	python/tests/test_conv2d_int8.py python/tests/test_float16.py python/tests/test_matmul.py \
+	python/tests/test_quantize.py python/tests/test_training_norm.py
 
 # ---- conv2d backward: gradient checks and determinism ------------------------
 # Central differences of the forward plan against backward data and weights in
