@@ -51,8 +51,7 @@ adnn_status adnn__op_output_check(const char *func, const char *name, const adnn
   return ADNN_STATUS_SUCCESS;
 }
 
-/* The names of the dtypes in a mask, for messages ("f32 and f64"). */
-static void dtype_names(unsigned mask, char *buf, size_t size) {
+void adnn__dtype_mask_names(unsigned mask, char *buf, size_t size) {
   size_t used = 0;
   int n = 0, total = 0;
   buf[0] = '\0';
@@ -76,7 +75,7 @@ static adnn_status check_dtype(const char *func, const char *name, const adnn_te
                       adnn_dtype_name(want));
   if (!(io->dtypes & ADNN_OP_DTYPE(want))) {
     char names[128];
-    dtype_names(io->dtypes, names, sizeof names);
+    adnn__dtype_mask_names(io->dtypes, names, sizeof names);
     return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: dtype %s is not supported (%s are)", func,
                       adnn_dtype_name(want), names);
   }

@@ -73,6 +73,10 @@ adnn_status adnn__op_io_reserve(const char *func, adnn__op_io *io, size_t n_inpu
 /* Frees what adnn__op_io_reserve allocated. */
 void adnn__op_io_free(adnn__op_io *io);
 
+/* The names of the dtypes of an ADNN_OP_DTYPE mask, for messages
+ * ("f32, f64, f16 and bf16"), into buf (truncated to size). */
+void adnn__dtype_mask_names(unsigned mask, char *buf, size_t size);
+
 /* Checks shared by the validators. adnn__op_tensor_check validates tensor
  * `name` of op function `func` (adnn__tensor_check), its rank in
  * rank_lo..rank_hi and every dim >= 1, and stores its span in bytes in

@@ -33,8 +33,8 @@ adnn_status adnn__attention_backward_validate(const char *func,
 static adnn_status check_same_dtype(const char *func, const char *name,
                                     const adnn_tensor_desc *t, adnn_dtype want) {
   if (t->dtype != want)
-    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has dtype %s but q has %s; q, k, v, o, lse "
-                      "and bias share one dtype", func, name, adnn_dtype_name(t->dtype),
+    return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has dtype %s but q has %s; q, k, v, o and "
+                      "bias share one dtype", func, name, adnn_dtype_name(t->dtype),
                       adnn_dtype_name(want));
   return ADNN_STATUS_SUCCESS;
 }
@@ -106,9 +106,12 @@ adnn_status adnn__attention_validate(const char *func, const adnn_attention_desc
   size_t qb, kb, vb, ob, lb = 0, bb = 0, klb = 0;
   if ((st = adnn__op_tensor_check(func, "q", &d->q, 4, 4, &qb)) != ADNN_STATUS_SUCCESS) return st;
   const adnn_dtype dt = d->q.dtype;
-  if (!(io->dtypes & ADNN_OP_DTYPE(dt)))
-    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: q dtype %s is not supported (f32 and f64 "
-                      "are)", func, adnn_dtype_name(dt));
+  if (!(io->dtypes & ADNN_OP_DTYPE(dt))) {
+    char names[128];
+    adnn__dtype_mask_names(io->dtypes, names, sizeof names);
+    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: q dtype %s is not supported (%s are)", func,
+                      adnn_dtype_name(dt), names);
+  }
   io->dtype = dt;
   if ((st = adnn__op_tensor_check(func, "k", &d->k, 4, 4, &kb)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = adnn__op_tensor_check(func, "v", &d->v, 4, 4, &vb)) != ADNN_STATUS_SUCCESS) return st;
@@ -143,7 +146,12 @@ adnn_status adnn__attention_validate(const char *func, const adnn_attention_desc
   const int has_kl = d->has_key_lengths != 0;
   if (has_lse) {
     if ((st = adnn__op_tensor_check(func, "lse", &d->lse, 3, 3, &lb)) != ADNN_STATUS_SUCCESS) return st;
-    if ((st = check_same_dtype(func, "lse", &d->lse, dt)) != ADNN_STATUS_SUCCESS) return st;
+    /* The log-sum-exp is a statistic: F32 for F16/BF16 q (ADNN_OP_PARAM_DTYPE). */
+    if (d->lse.dtype != ADNN_OP_PARAM_DTYPE(dt))
+      return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: lse has dtype %s but must be %s for q of "
+                        "dtype %s (q's dtype, F32 for F16 and BF16 q)", func,
+                        adnn_dtype_name(d->lse.dtype), adnn_dtype_name(ADNN_OP_PARAM_DTYPE(dt)),
+                        adnn_dtype_name(dt));
     const int64_t lwant[3] = {B, H, Sq};
     static const char *const lwhat[3] = {"q's batch size B", "q's head count H",
                                          "q's query count Sq"};
@@ -174,7 +182,7 @@ adnn_status adnn__attention_validate(const char *func, const adnn_attention_desc
   if (!isfinite(d->scale) || d->scale < 0.0)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: scale (%g) must be finite and >= 0 (0 means "
                       "1 / sqrt(D))", func, d->scale);
-  if (d->q.dtype == ADNN_DTYPE_F32 && d->scale > FLT_MAX)
+  if (d->q.dtype != ADNN_DTYPE_F64 && d->scale > FLT_MAX)
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: scale (%g) is beyond the F32 range (the F32 "
                       "kernels scale in float)", func, d->scale);
 
@@ -194,7 +202,7 @@ adnn_status adnn__attention_validate(const char *func, const adnn_attention_desc
   p->k = d->k;
   p->v = d->v;
   p->o = d->o;
-  p->lse = has_lse ? d->lse : absent(dt);
+  p->lse = has_lse ? d->lse : absent(ADNN_OP_PARAM_DTYPE(dt));
   p->bias = bias;
   p->key_lengths = kl;
   p->B = B;

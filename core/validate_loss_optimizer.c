@@ -18,9 +18,12 @@
 /* The op's dtype must be one the op accepts (NOT_SUPPORTED otherwise). */
 static adnn_status check_op_dtype(const char *func, const char *name, adnn_dtype dt,
                                   adnn__op_io *io) {
-  if (!(io->dtypes & ADNN_OP_DTYPE(dt)))
-    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: %s dtype %s is not supported (f32 and f64 "
-                      "are)", func, name, adnn_dtype_name(dt));
+  if (!(io->dtypes & ADNN_OP_DTYPE(dt))) {
+    char names[128];
+    adnn__dtype_mask_names(io->dtypes, names, sizeof names);
+    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: %s dtype %s is not supported (%s are)",
+                      func, name, adnn_dtype_name(dt), names);
+  }
   io->dtype = dt;
   return ADNN_STATUS_SUCCESS;
 }

@@ -131,7 +131,8 @@ adnn_status adnn__norm_backward_validate(const char *func, const adnn_norm_backw
   fio.dtypes = io->dtypes;
   if ((st = adnn__norm_validate(func, &fd, &p->fwd, &fio)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = check_gradient_layout(func, "dx", "x", &fd.x)) != ADNN_STATUS_SUCCESS) return st;
-  const size_t vec = (size_t)p->fwd.D * adnn_dtype_size(fio.dtype);
+  /* The gain and its gradients are F32 for F16/BF16 data (ADNN_OP_PARAM_DTYPE). */
+  const size_t vec = (size_t)p->fwd.D * adnn_dtype_size(ADNN_OP_PARAM_DTYPE(fio.dtype));
   const int has_gain = p->fwd.has_gain, has_bias = p->fwd.has_bias;
   io->dtype = fio.dtype;
   io->n_inputs = 2 + has_gain; /* x, dy[, gain] */

@@ -63,10 +63,13 @@
 #define ADNN_OP_DTYPES_FLOAT_LOWP \
   (ADNN_OP_DTYPES_FLOAT | ADNN_OP_DTYPE(ADNN_DTYPE_F16) | ADNN_OP_DTYPE(ADNN_DTYPE_BF16))
 
-/* The dtype of an op's per-channel parameter vectors (batchnorm's scale,
- * shift, mean and var; norm's gain and bias) for data of dtype `dt`: the
- * data's dtype, except F32 for F16 and BF16 data (as cuDNN and PyTorch keep
- * the statistics and affine parameters of half-precision data in F32). */
+/* The dtype of an op's parameter and statistics tensors for data of dtype
+ * `dt` (batchnorm's scale, shift, mean and var, and in training its saved
+ * and running statistics and dscale / dshift; norm's gain and bias and their
+ * gradients dgain / dbias; attention's lse): the data's dtype, except F32
+ * for F16 and BF16 data (as cuDNN and PyTorch keep the statistics and affine
+ * parameters of half-precision data in F32, and flash attention its
+ * log-sum-exp). */
 #define ADNN_OP_PARAM_DTYPE(dt) \
   (((dt) == ADNN_DTYPE_F16 || (dt) == ADNN_DTYPE_BF16) ? ADNN_DTYPE_F32 : (dt))
 
@@ -112,9 +115,9 @@
   X(BINARY, binary, 7, beta, "a, b", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                     \
   X(REDUCE, reduce, 8, keep_dims, "x", "y", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                     \
   X(CONV2D_BACKWARD_DATA, conv2d_backward_data, 9, algorithm, "dy, w", "dx",             \
-    ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
+    ADNN_OP_DTYPES_FLOAT_LOWP, ADNN_OP_TUNABLE)                                                \
   X(CONV2D_BACKWARD_WEIGHTS, conv2d_backward_weights, 10, algorithm, "x, dy", "dw[, db]", \
-    ADNN_OP_DTYPES_FLOAT, ADNN_OP_TUNABLE)                                                \
+    ADNN_OP_DTYPES_FLOAT_LOWP, ADNN_OP_TUNABLE)                                                \
   X(POOL2D_BACKWARD, pool2d_backward, 11, forward, "x, y, dy", "dx",                      \
     ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                         \
   X(ACTIVATION_BACKWARD, activation_backward, 12, forward, "x, dy", "dx",                 \
@@ -122,23 +125,23 @@
   X(SOFTMAX_BACKWARD, softmax_backward, 13, forward, "y, dy", "dx",                       \
     ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                         \
   X(BATCHNORM_TRAINING, batchnorm_training, 14, momentum, "x, scale, shift",              \
-    "y, saved_mean, saved_inv_std, running_mean, running_var", ADNN_OP_DTYPES_FLOAT, 0)   \
+    "y, saved_mean, saved_inv_std, running_mean, running_var", ADNN_OP_DTYPES_FLOAT_LOWP, 0)   \
   X(BATCHNORM_BACKWARD, batchnorm_backward, 15, forward,                                  \
-    "x, dy, scale, saved_mean, saved_inv_std", "dx, dscale, dshift", ADNN_OP_DTYPES_FLOAT, 0) \
+    "x, dy, scale, saved_mean, saved_inv_std", "dx, dscale, dshift", ADNN_OP_DTYPES_FLOAT_LOWP, 0) \
   X(NORM_BACKWARD, norm_backward, 16, forward, "x, dy[, gain]", "dx[, dgain][, dbias]",  \
-    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+    ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                              \
   X(SOFTMAX_CROSS_ENTROPY, softmax_cross_entropy, 17, ignore_index, "logits, labels",     \
-    "loss", ADNN_OP_DTYPES_FLOAT, 0)                                                        \
+    "loss", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                        \
   X(SOFTMAX_CROSS_ENTROPY_BACKWARD, softmax_cross_entropy_backward, 18, forward,          \
-    "logits, labels, dloss", "dlogits", ADNN_OP_DTYPES_FLOAT, 0)                           \
+    "logits, labels, dloss", "dlogits", ADNN_OP_DTYPES_FLOAT_LOWP, 0)                           \
   X(OPTIMIZER, optimizer, 19, epsilon, "grad_0..grad_{T-1}",                               \
     "p_0..p_{T-1}[, buf_0..buf_{T-1} | m_0..m_{T-1}, v_0..v_{T-1}]", ADNN_OP_DTYPES_FLOAT, 0) \
   X(MATMUL, matmul, 20, activation, "a, b[, bias][, residual][, requant_scales]", "y",       \
     ADNN_OP_DTYPES_MATMUL, ADNN_OP_TUNABLE)                                               \
   X(ATTENTION, attention, 21, has_lse, "q, k, v[, bias][, key_lengths]", "o[, lse]",     \
-    ADNN_OP_DTYPES_FLOAT, 0)                                                              \
+    ADNN_OP_DTYPES_FLOAT_LOWP, 0)                                                              \
   X(ATTENTION_BACKWARD, attention_backward, 22, forward,                                  \
-    "q, k, v, o, do, lse[, bias][, key_lengths]", "dq, dk, dv", ADNN_OP_DTYPES_FLOAT, 0) \
+    "q, k, v, o, do, lse[, bias][, key_lengths]", "dq, dk, dv", ADNN_OP_DTYPES_FLOAT_LOWP, 0) \
   X(REORDER, reorder, 23, y, "x", "y", ADNN_OP_DTYPES_ALL, 0)                             \
   X(QUANTIZE, quantize, 24, zero_point, "x[, scales][, zero_points]", "y",                   \
     ADNN_OP_DTYPE(ADNN_DTYPE_F32), 0)                                                     \

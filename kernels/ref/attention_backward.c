@@ -77,7 +77,7 @@ static void pair(const ab_args *a, int64_t b, int64_t h, int64_t i, int64_t j, d
   const adnn_plugin_attention *p = a->p;
   const int64_t g = h / p->group;
   *prob = *ds = 0.0;
-  const double lse = adnn_ref_load(a->lse, a->t, off3(&p->lse, b, h, i));
+  const double lse = adnn_ref_load(a->lse, p->lse.dtype, off3(&p->lse, b, h, i));
   if (lse == -INFINITY || !visible(p, limit, i, j)) return;
   double s = 0.0;
   for (int64_t d = 0; d < p->D; d++)

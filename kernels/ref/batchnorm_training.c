@@ -30,7 +30,8 @@ void adnn_ref_batchnorm_training(const adnn_plugin_batchnorm_training *pt,
   const void *x = inputs[0], *scale = inputs[1], *shift = inputs[2];
   void *y = outputs[0], *saved_mean = outputs[1], *saved_inv = outputs[2];
   void *run_mean = outputs[3], *run_var = outputs[4];
-  const adnn_dtype t = xd->dtype;
+  /* x in t; the parameter vectors and statistics in vt (F32 for F16/BF16 x). */
+  const adnn_dtype t = xd->dtype, vt = ADNN_OP_PARAM_DTYPE(t);
   const int64_t n = adnn_ref_count(xd), inner = inner_of(xd), count = pt->count;
   const double m = pt->momentum;
   enum { BLOCK = 64 };
@@ -55,14 +56,14 @@ void adnn_ref_batchnorm_training(const adnn_plugin_batchnorm_training *pt,
       var[c] /= (double)count; /* biased: divide by n */
       inv[c] = 1.0 / sqrt(var[c] + p->epsilon);
       const int64_t ch = c0 + c;
-      adnn_ref_store(saved_mean, t, ch, mean[c]);
-      adnn_ref_store(saved_inv, t, ch, inv[c]);
+      adnn_ref_store(saved_mean, vt, ch, mean[c]);
+      adnn_ref_store(saved_inv, vt, ch, inv[c]);
       /* Momentum 0 leaves the running statistics untouched (not even
        * rewritten), so a NaN batch cannot leak into them. */
       if (m != 0.0) {
         const double unbiased = var[c] * (double)count / (double)(count - 1);
-        adnn_ref_store(run_mean, t, ch, (1.0 - m) * adnn_ref_load(run_mean, t, ch) + m * mean[c]);
-        adnn_ref_store(run_var, t, ch, (1.0 - m) * adnn_ref_load(run_var, t, ch) + m * unbiased);
+        adnn_ref_store(run_mean, vt, ch, (1.0 - m) * adnn_ref_load(run_mean, vt, ch) + m * mean[c]);
+        adnn_ref_store(run_var, vt, ch, (1.0 - m) * adnn_ref_load(run_var, vt, ch) + m * unbiased);
       }
     }
     /* y last: in place (y == x) every x is read before y overwrites it. */
@@ -71,8 +72,8 @@ void adnn_ref_batchnorm_training(const adnn_plugin_batchnorm_training *pt,
       if (c < 0 || c >= nc) continue;
       const double v = adnn_ref_load(x, t, adnn_ref_offset(xd, i));
       adnn_ref_store(y, yd->dtype, adnn_ref_offset(yd, i),
-                     adnn_ref_load(scale, t, c0 + c) * ((v - mean[c]) * inv[c]) +
-                         adnn_ref_load(shift, t, c0 + c));
+                     adnn_ref_load(scale, vt, c0 + c) * ((v - mean[c]) * inv[c]) +
+                         adnn_ref_load(shift, vt, c0 + c));
     }
   }
 }

@@ -44,7 +44,8 @@ void adnn_ref_norm_backward(const adnn_plugin_norm_backward *pb, const void *con
   void *dx = outputs[0];
   void *dgain = p->has_gain ? outputs[1] : NULL;
   void *dbias = p->has_bias ? outputs[1 + p->has_gain] : NULL;
-  const adnn_dtype t = xd->dtype;
+  /* x, dy and dx in t; the gain and its gradients in vt (F32 for F16/BF16 x). */
+  const adnn_dtype t = xd->dtype, vt = ADNN_OP_PARAM_DTYPE(t);
   const int64_t D = p->D;
   const int layer = p->kind == ADNN_NORM_LAYER;
   for (int64_t row = 0; row < p->rows; row++) {
@@ -54,7 +55,7 @@ void adnn_ref_norm_backward(const adnn_plugin_norm_backward *pb, const void *con
     double sg = 0.0, sgx = 0.0;
     for (int64_t j = 0; j < D; j++) {
       double g = adnn_ref_load(dy, t, adnn_ref_offset(dyd, base + j));
-      if (gain) g *= adnn_ref_load(gain, t, j);
+      if (gain) g *= adnn_ref_load(gain, vt, j);
       const double xhat = (adnn_ref_load(x, t, adnn_ref_offset(xd, base + j)) - mean) * inv;
       sg += g;
       sgx += g * xhat;
@@ -62,7 +63,7 @@ void adnn_ref_norm_backward(const adnn_plugin_norm_backward *pb, const void *con
     const double mg = layer ? sg / (double)D : 0.0, mgx = sgx / (double)D;
     for (int64_t j = 0; j < D; j++) {
       double g = adnn_ref_load(dy, t, adnn_ref_offset(dyd, base + j));
-      if (gain) g *= adnn_ref_load(gain, t, j);
+      if (gain) g *= adnn_ref_load(gain, vt, j);
       const double xhat = (adnn_ref_load(x, t, adnn_ref_offset(xd, base + j)) - mean) * inv;
       adnn_ref_store(dx, t, adnn_ref_offset(xd, base + j), inv * (g - mg - xhat * mgx));
     }
@@ -89,8 +90,8 @@ void adnn_ref_norm_backward(const adnn_plugin_norm_backward *pb, const void *con
       }
     }
     for (int64_t j = 0; j < nj; j++) {
-      if (dgain) adnn_ref_store(dgain, t, j0 + j, sg[j]);
-      if (dbias) adnn_ref_store(dbias, t, j0 + j, sb[j]);
+      if (dgain) adnn_ref_store(dgain, vt, j0 + j, sg[j]);
+      if (dbias) adnn_ref_store(dbias, vt, j0 + j, sb[j]);
     }
   }
 }

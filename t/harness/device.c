@@ -4,22 +4,21 @@
 
 #include "kernels/common/float16.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The host values of b in b's dtype, ready for adnn_memcpy. NULL when out of
+/* `span` host values v in dtype t, ready for adnn_memcpy. NULL when out of
  * memory. */
-static void *to_dtype(const harness_buffer *b) {
-  const size_t n = b->span > 0 ? (size_t)b->span : 1;
-  const adnn_dtype t = b->desc.dtype;
+static void *values_to_dtype(adnn_dtype t, const double *v, int64_t span) {
+  const size_t n = span > 0 ? (size_t)span : 1;
   if (t == ADNN_DTYPE_I32) {
     /* Class labels: integer values; a gap (NaN) becomes INT32_MIN. */
     int32_t *p = malloc(n * sizeof *p);
     if (p)
-      for (int64_t i = 0; i < b->span; i++)
-        p[i] = b->v[i] == b->v[i] ? (int32_t)b->v[i] : INT32_MIN;
+      for (int64_t i = 0; i < span; i++) p[i] = v[i] == v[i] ? (int32_t)v[i] : INT32_MIN;
     return p;
   }
   if (t == ADNN_DTYPE_I8 || t == ADNN_DTYPE_U8) {
@@ -27,9 +26,9 @@ static void *to_dtype(const harness_buffer *b) {
      * a gap becomes the type's minimum. */
     unsigned char *p = malloc(n);
     if (p)
-      for (int64_t i = 0; i < b->span; i++) {
-        const double v = b->v[i] == b->v[i] ? b->v[i] : (t == ADNN_DTYPE_I8 ? -128.0 : 0.0);
-        p[i] = t == ADNN_DTYPE_I8 ? (unsigned char)(int8_t)v : (unsigned char)v;
+      for (int64_t i = 0; i < span; i++) {
+        const double e = v[i] == v[i] ? v[i] : (t == ADNN_DTYPE_I8 ? -128.0 : 0.0);
+        p[i] = t == ADNN_DTYPE_I8 ? (unsigned char)(int8_t)e : (unsigned char)e;
       }
     return p;
   }
@@ -38,23 +37,55 @@ static void *to_dtype(const harness_buffer *b) {
      * is exact; a gap's NaN stays a NaN. */
     uint16_t *p = malloc(n * sizeof *p);
     if (p)
-      for (int64_t i = 0; i < b->span; i++)
-        p[i] = t == ADNN_DTYPE_F16 ? adnn_f64_to_f16(b->v[i]) : adnn_f64_to_bf16(b->v[i]);
+      for (int64_t i = 0; i < span; i++)
+        p[i] = t == ADNN_DTYPE_F16 ? adnn_f64_to_f16(v[i]) : adnn_f64_to_bf16(v[i]);
     return p;
   }
   if (t == ADNN_DTYPE_F64) {
     double *p = malloc(n * sizeof *p);
-    if (p) memcpy(p, b->v, (size_t)b->span * sizeof *p);
+    if (p) memcpy(p, v, (size_t)span * sizeof *p);
     return p;
   }
   float *p = malloc(n * sizeof *p);
   if (p)
-    for (int64_t i = 0; i < b->span; i++) p[i] = (float)b->v[i];
+    for (int64_t i = 0; i < span; i++) p[i] = (float)v[i];
   return p;
+}
+
+static void *to_dtype(const harness_buffer *b) {
+  return values_to_dtype(b->desc.dtype, b->v, b->span);
 }
 
 static size_t bytes_of(const harness_buffer *b) {
   return (size_t)b->span * adnn_dtype_size(b->desc.dtype);
+}
+
+/* Whether the case's outputs differ in dtype (batch-norm training's F16 y
+ * with F32 statistics, attention's F16 o with an F32 lse). */
+static int mixed_outputs(const harness_case *c) {
+  for (int o = 1; o < c->n_out; o++)
+    if (c->out_desc[o].dtype != c->out_desc[0].dtype) return 1;
+  return 0;
+}
+
+/* Where each output starts in the device buffer y, in bytes, and that
+ * buffer's size: output o at its element offset in `out` times the largest
+ * element size of the outputs, so that outputs of one dtype lie exactly as
+ * in `out` (the gaps between them poisoned and checked) and outputs of
+ * mixed dtypes do not overlap and start 64-byte aligned. */
+static size_t output_layout(const harness_case *c, size_t *offset) {
+  const int n_out = c->n_out > 0 ? c->n_out : 1;
+  size_t esize = 0, total = 0;
+  for (int o = 0; o < n_out; o++)
+    if (adnn_dtype_size(c->out_desc[o].dtype) > esize) esize = adnn_dtype_size(c->out_desc[o].dtype);
+  if (!mixed_outputs(c)) esize = adnn_dtype_size(c->out.desc.dtype);
+  for (int o = 0; o < n_out; o++) {
+    offset[o] = (size_t)c->out_offset[o] * esize;
+    const int64_t span = harness_span(&c->out_desc[o]);
+    const size_t end = offset[o] + (size_t)span * adnn_dtype_size(c->out_desc[o].dtype);
+    if (end > total) total = end;
+  }
+  return mixed_outputs(c) ? total : bytes_of(&c->out);
 }
 
 adnn_status harness_upload(adnn_context *ctx, const harness_case *c, harness_device *dev,
@@ -84,25 +115,38 @@ adnn_status harness_upload(adnn_context *ctx, const harness_case *c, harness_dev
        * write stays NaN and fails the comparison, and so does a write into
        * the gaps between outputs. Outputs read before they are written start
        * from their initial values instead (the rest is still NaN). */
-      const size_t bytes = bytes_of(&c->out);
+      size_t offset[HARNESS_MAX_OUTPUTS];
+      const size_t bytes = output_layout(c, offset);
       st = adnn_malloc(ctx, bytes ? bytes : 1, &dev->y);
       if (st == ADNN_STATUS_SUCCESS) {
-        if (c->inout) {
+        if (c->inout && !mixed_outputs(c)) {
           void *host = to_dtype(&c->out);
           st = host ? adnn_memcpy(ctx, dev->y, host, bytes, ADNN_MEMCPY_HOST_TO_DEVICE)
                     : ADNN_STATUS_OUT_OF_MEMORY;
           free(host);
         } else {
+          /* 0xFFFF is a NaN in F16 and BF16 as well. */
           st = adnn_memset(ctx, dev->y, 0xFF, bytes);
+          /* Mixed dtypes: each in-out output's initial values in its own. */
+          for (int o = 0; c->inout && o < n_out && st == ADNN_STATUS_SUCCESS; o++) {
+            if (!(c->inout & (1u << o))) continue;
+            const int64_t span = harness_span(&c->out_desc[o]);
+            void *host = values_to_dtype(c->out_desc[o].dtype, c->out.v + c->out_offset[o], span);
+            st = host ? adnn_memcpy(ctx, (char *)dev->y + offset[o], host,
+                                    (size_t)span * adnn_dtype_size(c->out_desc[o].dtype),
+                                    ADNN_MEMCPY_HOST_TO_DEVICE)
+                      : ADNN_STATUS_OUT_OF_MEMORY;
+            free(host);
+          }
         }
       }
       if (st != ADNN_STATUS_SUCCESS) *step = "output allocation or poisoning";
     }
   }
   if (st == ADNN_STATUS_SUCCESS) {
-    const size_t esize = adnn_dtype_size(c->out.desc.dtype);
-    for (int o = 0; o < n_out; o++)
-      dev->out[o] = (char *)dev->y + (size_t)c->out_offset[o] * esize;
+    size_t offset[HARNESS_MAX_OUTPUTS];
+    output_layout(c, offset);
+    for (int o = 0; o < n_out; o++) dev->out[o] = (char *)dev->y + offset[o];
     if (c->inplace >= 0) dev->out[0] = dev->in[c->inplace];
   }
   if (st != ADNN_STATUS_SUCCESS) harness_release(ctx, c, dev);
@@ -135,17 +179,27 @@ static void from_dtype(adnn_dtype t, const void *src, double *dst, int64_t count
 
 adnn_status harness_download(adnn_context *ctx, const harness_case *c, const harness_device *dev,
                              double *y_out) {
-  const size_t bytes = bytes_of(&c->out);
+  size_t offset[HARNESS_MAX_OUTPUTS];
+  const size_t bytes = output_layout(c, offset);
   void *host = malloc(bytes ? bytes : 1);
   if (!host) return ADNN_STATUS_OUT_OF_MEMORY;
   adnn_status st = adnn_memcpy(ctx, host, dev->y, bytes, ADNN_MEMCPY_DEVICE_TO_HOST);
-  if (st == ADNN_STATUS_SUCCESS) from_dtype(c->out.desc.dtype, host, y_out, c->out.span);
+  if (st == ADNN_STATUS_SUCCESS && !mixed_outputs(c)) {
+    from_dtype(c->out.desc.dtype, host, y_out, c->out.span);
+  } else if (st == ADNN_STATUS_SUCCESS) {
+    /* Each output in its own dtype; the elements between outputs stay NaN. */
+    for (int64_t i = 0; i < c->out.span; i++) y_out[i] = NAN;
+    for (int o = 0; o < c->n_out; o++)
+      from_dtype(c->out_desc[o].dtype, (const char *)host + offset[o], y_out + c->out_offset[o],
+                 harness_span(&c->out_desc[o]));
+  }
   /* An output computed in place lives in its input's buffer. */
   if (st == ADNN_STATUS_SUCCESS && c->inplace >= 0 && c->n_out > 1) {
     const int64_t span = harness_span(&c->out_desc[0]);
-    const size_t b0 = (size_t)span * adnn_dtype_size(c->out.desc.dtype);
+    const adnn_dtype t0 = c->out_desc[0].dtype;
+    const size_t b0 = (size_t)span * adnn_dtype_size(t0);
     st = adnn_memcpy(ctx, host, dev->out[0], b0, ADNN_MEMCPY_DEVICE_TO_HOST);
-    if (st == ADNN_STATUS_SUCCESS) from_dtype(c->out.desc.dtype, host, y_out, span);
+    if (st == ADNN_STATUS_SUCCESS) from_dtype(t0, host, y_out, span);
   }
   free(host);
   return st;

@@ -38,10 +38,11 @@ static int att_outputs(const harness_desc *hd, harness_tensor *out) {
   return n;
 }
 
-/* key_lengths stays I32. */
+/* key_lengths stays I32; lse is F32 for F16/BF16 q (ADNN_OP_PARAM_DTYPE). */
 static void att_set_dtype(harness_desc *hd, adnn_dtype dt) {
   adnn_attention_desc *d = &hd->attention;
-  d->q.dtype = d->k.dtype = d->v.dtype = d->o.dtype = d->lse.dtype = d->bias.dtype = dt;
+  d->q.dtype = d->k.dtype = d->v.dtype = d->o.dtype = d->bias.dtype = dt;
+  d->lse.dtype = ADNN_OP_PARAM_DTYPE(dt);
 }
 
 /* doc/numerics.md, "attention": the scores are dot products of D terms and
@@ -53,7 +54,9 @@ static harness_tolerance att_tolerance(const harness_desc *hd, adnn_dtype dt) {
   if (dt == F64) return (harness_tolerance){1e-12, 1e-11};
   const int64_t n = d->q.rank == 4 && d->k.rank == 4 ? d->q.dims[3] + d->k.dims[2] : 64;
   const double grow = n > 576 ? sqrt((double)n / 576.0) : 1.0;
-  return (harness_tolerance){4e-6 * grow, 2e-5 * grow};
+  const harness_tolerance f32 = {4e-6 * grow, 2e-5 * grow};
+  /* F16/BF16 q, k, v (F32 arithmetic): the F32 bound plus one rounding of o. */
+  return harness_lowp_tolerance(dt, f32, f32, 1.0);
 }
 
 /* key_lengths: uniform in 0..Skv + 2 (beyond Skv is clamped). */
@@ -268,7 +271,7 @@ static void att_describe(const att_shape *s, adnn_dtype dt, adnn_attention_desc 
   d->v = att_tensor(dt, s->B, s->Hkv, s->Skv, s->Dv, s->layout);
   d->o = att_tensor(dt, s->B, s->H, s->Sq, s->Dv, s->layout);
   const int64_t ld[3] = {s->B, s->H, s->Sq};
-  d->lse = harness_tensor_desc(dt, 3, ld, s->layout == AL_PADDED ? HARNESS_PADDED
+  d->lse = harness_tensor_desc(ADNN_OP_PARAM_DTYPE(dt), 3, ld, s->layout == AL_PADDED ? HARNESS_PADDED
                                                                    : HARNESS_PACKED);
   d->has_lse = !s->no_lse;
   d->causal = s->causal;
@@ -408,6 +411,13 @@ static void att_cases(harness_suite *s) {
   for (int i = 0; i < N_ATT; i++) att_case(s, &att_table[i], F32);
   for (size_t i = 0; i < sizeof att_f64_rows / sizeof att_f64_rows[0]; i++)
     att_case(s, &att_table[att_f64_rows[i]], F64);
+  /* F16 and BF16 (q, k, v, bias and o of the type, lse F32): the same
+   * cross-section plus the large scores, GQA and decoding rows. */
+  static const int lowp_rows[] = {1, 2, 3, 6, 13, 16, 17, 20, 22, 26, 28, 29, 30, 32};
+  static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < sizeof lowp_rows / sizeof lowp_rows[0]; i++)
+      att_case(s, &att_table[lowp_rows[i]], lowp[t]);
 }
 
 /* ------------------------------------------------------------------------ */

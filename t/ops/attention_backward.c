@@ -58,7 +58,8 @@ static int ab_outputs(const harness_desc *hd, harness_tensor *out) {
  * storage (or adnn-bench's): set its dtype there. */
 static void ab_set_dtype(harness_desc *hd, adnn_dtype dt) {
   adnn_attention_desc *f = (adnn_attention_desc *)fwd_of(hd);
-  f->q.dtype = f->k.dtype = f->v.dtype = f->o.dtype = f->lse.dtype = f->bias.dtype = dt;
+  f->q.dtype = f->k.dtype = f->v.dtype = f->o.dtype = f->bias.dtype = dt;
+  f->lse.dtype = ADNN_OP_PARAM_DTYPE(dt); /* F32 for F16/BF16 q */
 }
 
 /* ------------------------------------------------------------------------ */
@@ -202,7 +203,7 @@ static int ab_forward(const adnn_attention_desc *f, const double *const *in, dou
         harness_sum_init(&z);
         for (int64_t j = 0; j < s.Skv; j++) harness_sum_add(&z, expl(row[j] - m));
         const long double l = m + logl(harness_sum_value(&z));
-        lse[at3(&f->lse, b, h, i)] = harness_round(dt, (double)l);
+        lse[at3(&f->lse, b, h, i)] = harness_round(f->lse.dtype, (double)l);
         for (int64_t d = 0; d < s.Dv; d++) {
           harness_sum acc;
           harness_sum_init(&acc);
@@ -316,7 +317,9 @@ static harness_tolerance ab_tolerance(const harness_desc *hd, adnn_dtype dt) {
     const int64_t rows = f->q.dims[2] * (f->q.dims[1] / f->k.dims[1]);
     if (rows > n) n = rows;
   }
-  return harness_scale_tolerance(harness_dot_tolerance(dt, n), 2.0);
+  const harness_tolerance t = harness_scale_tolerance(harness_dot_tolerance(dt, n), 2.0);
+  /* F16/BF16: the F32 bound plus one rounding of each gradient. */
+  return harness_lowp_tolerance(dt, t, t, 1.0);
 }
 
 /* Default data: q, k, v and do uniform in [-1, 1), a bias uniform in
@@ -391,7 +394,7 @@ static void ab_describe(const ab_case_spec *c, adnn_dtype dt, adnn_attention_des
   f->v = layout4(dt, c->B, c->Hkv, c->Skv, c->Dv, c->layout);
   f->o = layout4(dt, c->B, c->H, c->Sq, c->Dv, c->layout);
   const int64_t ldims[3] = {c->B, c->H, c->Sq};
-  f->lse = harness_tensor_desc(dt, 3, ldims, c->layout == PADDED ? HARNESS_PADDED : HARNESS_PACKED);
+  f->lse = harness_tensor_desc(ADNN_OP_PARAM_DTYPE(dt), 3, ldims, c->layout == PADDED ? HARNESS_PADDED : HARNESS_PACKED);
   f->scale = c->scale;
   f->causal = c->causal;
   if (c->bias != NO_BIAS) {
@@ -517,6 +520,22 @@ static void ab_cases(harness_suite *s) {
   };
   for (size_t i = 0; i < sizeof f64_specs / sizeof f64_specs[0]; i++)
     ab_case(s, &f64_specs[i], F64);
+  /* F16 and BF16 (q, k, v, o, do, bias and the gradients of the type, lse
+   * F32): the F64 cross-section plus GQA decoding and a sharp softmax. */
+  static const ab_case_spec lowp_specs[] = {
+      {2, 3, 3, 7, 13, 16, 16, 0, NO_BIAS, NO_LENGTHS, BHSD, 0, 0, 0},
+      {2, 4, 2, 33, 70, 80, 48, 1, BIAS_FULL, LENGTHS, BHSD, 0, 0, 0},
+      {1, 4, 2, 1, 150, 64, 64, 0, NO_BIAS, NO_LENGTHS, BHSD, 0, 0, 0},
+      {2, 2, 2, 50, 20, 16, 24, 1, BIAS_2D, NO_LENGTHS, BSHD, 0, 0, 0},
+      {4, 2, 1, 11, 70, 32, 32, 1, NO_BIAS, LENGTHS_EDGE, BHSD, 0, 0, 0},
+      {2, 2, 2, 9, 21, 8, 12, 1, BIAS_FULL, LENGTHS, PADDED, 0, 0, 0},
+      {1, 2, 2, 40, 70, 64, 64, 1, NO_BIAS, NO_LENGTHS, BHSD, 0, 6.0, 0},
+      {3, 4, 2, 40, 150, 32, 32, 0, NO_BIAS, LENGTHS, BHSD, 0, 0, 1},
+  };
+  static const adnn_dtype lowp[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < sizeof lowp_specs / sizeof lowp_specs[0]; i++)
+      ab_case(s, &lowp_specs[i], lowp[t]);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -17,7 +17,7 @@ static int64_t channels(const adnn_batchnorm_desc *f) { return f->x.rank >= 2 ? 
 /* x, dy (y's layout), scale, saved_mean, saved_inv_std. */
 static int bnb_inputs(const harness_desc *hd, harness_tensor *in) {
   const adnn_batchnorm_desc *f = fwd_of(hd);
-  const adnn_tensor_desc v = harness_vector_desc(f->x.dtype, channels(f));
+  const adnn_tensor_desc v = harness_vector_desc(ADNN_OP_PARAM_DTYPE(f->x.dtype), channels(f));
   in[0] = (harness_tensor){"x", f->x};
   in[1] = (harness_tensor){"dy", f->y};
   in[2] = (harness_tensor){"scale", v};
@@ -31,7 +31,7 @@ static adnn_tensor_desc bnb_output(const harness_desc *hd) { return fwd_of(hd)->
 /* dx (x's layout), dscale, dshift. */
 static int bnb_outputs(const harness_desc *hd, harness_tensor *out) {
   const adnn_batchnorm_desc *f = fwd_of(hd);
-  const adnn_tensor_desc v = harness_vector_desc(f->x.dtype, channels(f));
+  const adnn_tensor_desc v = harness_vector_desc(ADNN_OP_PARAM_DTYPE(f->x.dtype), channels(f));
   out[0] = (harness_tensor){"dx", f->x};
   out[1] = (harness_tensor){"dscale", v};
   out[2] = (harness_tensor){"dshift", v};
@@ -47,8 +47,11 @@ static void bnb_set_dtype(harness_desc *hd, adnn_dtype dt) {
  * type (one rounding each); dscale and dshift are double sums rounded once. */
 static harness_tolerance bnb_tolerance(const harness_desc *hd, adnn_dtype dt) {
   (void)hd;
-  return dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-12, 1e-11}
-                              : (harness_tolerance){1e-5, 5e-5};
+  const harness_tolerance f32 = {1e-5, 5e-5};
+  /* F16/BF16 x, dy and dx with F32 parameters: the F32 bound plus one
+   * rounding of dx (doc/numerics.md). */
+  return harness_lowp_tolerance(dt, dt == ADNN_DTYPE_F64 ? (harness_tolerance){1e-12, 1e-11} : f32,
+                                f32, 1.0);
 }
 
 static void bnb_fill(const harness_desc *hd, harness_buffer *in, int n_in, tap_rng *r) {
@@ -135,8 +138,9 @@ static void saved_stats(const adnn_batchnorm_desc *f, const harness_buffer *x, h
     const long double m = s / (long double)n;
     for (harness_index_first(&i, &f->x); i.valid; harness_index_next(&i, &f->x))
       if (i.idx[1] == c) q += (x->v[i.offset] - m) * (x->v[i.offset] - m);
-    mu->v[c] = harness_round(f->x.dtype, (double)m);
-    inv->v[c] = harness_round(f->x.dtype, (double)(1.0L / sqrtl(q / (long double)n + f->epsilon)));
+    const adnn_dtype vt = ADNN_OP_PARAM_DTYPE(f->x.dtype); /* F32 for F16/BF16 x */
+    mu->v[c] = harness_round(vt, (double)m);
+    inv->v[c] = harness_round(vt, (double)(1.0L / sqrtl(q / (long double)n + f->epsilon)));
   }
 }
 
@@ -163,6 +167,8 @@ static void bnb_case(harness_suite *suite, int rank, const int64_t *dims,
 
 #define F32 ADNN_DTYPE_F32
 #define F64 ADNN_DTYPE_F64
+#define F16 ADNN_DTYPE_F16
+#define BF16 ADNN_DTYPE_BF16
 
 static void bnb_cases(harness_suite *s) {
   const int64_t nchw[4] = {3, 8, 5, 7}, r2[2] = {9, 16}, r3[3] = {2, 5, 11},
@@ -182,6 +188,18 @@ static void bnb_cases(harness_suite *s) {
   bnb_case(s, 4, nchw, NHWC, NHWC, F64, 0.0, "[3,8,5,7] nhwc");
   bnb_case(s, 4, nchw, PAD, PAD, F64, 0.0, "[3,8,5,7] padded");
   bnb_case(s, 2, r2, P, P, F64, 1.0, "[9,16]");
+  /* F16 and BF16 x, dy and dx with F32 parameters and statistics. */
+  static const adnn_dtype lowp[2] = {F16, BF16};
+  for (int t = 0; t < 2; t++) {
+    bnb_case(s, 4, nchw, P, P, lowp[t], 0.0, "[3,8,5,7] nchw");
+    bnb_case(s, 4, nchw, NHWC, NHWC, lowp[t], 0.0, "[3,8,5,7] nhwc");
+    bnb_case(s, 4, nchw, PAD, P, lowp[t], 0.0, "[3,8,5,7] padded x");
+    bnb_case(s, 4, nchw, P, NHWC, lowp[t], 0.0, "[3,8,5,7] nchw x nhwc dy");
+    bnb_case(s, 2, r2, P, P, lowp[t], 0.0, "[9,16]");
+    bnb_case(s, 4, big, NHWC, NHWC, lowp[t], 0.0, "[4,32,28,28] nhwc");
+    bnb_case(s, 4, big, P, P, lowp[t], 0.0, "[4,32,28,28] nchw");
+    bnb_case(s, 4, wide, NHWC, NHWC, lowp[t], 0.0, "[2,80,3,3] nhwc");
+  }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -36,8 +36,10 @@ typedef struct conv_bwd_spec {
 
 #define BWD_F32 ADNN_DTYPE_F32
 #define BWD_F64 ADNN_DTYPE_F64
+#define BWD_F16 ADNN_DTYPE_F16
+#define BWD_BF16 ADNN_DTYPE_BF16
 
-/* The geometries of doc/ops.md's conv2d in both dtypes: 1x1 (the single-GEMM
+/* The geometries of doc/ops.md's conv2d in F32 and F64 (a subset in F16 and BF16): 1x1 (the single-GEMM
  * case and its strided and padded forms), 3x3 with and without padding,
  * stride 2, stride equal to and larger than the kernel, asymmetric padding,
  * padding larger than the kernel, dilation, groups, depthwise (with a channel
@@ -103,6 +105,27 @@ static const conv_bwd_spec conv_bwd_specs[] = {
     {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, BWD_PADDED, BWD_F64},
     {"7x7 s2",   1, 3, 17, 17,  8, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, BWD_NCHW, BWD_F64},
     {"3x3 big",  2, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, BWD_NHWC, BWD_F64},
+    /* F16 and BF16 (inputs rounded to the type, F32 accumulation, one
+     * rounding of each gradient): the CPU's lowp path on each F32 algorithm,
+     * the reference loops, and the CUDA kernels. */
+    {"1x1", 2, 8,  5,  7,  6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, BWD_NCHW, BWD_F16},
+    {"3x3", 3, 6,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, BWD_NHWC, BWD_F16},
+    {"3x3 s2", 3, 4,  9, 10,  6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, BWD_NCHW, BWD_F16},
+    {"3x3 g2", 2, 6,  5,  5,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, BWD_NCHW_KRSC, BWD_F16},
+    {"dw 3x3 s2", 3, 16, 10, 10, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16, 1, BWD_NHWC, BWD_F16},
+    {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, BWD_PADDED, BWD_F16},
+    {"3x3 y pitch", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 0, 1, 2, 1, 1, 1, 1, BWD_Y_PITCH, BWD_F16},
+    {"1x1 big", 2, 64, 14, 14, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, BWD_NHWC, BWD_F16},
+    {"3x3 big", 2, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, BWD_NCHW, BWD_F16},
+    {"1x1", 2, 8,  5,  7,  6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, BWD_NCHW, BWD_BF16},
+    {"3x3", 3, 6,  9,  7,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, BWD_NHWC, BWD_BF16},
+    {"3x3 s2", 3, 4,  9, 10,  6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, BWD_NCHW, BWD_BF16},
+    {"3x3 g2", 2, 6,  5,  5,  4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, BWD_NCHW_KRSC, BWD_BF16},
+    {"dw 3x3 s2", 3, 16, 10, 10, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16, 1, BWD_NHWC, BWD_BF16},
+    {"3x3 padded", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, BWD_PADDED, BWD_BF16},
+    {"3x3 y pitch", 2, 3, 6, 7, 4, 3, 3, 1, 1, 1, 0, 1, 2, 1, 1, 1, 1, BWD_Y_PITCH, BWD_BF16},
+    {"1x1 big", 2, 64, 14, 14, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, BWD_NHWC, BWD_BF16},
+    {"3x3 big", 2, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, BWD_NCHW, BWD_BF16},
 };
 #define CONV_BWD_SPEC_COUNT (sizeof conv_bwd_specs / sizeof conv_bwd_specs[0])
 

@@ -32,7 +32,10 @@ static void xent_set_dtype(harness_desc *hd, adnn_dtype dt) {
 
 static harness_tolerance xent_tolerance(const harness_desc *hd, adnn_dtype dt) {
   (void)hd;
-  return dt == F64 ? (harness_tolerance){1e-13, 1e-12} : (harness_tolerance){4e-6, 1e-5};
+  const harness_tolerance f32 = {4e-6, 1e-5};
+  /* F16/BF16 logits (and loss, dloss, dlogits): the F32 bound plus one
+   * rounding of the result (doc/numerics.md). */
+  return harness_lowp_tolerance(dt, dt == F64 ? (harness_tolerance){1e-13, 1e-12} : f32, f32, 1.0);
 }
 
 /* Logits uniform in [-8, 8); labels uniform in 0..C-1, about one in ten set
@@ -325,17 +328,28 @@ static const xent_shape xent_shapes_table[] = {
 
 /* F64: the CPU plugin's reference kernels against the oracle. */
 static const int f64_rows[] = {0, 2, 5, 6, 8, 11, 15, 16};
+/* F16 and BF16 (logits rounded to the type, F32 arithmetic, one rounding of
+ * the loss or gradient): every reduction and layout, a wide row, special
+ * values and ignored labels. */
+static const int lowp_rows[] = {0, 1, 2, 5, 6, 8, 11, 14, 16};
+static const adnn_dtype lowp_dtypes[2] = {ADNN_DTYPE_F16, ADNN_DTYPE_BF16};
 
 static void xent_cases(harness_suite *s) {
   for (int i = 0; i < N_SHAPES; i++) xent_case(s, &xent_shapes_table[i], F32);
   for (size_t i = 0; i < sizeof f64_rows / sizeof f64_rows[0]; i++)
     xent_case(s, &xent_shapes_table[f64_rows[i]], F64);
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < sizeof lowp_rows / sizeof lowp_rows[0]; i++)
+      xent_case(s, &xent_shapes_table[lowp_rows[i]], lowp_dtypes[t]);
 }
 
 static void xent_backward_cases(harness_suite *s) {
   for (int i = 0; i < N_SHAPES; i++) xent_backward_case(s, &xent_shapes_table[i], F32);
   for (size_t i = 0; i < sizeof f64_rows / sizeof f64_rows[0]; i++)
     xent_backward_case(s, &xent_shapes_table[f64_rows[i]], F64);
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < sizeof lowp_rows / sizeof lowp_rows[0]; i++)
+      xent_backward_case(s, &xent_shapes_table[lowp_rows[i]], lowp_dtypes[t]);
 }
 
 /* ------------------------------------------------------------------------ */
