@@ -121,6 +121,11 @@ TESTS += t/cpu-lowp-ops
 t_cpu_lowp_ops_SOURCES = t/cpu-lowp-ops.c t/tap.h t/rng.h
 t_cpu_lowp_ops_LDADD = libadnn.la -lm
 
+check_PROGRAMS += t/cpu-lowp-widen
+TESTS += t/cpu-lowp-widen
+t_cpu_lowp_widen_SOURCES = t/cpu-lowp-widen.c t/tap.h t/rng.h
+t_cpu_lowp_widen_LDADD = libadnn.la -lm
+
 check_PROGRAMS += t/cpu-sgemm-engine
 TESTS += t/cpu-sgemm-engine
 t_cpu_sgemm_engine_SOURCES = t/cpu-sgemm-engine.c t/tap.h t/rng.h kernels/cpu/gemm.c \

@@ -40,6 +40,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm_lowp.h"
 #include "kernels/cpu/lowp.h"
+#include "kernels/cpu/lowp_widen.h"
 
 /* The F32 algorithms lowp may run, in the plugin's order of preference (the
  * conv2d list of impl_list.h, whose F32 members these are). */
@@ -291,52 +292,6 @@ static void cl_reshape(const void *problem, const adnn_cpu_env *env, void *state
   *workspace_bytes = off;
 }
 
-enum { CL_CHUNK = 16 * ADNN_CPU_LOWP_BLOCK }; /* elements per conversion task */
-
-/* One widening (src16 -> dst32) or narrowing (src32 -> dst16) on the pool. */
-typedef struct cl_job {
-  int isa;
-  adnn_dtype t;
-  int64_t count;
-  const uint16_t *src16;
-  float *dst32;
-  const float *src32;
-  uint16_t *dst16;
-} cl_job;
-
-static void cl_job_task(void *arg, int64_t begin, int64_t end, int thread) {
-  (void)thread;
-  const cl_job *j = arg;
-  for (int64_t c = begin; c < end; c++) {
-    const int64_t lo = c * CL_CHUNK;
-    const int64_t n = j->count - lo < CL_CHUNK ? j->count - lo : CL_CHUNK;
-    if (j->src16)
-      adnn_cpu_lowp_to_f32(j->isa, j->t, j->src16 + lo, j->dst32 + lo, (size_t)n);
-    else
-      adnn_cpu_lowp_from_f32(j->isa, j->t, j->src32 + lo, j->dst16 + lo, (size_t)n);
-  }
-}
-
-static void cl_run_job(const cl_job *j) {
-  const int64_t chunks = (j->count + CL_CHUNK - 1) / CL_CHUNK;
-  if (chunks <= 1 || adnn_cpu_parallel_in_task())
-    cl_job_task((void *)j, 0, chunks, 0);
-  else
-    adnn_cpu_parallel_for(chunks, 1, cl_job_task, (void *)j);
-}
-
-static void cl_widen(const cl_state *s, adnn_dtype t, const uint16_t *src, float *dst,
-                     int64_t count) {
-  const cl_job j = {s->isa, t, count, src, dst, NULL, NULL};
-  cl_run_job(&j);
-}
-
-static void cl_narrow(const cl_state *s, adnn_dtype t, const float *src, uint16_t *dst,
-                      int64_t count) {
-  const cl_job j = {s->isa, t, count, NULL, NULL, src, dst};
-  cl_run_job(&j);
-}
-
 static void cl_run(const void *problem, const void *state, const void *const *inputs,
                    void *const *outputs, void *workspace) {
   const adnn_plugin_conv2d *g = problem;
@@ -371,13 +326,13 @@ static void cl_run(const void *problem, const void *state, const void *const *in
   }
   float *x = (float *)(ws + s->x_off), *w = (float *)(ws + s->w_off);
   float *b = (float *)(ws + s->b_off), *y = (float *)(ws + s->y_off);
-  cl_widen(s, g->x.dtype, inputs[0], x, s->nx);
-  cl_widen(s, g->w.dtype, inputs[1], w, s->nw);
-  if (g->has_bias) cl_widen(s, g->bias.dtype, inputs[2], b, s->nb);
+  adnn_cpu_lowp_to_f32_parallel(s->isa, g->x.dtype, inputs[0], x, s->nx);
+  adnn_cpu_lowp_to_f32_parallel(s->isa, g->w.dtype, inputs[1], w, s->nw);
+  if (g->has_bias) adnn_cpu_lowp_to_f32_parallel(s->isa, g->bias.dtype, inputs[2], b, s->nb);
   const void *in[3] = {x, w, g->has_bias ? b : NULL};
   void *out[1] = {y};
   s->impl->run(&s->inner, s->inner_state.bytes, in, out, s->inner_ws ? ws : NULL);
-  cl_narrow(s, g->y.dtype, y, outputs[0], s->ny);
+  adnn_cpu_lowp_from_f32_parallel(s->isa, g->y.dtype, y, outputs[0], s->ny);
 }
 
 const adnn_cpu_impl adnn_cpu_conv2d_lowp = {

@@ -87,10 +87,14 @@ static inline const char *adnn_cpu_conv2d_forced(const void *problem) {
  * depthwise problem has one clearly best method (direct), a 1x1 stride-1
  * unpadded one is a plain GEMM per image and group; im2col_gemm (GEMM +
  * col2im for data, im2col + GEMM for weights) runs any geometry of the packed
- * layouts; reference runs everything else (padded strides). The forward's
- * algorithm enum names the backward algorithms; a forced one is looked up by
- * that name. */
+ * layouts; reference runs everything else (padded strides). F16 and BF16 run "lowp"
+ * (widened to F32 for the F32 implementation this order picks, one rounding
+ * of each output; kernels/cpu/lowp_widen.c), else the reference loops. The
+ * forward's algorithm enum names the backward algorithms; a forced one is
+ * looked up by that name (so a forced algorithm runs F32 and F64 only, as
+ * for the forward). */
 #define ADNN_CPU_CONV2D_BACKWARD_DATA_IMPLS(X) \
+  X(conv2d_backward_data, lowp)                \
   X(conv2d_backward_data, depthwise_direct)    \
   X(conv2d_backward_data, gemm_1x1)            \
   X(conv2d_backward_data, im2col_gemm)         \
@@ -106,6 +110,7 @@ static inline const char *adnn_cpu_conv2d_backward_data_forced(const void *probl
 #define ADNN_CPU_CONV2D_BACKWARD_DATA_FORCED adnn_cpu_conv2d_backward_data_forced
 
 #define ADNN_CPU_CONV2D_BACKWARD_WEIGHTS_IMPLS(X) \
+  X(conv2d_backward_weights, lowp)                \
   X(conv2d_backward_weights, depthwise_direct)    \
   X(conv2d_backward_weights, gemm_1x1)            \
   X(conv2d_backward_weights, im2col_gemm)         \
@@ -135,21 +140,30 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
 
 /* Batch-norm training and backward, layer / RMS norm backward: vectorized F32
  * kernels for the packed layouts (kernels/cpu/batchnorm_training.c,
- * norm_backward.c), the reference loops for F64 and other strides. */
-#define ADNN_CPU_BATCHNORM_TRAINING_IMPLS(X) X(batchnorm_training, simd) X(batchnorm_training, reference)
+ * norm_backward.c), the reference loops for F64 and other strides. F16 and
+ * BF16 data (F32 parameters and statistics) run "lowp", the F32 kernel on
+ * widened data (kernels/cpu/lowp_widen.c), where the F32 kernel runs the
+ * layout and the outputs are dense; else the reference loops. The same holds
+ * for every "lowp" entry of the lists below. */
+#define ADNN_CPU_BATCHNORM_TRAINING_IMPLS(X) \
+  X(batchnorm_training, lowp) X(batchnorm_training, simd) X(batchnorm_training, reference)
 #define ADNN_CPU_BATCHNORM_TRAINING_FORCED NULL
-#define ADNN_CPU_BATCHNORM_BACKWARD_IMPLS(X) X(batchnorm_backward, simd) X(batchnorm_backward, reference)
+#define ADNN_CPU_BATCHNORM_BACKWARD_IMPLS(X) \
+  X(batchnorm_backward, lowp) X(batchnorm_backward, simd) X(batchnorm_backward, reference)
 #define ADNN_CPU_BATCHNORM_BACKWARD_FORCED NULL
-#define ADNN_CPU_NORM_BACKWARD_IMPLS(X) X(norm_backward, simd) X(norm_backward, reference)
+#define ADNN_CPU_NORM_BACKWARD_IMPLS(X) \
+  X(norm_backward, lowp) X(norm_backward, simd) X(norm_backward, reference)
 #define ADNN_CPU_NORM_BACKWARD_FORCED NULL
 
-/* Softmax cross-entropy and its backward: F32 vectorized rows, the reference
- * for F64. */
+/* Softmax cross-entropy and its backward: F32 vectorized rows (F16/BF16
+ * widened, "lowp"), the reference for F64. */
 #define ADNN_CPU_SOFTMAX_CROSS_ENTROPY_IMPLS(X) \
-  X(softmax_cross_entropy, simd) X(softmax_cross_entropy, reference)
+  X(softmax_cross_entropy, lowp) X(softmax_cross_entropy, simd)  \
+      X(softmax_cross_entropy, reference)
 #define ADNN_CPU_SOFTMAX_CROSS_ENTROPY_FORCED NULL
 #define ADNN_CPU_SOFTMAX_CROSS_ENTROPY_BACKWARD_IMPLS(X) \
-  X(softmax_cross_entropy_backward, simd) X(softmax_cross_entropy_backward, reference)
+  X(softmax_cross_entropy_backward, lowp) X(softmax_cross_entropy_backward, simd) \
+      X(softmax_cross_entropy_backward, reference)
 #define ADNN_CPU_SOFTMAX_CROSS_ENTROPY_BACKWARD_FORCED NULL
 
 /* The optimizer: one threaded implementation for F32 (vectorized) and F64. */
@@ -175,15 +189,17 @@ static inline const char *adnn_cpu_conv2d_backward_weights_forced(const void *pr
   X(matmul, widen_sgemm) X(matmul, lowp) X(matmul, engine) X(matmul, blas) \
       X(matmul, reference)
 #define ADNN_CPU_MATMUL_FORCED NULL
-/* Attention: the flash-style tiled forward (F32 and F64, vectorized), then
- * the reference loops. */
-#define ADNN_CPU_ATTENTION_IMPLS(X) X(attention, flash) X(attention, reference)
+/* Attention: the flash-style tiled forward (F32 and F64, vectorized; F16 and
+ * BF16 widened, "lowp", with lse in F32), then the reference loops. */
+#define ADNN_CPU_ATTENTION_IMPLS(X) \
+  X(attention, lowp) X(attention, flash) X(attention, reference)
 #define ADNN_CPU_ATTENTION_FORCED NULL
 
 /* Attention backward: the flash-style tiled kernel (kernels/cpu/attention_backward.c)
- * for F32 and F64 at any strides, then the reference loops. */
+ * for F32 and F64 at any strides (F16 and BF16 widened, "lowp", with dense
+ * dq, dk and dv), then the reference loops. */
 #define ADNN_CPU_ATTENTION_BACKWARD_IMPLS(X) \
-  X(attention_backward, simd) X(attention_backward, reference)
+  X(attention_backward, lowp) X(attention_backward, simd) X(attention_backward, reference)
 #define ADNN_CPU_ATTENTION_BACKWARD_FORCED NULL
 
 /* reorder (kernels/cpu/reorder.c): coalesced rows, 32 x 32 tiles for

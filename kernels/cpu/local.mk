@@ -41,6 +41,8 @@ kernels_cpu_libadnn_cpu_kernels_la_SOURCES = \
 	kernels/cpu/conv2d_backward_weights-depthwise_direct.c \
 	kernels/cpu/lowp.h \
 	kernels/cpu/lowp.c \
+	kernels/cpu/lowp_widen.h \
+	kernels/cpu/lowp_widen.c \
 	kernels/cpu/activation.c \
 	kernels/cpu/binary.c \
 	kernels/cpu/reduce.c \
