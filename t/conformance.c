@@ -28,7 +28,8 @@
  *
  * ADNN_CONFORMANCE_BACKEND=name restricts the run to one backend;
  * ADNN_CONFORMANCE_FILTER=substring runs only the cases whose name (or op
- * name) contains it.
+ * name) contains it; several substrings separated by commas run the cases
+ * that contain any of them.
  *
  * Adding an op's cases (e.g. a reduction): once the op has its row in
  * ADNN_OP_LIST and its descriptor in adnn/ops.h, nothing that uses the
@@ -87,6 +88,19 @@ static int n_backends;
 static adnn_context *backends[MAX_BACKENDS];
 static const char *backend_names[MAX_BACKENDS];
 static const char *case_filter;
+
+/* Whether `name` contains one of case_filter's comma-separated substrings. */
+static int filter_matches(const char *name) {
+  for (const char *f = case_filter; *f;) {
+    const char *end = strchr(f, ',');
+    const size_t n = end ? (size_t)(end - f) : strlen(f);
+    for (const char *h = name; n && *h; h++)
+      if (strncmp(h, f, n) == 0) return 1;
+    if (!end) break;
+    f = end + 1;
+  }
+  return 0;
+}
 
 /* Outcomes of the forced variants: [backend][op][variant]. */
 static int variant_pass[MAX_BACKENDS][MAX_OPS][MAX_VARIANTS];
@@ -197,7 +211,7 @@ static void run_case(harness_suite *s, harness_case *c) {
   dtypes_seen[op_index] |= ADNN_OP_DTYPE(c->dtype);
   if (!inputs_out_of_order[op_index][0] && !inputs_in_manifest_order(c))
     snprintf(inputs_out_of_order[op_index], sizeof inputs_out_of_order[op_index], "%s", c->name);
-  if (case_filter && !strstr(c->name, case_filter) && !strstr(c->op->name, case_filter)) return;
+  if (case_filter && !filter_matches(c->name) && !filter_matches(c->op->name)) return;
   char why[256] = "";
   double *oracle = harness_oracle(c, why, sizeof why);
   if (!oracle) {

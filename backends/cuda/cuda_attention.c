@@ -1,9 +1,8 @@
 /*
  * Scaled-dot-product attention forward on the CUDA plugin: our own
- * flash-style kernels (kernels/cuda/attention.cu) for F32 and F64, the dtypes
- * adnn has. cuDNN's fused SDPA (its graph API) serves only F16 and BF16,
- * which adnn does not have yet, so no cuDNN path exists until they do
- * (doc/cuda.md says what it will cover).
+ * flash-style kernels (kernels/cuda/attention.cu) for F32, F64, F16 and BF16
+ * (16-bit data in F32 tiles, lse in F32). cuDNN's fused SDPA (its graph API)
+ * serves F16 and BF16 and is not wired in yet (doc/cuda.md).
  *
  * At creation the launch is sized from the problem once
  * (adnn_cuda_attention_layout_init): the tiles' head dim, threads and grid.
@@ -21,13 +20,26 @@ typedef struct attention_plan {
   adnn_cuda_attention_layout layout;
 } attention_plan;
 
+adnn_status adnn_cuda__attention_check_lowp(const char *op, adnn_dtype dtype,
+                                           const adnn_plugin_attention *p,
+                                           const adnn_cuda_attention_layout *layout) {
+  if ((dtype == ADNN_DTYPE_F16 || dtype == ADNN_DTYPE_BF16) && layout->dmax == 0)
+    return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
+                                 "cuda: %s: head dims D %lld / Dv %lld above 256 run F32 and F64 "
+                                 "only on the cuda backend (the row-per-thread kernels "
+                                 "accumulate in their outputs), not %s",
+                                 op, (long long)p->D, (long long)p->Dv,
+                                 adnn_plugin_dtype_name(dtype));
+  return ADNN_STATUS_SUCCESS;
+}
+
 static adnn_status attention_create(adnn_plugin_plan *plan) {
   adnn_status st = adnn_cuda__plan_new_impl(plan, sizeof(attention_plan));
   if (st != ADNN_STATUS_SUCCESS) return st;
   attention_plan *a = plan->impl;
   adnn_plugin_op_problem(plan->op, &a->p, sizeof a->p);
   adnn_cuda_attention_layout_init(&plan->launch, plan->op->dtype, &a->p, &a->layout);
-  return ADNN_STATUS_SUCCESS;
+  return adnn_cuda__attention_check_lowp("attention", plan->op->dtype, &a->p, &a->layout);
 }
 
 static adnn_status attention_select(adnn_plugin_plan *plan, int32_t candidate) {
@@ -50,6 +62,7 @@ static adnn_status attention_execute(adnn_plugin_plan *plan, const void *const *
 }
 
 const adnn_cuda__op_impl adnn_cuda__attention_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = attention_create,
     .select = attention_select,
     .execute = attention_execute,

@@ -1,8 +1,9 @@
 /*
  * Scaled-dot-product attention backward on the CUDA plugin: our own kernels
- * (kernels/cuda/attention_backward.cu) for F32 and F64 (cuDNN's fused SDPA
- * backward serves only F16 and BF16; doc/cuda.md). Three kernels: the row
- * sums D = rowsum(dO * O) into the plan's workspace (B * H * Sq elements),
+ * (kernels/cuda/attention_backward.cu) for F32, F64, F16 and BF16 (16-bit
+ * data in F32 tiles, lse and row sums in F32; cuDNN's fused SDPA backward is
+ * not wired in, doc/cuda.md). Three kernels: the row sums D = rowsum(dO * O)
+ * into the plan's workspace (B * H * Sq elements of the compute type),
  * then dK and dV per (batch, kv head, key tile) looping over the group's
  * query heads, then dQ per (batch, head, query tile). No atomics: the
  * results are bitwise identical run to run, so the plan is deterministic.
@@ -24,7 +25,8 @@ static adnn_status attention_backward_create(adnn_plugin_plan *plan) {
   attention_backward_plan *a = plan->impl;
   adnn_plugin_op_problem(plan->op, &a->p, sizeof a->p);
   adnn_cuda_attention_layout_init(&plan->launch, plan->op->dtype, &a->p.fwd, &a->layout);
-  return ADNN_STATUS_SUCCESS;
+  return adnn_cuda__attention_check_lowp("attention_backward", plan->op->dtype, &a->p.fwd,
+                                         &a->layout);
 }
 
 static adnn_status attention_backward_select(adnn_plugin_plan *plan, int32_t candidate) {
@@ -36,7 +38,7 @@ static adnn_status attention_backward_select(adnn_plugin_plan *plan, int32_t can
   if (st != ADNN_STATUS_SUCCESS) return st;
   const adnn_plugin_attention *f = &a->p.fwd;
   return adnn_cuda__plan_workspace(
-      plan, (size_t)(f->B * f->H * f->Sq) * adnn_cuda__plan_element_size(plan),
+      plan, (size_t)(f->B * f->H * f->Sq) * (plan->op->dtype == ADNN_DTYPE_F64 ? 8u : 4u),
       "attention_backward row sums");
 }
 
@@ -55,6 +57,7 @@ static adnn_status attention_backward_execute(adnn_plugin_plan *plan, const void
 }
 
 const adnn_cuda__op_impl adnn_cuda__attention_backward_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = attention_backward_create,
     .select = attention_backward_select,
     .execute = attention_backward_execute,

@@ -71,6 +71,7 @@ static adnn_status bn_training_execute(adnn_plugin_plan *plan, const void *const
 }
 
 const adnn_cuda__op_impl adnn_cuda__batchnorm_training_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = bn_training_create,
     .select = bn_training_select,
     .execute = bn_training_execute,
@@ -109,6 +110,7 @@ static adnn_status bn_backward_execute(adnn_plugin_plan *plan, const void *const
 }
 
 const adnn_cuda__op_impl adnn_cuda__batchnorm_backward_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = bn_backward_create,
     .select = bn_backward_select,
     .execute = bn_backward_execute,

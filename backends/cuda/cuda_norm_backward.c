@@ -58,6 +58,7 @@ static adnn_status norm_backward_execute(adnn_plugin_plan *plan, const void *con
 }
 
 const adnn_cuda__op_impl adnn_cuda__norm_backward_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = norm_backward_create,
     .select = norm_backward_select,
     .execute = norm_backward_execute,

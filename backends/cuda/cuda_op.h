@@ -84,4 +84,12 @@ adnn_status adnn_cuda__plan_workspace(adnn_plugin_plan *plan, size_t bytes, cons
 /* The element size of the plan's dtype (2 for F16/BF16, 4 or 8). */
 size_t adnn_cuda__plan_element_size(const adnn_plugin_plan *plan);
 
+/* NOT_SUPPORTED for a 16-bit attention problem (forward or backward, `op`)
+ * whose head dims exceed the tiles' (layout->dmax 0): the row-per-thread
+ * fallback kernels accumulate in their outputs, so they run F32 and F64
+ * only; SUCCESS otherwise (cuda_attention.c). */
+adnn_status adnn_cuda__attention_check_lowp(const char *op, adnn_dtype dtype,
+                                           const adnn_plugin_attention *p,
+                                           const adnn_cuda_attention_layout *layout);
+
 #endif /* ADNN_CUDA_OP_H */

@@ -55,6 +55,7 @@ static adnn_status xent_execute(adnn_plugin_plan *plan, const void *const *in, v
 }
 
 const adnn_cuda__op_impl adnn_cuda__softmax_cross_entropy_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = xent_create,
     .select = xent_select,
     .execute = xent_execute,
@@ -93,6 +94,7 @@ static adnn_status xent_backward_execute(adnn_plugin_plan *plan, const void *con
 }
 
 const adnn_cuda__op_impl adnn_cuda__softmax_cross_entropy_backward_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = xent_backward_create,
     .select = xent_backward_select,
     .execute = xent_backward_execute,

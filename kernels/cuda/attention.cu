@@ -1,6 +1,6 @@
 /*
- * Scaled-dot-product attention forward, our own flash-style kernels (F32 and
- * F64; doc/cuda.md).
+ * Scaled-dot-product attention forward, our own flash-style kernels (F32,
+ * F64, and F16/BF16 with F32 tiles and lse; attention.cuh, doc/cuda.md).
  *
  * attention_fwd_rows: one block per (batch, head, tile of R query rows),
  * grid-stride over those tiles, R x ATT_LANES threads (attention.cuh). The
@@ -38,9 +38,11 @@
 
 namespace adnn_cuda {
 
-template <typename T, int DMAX>
-__global__ void attention_fwd_rows(adnn_plugin_attention p, const T *q, const T *k, const T *v,
-                                   const T *bias, const int32_t *key_lengths, T *o, T *lse) {
+template <typename S, int DMAX>
+__global__ void attention_fwd_rows(adnn_plugin_attention p, const S *q, const S *k, const S *v,
+                                   const S *bias, const int32_t *key_lengths, S *o,
+                                   typename elem<S>::compute *lse) {
+  typedef typename elem<S>::compute T;
   typedef att_cfg<T, DMAX> cfg;
   constexpr int R = cfg::R, C = cfg::C, P = cfg::P;
   __shared__ T sq[R * P];
@@ -61,12 +63,12 @@ __global__ void attention_fwd_rows(adnn_plugin_attention p, const T *q, const T 
     int64_t kend = att_key_end(p, key_lengths, b);
     if (p.causal) kend = att_min(kend, i0 + rows + (p.Skv - p.Sq));
     if (kend < 0) kend = 0;
-    const T *qb = q + b * qs[0] + h * qs[1], *kb = k + b * ks[0] + g * ks[1];
-    const T *vb = v + b * vs[0] + g * vs[1];
+    const S *qb = q + b * qs[0] + h * qs[1], *kb = k + b * ks[0] + g * ks[1];
+    const S *vb = v + b * vs[0] + g * vs[1];
     __syncthreads(); /* the previous tile's readers of sq are done */
     for (int e = tid; e < R * D; e += blockDim.x) {
       const int ii = e / D, d = e % D;
-      sq[ii * P + d] = ii < rows ? qb[(i0 + ii) * qs[2] + d * qs[3]] : T(0);
+      sq[ii * P + d] = ii < rows ? widen(qb[(i0 + ii) * qs[2] + d * qs[3]]) : T(0);
     }
     T m = ninf, l = T(0), acc[cfg::PER_D];
 #pragma unroll
@@ -76,7 +78,7 @@ __global__ void attention_fwd_rows(adnn_plugin_attention p, const T *q, const T 
       __syncthreads(); /* readers of skv (V) and sp of the previous tile are done */
       for (int e = tid; e < C * D; e += blockDim.x) {
         const int jj = e / D, d = e % D;
-        skv[jj * P + d] = jj < cols ? kb[(j0 + jj) * ks[2] + d * ks[3]] : T(0);
+        skv[jj * P + d] = jj < cols ? widen(kb[(j0 + jj) * ks[2] + d * ks[3]]) : T(0);
       }
       __syncthreads();
       T s[cfg::PER_COL], tmax = ninf;
@@ -122,7 +124,7 @@ __global__ void attention_fwd_rows(adnn_plugin_attention p, const T *q, const T 
       __syncthreads(); /* every thread is done with K; sp is complete */
       for (int e = tid; e < C * Dv; e += blockDim.x) {
         const int jj = e / Dv, d = e % Dv;
-        skv[jj * P + d] = jj < cols ? vb[(j0 + jj) * vs[2] + d * vs[3]] : T(0);
+        skv[jj * P + d] = jj < cols ? widen(vb[(j0 + jj) * vs[2] + d * vs[3]]) : T(0);
       }
       __syncthreads();
 #pragma unroll
@@ -136,12 +138,12 @@ __global__ void attention_fwd_rows(adnn_plugin_attention p, const T *q, const T 
       }
     }
     if (row_ok) {
-      T *ob = o + b * os[0] + h * os[1] + i * os[2];
+      S *ob = o + b * os[0] + h * os[1] + i * os[2];
       const T inv = l == T(0) ? T(0) : T(1) / l;
 #pragma unroll
       for (int t = 0; t < cfg::PER_D; t++) {
         const int d = lane + t * ATT_LANES;
-        if (d < Dv) ob[d * os[3]] = l == T(0) ? T(0) : acc[t] * inv;
+        if (d < Dv) put(&ob[d * os[3]], l == T(0) ? T(0) : acc[t] * inv);
       }
       if (lse != NULL && lane == 0) {
         const int64_t *ls = p.lse.strides;
@@ -204,33 +206,50 @@ __global__ void attention_fwd_by_row(adnn_plugin_attention p, const T *q, const 
   }
 }
 
-template <typename T, int DMAX>
+template <typename S, int DMAX>
 static void launch_fwd_tiles(const adnn_cuda_launch_config *l, const adnn_plugin_attention *p,
                              const adnn_cuda_attention_layout *s, const void *q, const void *k,
                              const void *v, const void *bias, const int32_t *kl, void *o,
                              void *lse) {
+  typedef typename elem<S>::compute T;
   const int threads = att_cfg<T, DMAX>::THREADS;
-  attention_fwd_rows<T, DMAX><<<s->blocks, threads, 0, l->stream>>>(
-      *p, (const T *)q, (const T *)k, (const T *)v, (const T *)bias, kl, (T *)o, (T *)lse);
+  attention_fwd_rows<S, DMAX><<<s->blocks, threads, 0, l->stream>>>(
+      *p, (const S *)q, (const S *)k, (const S *)v, (const S *)bias, kl, (S *)o, (T *)lse);
 }
 
-template <typename T>
+/* The row-per-thread fallback: F32 and F64 (a 16-bit problem that would
+ * need it is refused at plan creation, attention.cuh). */
+template <typename S>
+static void launch_fwd_by_row(const adnn_cuda_launch_config *l, const adnn_plugin_attention *p,
+                              const adnn_cuda_attention_layout *s, const void *q, const void *k,
+                              const void *v, const void *bias, const int32_t *kl, void *o,
+                              void *lse) {
+  attention_fwd_by_row<S><<<s->row_blocks, ATT_ROW_THREADS, 0, l->stream>>>(
+      *p, (const S *)q, (const S *)k, (const S *)v, (const S *)bias, kl, (S *)o, (S *)lse);
+}
+template <>
+void launch_fwd_by_row<lowp_f16>(const adnn_cuda_launch_config *, const adnn_plugin_attention *,
+                                 const adnn_cuda_attention_layout *, const void *, const void *,
+                                 const void *, const void *, const int32_t *, void *, void *) {}
+template <>
+void launch_fwd_by_row<lowp_bf16>(const adnn_cuda_launch_config *, const adnn_plugin_attention *,
+                                  const adnn_cuda_attention_layout *, const void *, const void *,
+                                  const void *, const void *, const int32_t *, void *, void *) {}
+
+template <typename S>
 static cudaError_t launch_fwd(const adnn_cuda_launch_config *l, const adnn_plugin_attention *p,
                               const adnn_cuda_attention_layout *s, const void *q, const void *k,
                               const void *v, const void *bias, const int32_t *kl, void *o,
                               void *lse) {
   if (p->B * p->H * p->Sq == 0) return cudaSuccess;
   switch (s->dmax) {
-    case 64: launch_fwd_tiles<T, 64>(l, p, s, q, k, v, bias, kl, o, lse); break;
-    case 128: launch_fwd_tiles<T, 128>(l, p, s, q, k, v, bias, kl, o, lse); break;
+    case 64: launch_fwd_tiles<S, 64>(l, p, s, q, k, v, bias, kl, o, lse); break;
+    case 128: launch_fwd_tiles<S, 128>(l, p, s, q, k, v, bias, kl, o, lse); break;
     case 256:
-      if (sizeof(T) == 4) launch_fwd_tiles<float, 256>(l, p, s, q, k, v, bias, kl, o, lse);
+      if (sizeof(typename elem<S>::compute) == 4)
+        launch_fwd_tiles<typename att_256<S>::type, 256>(l, p, s, q, k, v, bias, kl, o, lse);
       break;
-    default: {
-      const int threads = ATT_ROW_THREADS;
-      attention_fwd_by_row<T><<<s->row_blocks, threads, 0, l->stream>>>(
-          *p, (const T *)q, (const T *)k, (const T *)v, (const T *)bias, kl, (T *)o, (T *)lse);
-    }
+    default: launch_fwd_by_row<S>(l, p, s, q, k, v, bias, kl, o, lse);
   }
   return cudaGetLastError();
 }
@@ -267,6 +286,10 @@ ADNN_CUDA_API cudaError_t adnn_cuda_attention_launch(const adnn_cuda_launch_conf
                                                      const void *bias,
                                                      const int32_t *key_lengths, void *o,
                                                      void *lse) {
-  return dtype == ADNN_DTYPE_F64 ? launch_fwd<double>(l, p, s, q, k, v, bias, key_lengths, o, lse)
-                                 : launch_fwd<float>(l, p, s, q, k, v, bias, key_lengths, o, lse);
+  switch (dtype) {
+  case ADNN_DTYPE_F64: return launch_fwd<double>(l, p, s, q, k, v, bias, key_lengths, o, lse);
+  case ADNN_DTYPE_F16: return launch_fwd<lowp_f16>(l, p, s, q, k, v, bias, key_lengths, o, lse);
+  case ADNN_DTYPE_BF16: return launch_fwd<lowp_bf16>(l, p, s, q, k, v, bias, key_lengths, o, lse);
+  default: return launch_fwd<float>(l, p, s, q, k, v, bias, key_lengths, o, lse);
+  }
 }

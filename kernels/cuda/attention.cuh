@@ -23,9 +23,21 @@
  * (clamped to 0..Skv) and, with causal, j <= i + Skv - Sq. The bias is
  * indexed with its rank-4 strides, 0 on broadcast dims, as the core
  * normalized it.
+ *
+ * Low precision: the kernels are templated on the storage type S of q, k,
+ * v, o, the bias and the gradients; tiles, scores and accumulators are in
+ * elem<S>::compute (F32 for F16/BF16, sized as the F32 tiles), 16-bit
+ * elements are widened exactly as they are staged and each 16-bit output is
+ * rounded once (lowp_elem.cuh). lse and the backward's row sums are in the
+ * compute type (F32 for 16-bit data: ADNN_OP_PARAM_DTYPE). The
+ * row-per-thread fallbacks accumulate in their outputs, so they run F32 and
+ * F64 only: a 16-bit problem whose head dim exceeds 256 is refused at plan
+ * creation.
  */
 #ifndef ADNN_CUDA_ATTENTION_CUH
 #define ADNN_CUDA_ATTENTION_CUH
+
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -76,13 +88,25 @@ __device__ __forceinline__ bool att_visible(const adnn_plugin_attention &p, int6
   return !p.causal || j <= i + (p.Skv - p.Sq);
 }
 
-template <typename T>
-__device__ __forceinline__ T att_bias(const adnn_plugin_attention &p, const T *bias, int64_t b,
-                                      int64_t h, int64_t i, int64_t j) {
-  if (bias == NULL) return T(0);
+/* The bias of (b, h, i, j), widened to the compute type (0 without one). */
+template <typename S>
+__device__ __forceinline__ typename elem<S>::compute att_bias(const adnn_plugin_attention &p,
+                                                              const S *bias, int64_t b, int64_t h,
+                                                              int64_t i, int64_t j) {
+  if (bias == NULL) return typename elem<S>::compute(0);
   const int64_t *s = p.bias.strides;
-  return bias[b * s[0] + h * s[1] + i * s[2] + j * s[3]];
+  return widen(bias[b * s[0] + h * s[1] + i * s[2] + j * s[3]]);
 }
+
+/* The tiles' element type for DMAX 256 given the storage type S: S itself
+ * for F32 and the 16-bit types (F32 tiles), and never F64, whose tiles stop
+ * at 128 (the F64 instantiation is never launched). */
+template <typename S> struct att_256 {
+  typedef S type;
+};
+template <> struct att_256<double> {
+  typedef float type;
+};
 
 /* Sum of v over the ATT_LANES lanes of a row (every lane gets it). */
 template <typename T> __device__ __forceinline__ T att_row_sum(T v) {

@@ -1,6 +1,7 @@
 /*
- * Scaled-dot-product attention backward, our own flash-style kernels (F32
- * and F64; doc/cuda.md). With P = exp(S - lse) recomputed from q, k and the
+ * Scaled-dot-product attention backward, our own flash-style kernels (F32,
+ * F64, and F16/BF16 with F32 tiles, lse and row sums; attention.cuh,
+ * doc/cuda.md). With P = exp(S - lse) recomputed from q, k and the
  * forward's lse (so no Sq x Skv matrix is kept or formed), dP = dO V^T and
  * dS = P * (dP - D), D = rowsum(dO * O):
  *   dV = P^T dO,  dK = scale * dS^T Q,  dQ = scale * dS K,
@@ -46,9 +47,10 @@ __device__ __forceinline__ T att_lse(const adnn_plugin_attention &p, const T *ls
   return lse[b * ls[0] + h * ls[1] + i * ls[2]];
 }
 
-template <typename T>
-__global__ void attention_bwd_rowsum(adnn_plugin_attention p, const T *o, const T *dout,
-                                     T *rowsum) {
+template <typename S>
+__global__ void attention_bwd_rowsum(adnn_plugin_attention p, const S *o, const S *dout,
+                                     typename elem<S>::compute *rowsum) {
+  typedef typename elem<S>::compute T;
   const int64_t total = p.B * p.H * p.Sq;
   const int64_t *os = p.o.strides;
   for (int64_t row = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; row < total;
@@ -57,15 +59,17 @@ __global__ void attention_bwd_rowsum(adnn_plugin_attention p, const T *o, const 
     const int64_t base = b * os[0] + h * os[1] + i * os[2];
     double acc = 0.0;
     for (int64_t d = 0; d < p.Dv; d++)
-      acc += (double)o[base + d * os[3]] * (double)dout[base + d * os[3]];
+      acc += (double)widen(o[base + d * os[3]]) * (double)widen(dout[base + d * os[3]]);
     rowsum[row] = (T)acc;
   }
 }
 
-template <typename T, int DMAX>
-__global__ void attention_dkdv_rows(adnn_plugin_attention p, const T *q, const T *k, const T *v,
-                                    const T *dout, const T *lse, const T *bias,
-                                    const int32_t *key_lengths, const T *rowsum, T *dk, T *dv) {
+template <typename S, int DMAX>
+__global__ void attention_dkdv_rows(adnn_plugin_attention p, const S *q, const S *k, const S *v,
+                                    const S *dout, const typename elem<S>::compute *lse,
+                                    const S *bias, const int32_t *key_lengths,
+                                    const typename elem<S>::compute *rowsum, S *dk, S *dv) {
+  typedef typename elem<S>::compute T;
   typedef att_cfg<T, DMAX> cfg;
   constexpr int R = cfg::R, C = cfg::C, P = cfg::P;
   __shared__ T sk[R * P];
@@ -87,15 +91,15 @@ __global__ void attention_dkdv_rows(adnn_plugin_attention p, const T *q, const T
     const int64_t j0 = tile * R, rows = att_min(R, p.Skv - j0), j = j0 + r;
     const int64_t kend = att_key_end(p, key_lengths, b);
     const bool key_ok = r < rows && j < kend;
-    const T *kb = k + b * ks[0] + g * ks[1], *vb = v + b * vs[0] + g * vs[1];
+    const S *kb = k + b * ks[0] + g * ks[1], *vb = v + b * vs[0] + g * vs[1];
     __syncthreads(); /* the previous tile's readers of sk, sv are done */
     for (int e = tid; e < R * D; e += blockDim.x) {
       const int jj = e / D, d = e % D;
-      sk[jj * P + d] = jj < rows ? kb[(j0 + jj) * ks[2] + d * ks[3]] : T(0);
+      sk[jj * P + d] = jj < rows ? widen(kb[(j0 + jj) * ks[2] + d * ks[3]]) : T(0);
     }
     for (int e = tid; e < R * Dv; e += blockDim.x) {
       const int jj = e / Dv, d = e % Dv;
-      sv[jj * P + d] = jj < rows ? vb[(j0 + jj) * vs[2] + d * vs[3]] : T(0);
+      sv[jj * P + d] = jj < rows ? widen(vb[(j0 + jj) * vs[2] + d * vs[3]]) : T(0);
     }
     T adk[cfg::PER_D], adv[cfg::PER_D];
 #pragma unroll
@@ -106,18 +110,18 @@ __global__ void attention_dkdv_rows(adnn_plugin_attention p, const T *q, const T
     const bool any_key = j0 < kend;
     for (int64_t hh = 0; any_key && hh < p.group; hh++) {
       const int64_t h = g * p.group + hh;
-      const T *qb = q + b * qs[0] + h * qs[1], *dob = dout + b * os[0] + h * os[1];
+      const S *qb = q + b * qs[0] + h * qs[1], *dob = dout + b * os[0] + h * os[1];
       const T *rsb = rowsum + (b * p.H + h) * p.Sq;
       for (int64_t i0 = istart; i0 < p.Sq; i0 += C) {
         const int cols = (int)att_min(C, p.Sq - i0);
         __syncthreads(); /* readers of the previous query tile are done */
         for (int e = tid; e < C * D; e += blockDim.x) {
           const int ii = e / D, d = e % D;
-          sq[ii * P + d] = ii < cols ? qb[(i0 + ii) * qs[2] + d * qs[3]] : T(0);
+          sq[ii * P + d] = ii < cols ? widen(qb[(i0 + ii) * qs[2] + d * qs[3]]) : T(0);
         }
         for (int e = tid; e < C * Dv; e += blockDim.x) {
           const int ii = e / Dv, d = e % Dv;
-          sdo[ii * P + d] = ii < cols ? dob[(i0 + ii) * os[2] + d * os[3]] : T(0);
+          sdo[ii * P + d] = ii < cols ? widen(dob[(i0 + ii) * os[2] + d * os[3]]) : T(0);
         }
         for (int ii = tid; ii < C; ii += blockDim.x) {
           slse[ii] = ii < cols ? att_lse(p, lse, b, h, i0 + ii) : ninf;
@@ -155,22 +159,24 @@ __global__ void attention_dkdv_rows(adnn_plugin_attention p, const T *q, const T
     }
     if (r < rows) {
       const int64_t *dks = p.k.strides, *dvs = p.v.strides;
-      T *dkr = dk + b * dks[0] + g * dks[1] + j * dks[2];
-      T *dvr = dv + b * dvs[0] + g * dvs[1] + j * dvs[2];
+      S *dkr = dk + b * dks[0] + g * dks[1] + j * dks[2];
+      S *dvr = dv + b * dvs[0] + g * dvs[1] + j * dvs[2];
 #pragma unroll
       for (int t = 0; t < cfg::PER_D; t++) {
         const int d = lane + t * ATT_LANES;
-        if (d < D) dkr[d * dks[3]] = adk[t] * scale;
-        if (d < Dv) dvr[d * dvs[3]] = adv[t];
+        if (d < D) put(&dkr[d * dks[3]], adk[t] * scale);
+        if (d < Dv) put(&dvr[d * dvs[3]], adv[t]);
       }
     }
   }
 }
 
-template <typename T, int DMAX>
-__global__ void attention_dq_rows(adnn_plugin_attention p, const T *q, const T *k, const T *v,
-                                  const T *dout, const T *lse, const T *bias,
-                                  const int32_t *key_lengths, const T *rowsum, T *dq) {
+template <typename S, int DMAX>
+__global__ void attention_dq_rows(adnn_plugin_attention p, const S *q, const S *k, const S *v,
+                                  const S *dout, const typename elem<S>::compute *lse,
+                                  const S *bias, const int32_t *key_lengths,
+                                  const typename elem<S>::compute *rowsum, S *dq) {
+  typedef typename elem<S>::compute T;
   typedef att_cfg<T, DMAX> cfg;
   constexpr int R = cfg::R, C = cfg::C, P = cfg::P;
   __shared__ T sq[R * P];
@@ -190,18 +196,18 @@ __global__ void attention_dq_rows(adnn_plugin_attention p, const T *q, const T *
     int64_t kend = att_key_end(p, key_lengths, b);
     if (p.causal) kend = att_min(kend, i0 + rows + (p.Skv - p.Sq));
     if (kend < 0) kend = 0;
-    const T *qb = q + b * qs[0] + h * qs[1], *dob = dout + b * os[0] + h * os[1];
-    const T *kb = k + b * ks[0] + g * ks[1], *vb = v + b * vs[0] + g * vs[1];
+    const S *qb = q + b * qs[0] + h * qs[1], *dob = dout + b * os[0] + h * os[1];
+    const S *kb = k + b * ks[0] + g * ks[1], *vb = v + b * vs[0] + g * vs[1];
     const T lse_i = row_ok ? att_lse(p, lse, b, h, i) : ninf;
     const T rs_i = row_ok ? rowsum[(b * p.H + h) * p.Sq + i] : T(0);
     __syncthreads(); /* the previous tile's readers of sq, sdo are done */
     for (int e = tid; e < R * D; e += blockDim.x) {
       const int ii = e / D, d = e % D;
-      sq[ii * P + d] = ii < rows ? qb[(i0 + ii) * qs[2] + d * qs[3]] : T(0);
+      sq[ii * P + d] = ii < rows ? widen(qb[(i0 + ii) * qs[2] + d * qs[3]]) : T(0);
     }
     for (int e = tid; e < R * Dv; e += blockDim.x) {
       const int ii = e / Dv, d = e % Dv;
-      sdo[ii * P + d] = ii < rows ? dob[(i0 + ii) * os[2] + d * os[3]] : T(0);
+      sdo[ii * P + d] = ii < rows ? widen(dob[(i0 + ii) * os[2] + d * os[3]]) : T(0);
     }
     T acc[cfg::PER_D];
 #pragma unroll
@@ -211,11 +217,11 @@ __global__ void attention_dq_rows(adnn_plugin_attention p, const T *q, const T *
       __syncthreads(); /* readers of the previous key tile are done */
       for (int e = tid; e < C * D; e += blockDim.x) {
         const int jj = e / D, d = e % D;
-        sk[jj * P + d] = jj < cols ? kb[(j0 + jj) * ks[2] + d * ks[3]] : T(0);
+        sk[jj * P + d] = jj < cols ? widen(kb[(j0 + jj) * ks[2] + d * ks[3]]) : T(0);
       }
       for (int e = tid; e < C * Dv; e += blockDim.x) {
         const int jj = e / Dv, d = e % Dv;
-        sv[jj * P + d] = jj < cols ? vb[(j0 + jj) * vs[2] + d * vs[3]] : T(0);
+        sv[jj * P + d] = jj < cols ? widen(vb[(j0 + jj) * vs[2] + d * vs[3]]) : T(0);
       }
       __syncthreads();
 #pragma unroll
@@ -244,11 +250,11 @@ __global__ void attention_dq_rows(adnn_plugin_attention p, const T *q, const T *
       }
     }
     if (row_ok) {
-      T *dqr = dq + b * qs[0] + h * qs[1] + i * qs[2];
+      S *dqr = dq + b * qs[0] + h * qs[1] + i * qs[2];
 #pragma unroll
       for (int t = 0; t < cfg::PER_D; t++) {
         const int d = lane + t * ATT_LANES;
-        if (d < D) dqr[d * qs[3]] = acc[t] * scale;
+        if (d < D) put(&dqr[d * qs[3]], acc[t] * scale);
       }
     }
   }
@@ -330,23 +336,53 @@ __global__ void attention_dkdv_by_key(adnn_plugin_attention p, const T *q, const
   }
 }
 
-template <typename T, int DMAX>
+template <typename S, int DMAX>
 static void launch_bwd_tiles(const adnn_cuda_launch_config *l, const adnn_plugin_attention *p,
                              const adnn_cuda_attention_layout *s, const void *q, const void *k,
                              const void *v, const void *dout, const void *lse, const void *bias,
                              const int32_t *kl, const void *rs, void *dq, void *dk, void *dv) {
+  typedef typename elem<S>::compute T;
   const int threads = att_cfg<T, DMAX>::THREADS;
   if (p->Skv > 0)
-    attention_dkdv_rows<T, DMAX><<<s->kv_blocks, threads, 0, l->stream>>>(
+    attention_dkdv_rows<S, DMAX><<<s->kv_blocks, threads, 0, l->stream>>>(
+        *p, (const S *)q, (const S *)k, (const S *)v, (const S *)dout, (const T *)lse,
+        (const S *)bias, kl, (const T *)rs, (S *)dk, (S *)dv);
+  if (p->Sq > 0)
+    attention_dq_rows<S, DMAX><<<s->blocks, threads, 0, l->stream>>>(
+        *p, (const S *)q, (const S *)k, (const S *)v, (const S *)dout, (const T *)lse,
+        (const S *)bias, kl, (const T *)rs, (S *)dq);
+}
+
+/* The row-per-thread fallbacks: F32 and F64 (a 16-bit problem that would
+ * need them is refused at plan creation, attention.cuh). */
+template <typename S>
+static void launch_bwd_by_row(const adnn_cuda_launch_config *l, const adnn_plugin_attention *p,
+                              const adnn_cuda_attention_layout *s, const void *q, const void *k,
+                              const void *v, const void *dout, const void *lse, const void *bias,
+                              const int32_t *kl, const void *rs, void *dq, void *dk, void *dv) {
+  typedef S T;
+  const int row_threads = ATT_ROW_THREADS;
+  if (p->Skv > 0)
+    attention_dkdv_by_key<T><<<s->key_row_blocks, row_threads, 0, l->stream>>>(
         *p, (const T *)q, (const T *)k, (const T *)v, (const T *)dout, (const T *)lse,
         (const T *)bias, kl, (const T *)rs, (T *)dk, (T *)dv);
   if (p->Sq > 0)
-    attention_dq_rows<T, DMAX><<<s->blocks, threads, 0, l->stream>>>(
+    attention_dq_by_row<T><<<s->row_blocks, row_threads, 0, l->stream>>>(
         *p, (const T *)q, (const T *)k, (const T *)v, (const T *)dout, (const T *)lse,
         (const T *)bias, kl, (const T *)rs, (T *)dq);
 }
+template <>
+void launch_bwd_by_row<lowp_f16>(const adnn_cuda_launch_config *, const adnn_plugin_attention *,
+                                 const adnn_cuda_attention_layout *, const void *, const void *,
+                                 const void *, const void *, const void *, const void *,
+                                 const int32_t *, const void *, void *, void *, void *) {}
+template <>
+void launch_bwd_by_row<lowp_bf16>(const adnn_cuda_launch_config *, const adnn_plugin_attention *,
+                                  const adnn_cuda_attention_layout *, const void *, const void *,
+                                  const void *, const void *, const void *, const void *,
+                                  const int32_t *, const void *, void *, void *, void *) {}
 
-template <typename T>
+template <typename S>
 static cudaError_t launch_bwd(const adnn_cuda_launch_config *l, const adnn_plugin_attention *p,
                               const adnn_cuda_attention_layout *s, const void *q, const void *k,
                               const void *v, const void *o, const void *dout, const void *lse,
@@ -355,29 +391,22 @@ static cudaError_t launch_bwd(const adnn_cuda_launch_config *l, const adnn_plugi
   if (p->B * p->H == 0) return cudaSuccess;
   const int row_threads = ATT_ROW_THREADS;
   if (p->Sq > 0) {
-    attention_bwd_rowsum<T><<<s->row_blocks, row_threads, 0, l->stream>>>(
-        *p, (const T *)o, (const T *)dout, (T *)rs);
+    attention_bwd_rowsum<S><<<s->row_blocks, row_threads, 0, l->stream>>>(
+        *p, (const S *)o, (const S *)dout, (typename elem<S>::compute *)rs);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return err;
   }
   switch (s->dmax) {
-    case 64: launch_bwd_tiles<T, 64>(l, p, s, q, k, v, dout, lse, bias, kl, rs, dq, dk, dv); break;
+    case 64: launch_bwd_tiles<S, 64>(l, p, s, q, k, v, dout, lse, bias, kl, rs, dq, dk, dv); break;
     case 128:
-      launch_bwd_tiles<T, 128>(l, p, s, q, k, v, dout, lse, bias, kl, rs, dq, dk, dv);
+      launch_bwd_tiles<S, 128>(l, p, s, q, k, v, dout, lse, bias, kl, rs, dq, dk, dv);
       break;
     case 256:
-      if (sizeof(T) == 4)
-        launch_bwd_tiles<float, 256>(l, p, s, q, k, v, dout, lse, bias, kl, rs, dq, dk, dv);
+      if (sizeof(typename elem<S>::compute) == 4)
+        launch_bwd_tiles<typename att_256<S>::type, 256>(l, p, s, q, k, v, dout, lse, bias, kl, rs,
+                                                         dq, dk, dv);
       break;
-    default:
-      if (p->Skv > 0)
-        attention_dkdv_by_key<T><<<s->key_row_blocks, row_threads, 0, l->stream>>>(
-            *p, (const T *)q, (const T *)k, (const T *)v, (const T *)dout, (const T *)lse,
-            (const T *)bias, kl, (const T *)rs, (T *)dk, (T *)dv);
-      if (p->Sq > 0)
-        attention_dq_by_row<T><<<s->row_blocks, row_threads, 0, l->stream>>>(
-            *p, (const T *)q, (const T *)k, (const T *)v, (const T *)dout, (const T *)lse,
-            (const T *)bias, kl, (const T *)rs, (T *)dq);
+    default: launch_bwd_by_row<S>(l, p, s, q, k, v, dout, lse, bias, kl, rs, dq, dk, dv);
   }
   return cudaGetLastError();
 }
@@ -391,9 +420,18 @@ ADNN_CUDA_API cudaError_t adnn_cuda_attention_backward_launch(
     const adnn_cuda_attention_layout *s, const void *q, const void *k, const void *v,
     const void *o, const void *dout, const void *lse, const void *bias,
     const int32_t *key_lengths, void *dq, void *dk, void *dv, void *rowsum) {
-  return dtype == ADNN_DTYPE_F64
-             ? launch_bwd<double>(l, p, s, q, k, v, o, dout, lse, bias, key_lengths, dq, dk, dv,
-                                  rowsum)
-             : launch_bwd<float>(l, p, s, q, k, v, o, dout, lse, bias, key_lengths, dq, dk, dv,
+  switch (dtype) {
+  case ADNN_DTYPE_F64:
+    return launch_bwd<double>(l, p, s, q, k, v, o, dout, lse, bias, key_lengths, dq, dk, dv,
+                              rowsum);
+  case ADNN_DTYPE_F16:
+    return launch_bwd<lowp_f16>(l, p, s, q, k, v, o, dout, lse, bias, key_lengths, dq, dk, dv,
+                                rowsum);
+  case ADNN_DTYPE_BF16:
+    return launch_bwd<lowp_bf16>(l, p, s, q, k, v, o, dout, lse, bias, key_lengths, dq, dk, dv,
                                  rowsum);
+  default:
+    return launch_bwd<float>(l, p, s, q, k, v, o, dout, lse, bias, key_lengths, dq, dk, dv,
+                             rowsum);
+  }
 }

@@ -22,8 +22,15 @@
  * coalesced, strides [0] x, [1] y / dx, [2] dy); channel c starts at
  * c * cstride[k] in tensor k. Every thread executes every barrier: the
  * channel loop bound depends only on blockIdx.
+ *
+ * Low precision: the data (x, y, dy, dx) has storage type S and the
+ * per-channel vectors type T, T = S for F32 and F64 and F32 for F16/BF16
+ * data (ADNN_OP_PARAM_DTYPE); 16-bit loads widen exactly, the arithmetic
+ * stays double and every 16-bit output is rounded once from it
+ * (lowp_elem.cuh's put), as the CPU's reference loops do.
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -60,27 +67,27 @@ __device__ __forceinline__ void pix_offsets(const adnn_cuda_bn_training_layout &
   nd_offsets(s.pix, i, off);
 }
 
-template <typename T>
+template <typename S, typename T>
 __global__ void bn_training_rows(adnn_plugin_batchnorm_training p, adnn_cuda_bn_training_layout s,
-                                 const T *x, const T *scale, const T *shift, T *y, T *saved_mean,
+                                 const S *x, const T *scale, const T *shift, S *y, T *saved_mean,
                                  T *saved_inv, T *run_mean, T *run_var) {
   __shared__ double part[32];
   const int64_t n = p.count;
   for (int64_t c = blockIdx.x; c < p.fwd.C; c += gridDim.x) {
-    const T *xc = x + c * s.cstride[0];
-    T *yc = y + c * s.cstride[1];
+    const S *xc = x + c * s.cstride[0];
+    S *yc = y + c * s.cstride[1];
     double acc = 0.0;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       int64_t off[1];
       pix_offsets(s, i, off);
-      acc += (double)xc[off[0]];
+      acc += (double)widen(xc[off[0]]);
     }
     const double mean = block_sum(acc, part) / (double)n;
     acc = 0.0;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       int64_t off[1];
       pix_offsets(s, i, off);
-      const double d = (double)xc[off[0]] - mean;
+      const double d = (double)widen(xc[off[0]]) - mean;
       acc += d * d;
     }
     const double dev2 = block_sum(acc, part);
@@ -98,28 +105,28 @@ __global__ void bn_training_rows(adnn_plugin_batchnorm_training p, adnn_cuda_bn_
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       int64_t off[2];
       pix_offsets(s, i, off);
-      yc[off[1]] = (T)(a * (((double)xc[off[0]] - mean) * inv) + b);
+      put(&yc[off[1]], a * (((double)widen(xc[off[0]]) - mean) * inv) + b);
     }
   }
 }
 
-template <typename T>
+template <typename S, typename T>
 __global__ void bn_backward_rows(adnn_plugin_batchnorm_backward p, adnn_cuda_bn_training_layout s,
-                                 const T *x, const T *dy, const T *scale, const T *mean_in,
-                                 const T *inv_in, T *dx, T *dscale, T *dshift) {
+                                 const S *x, const S *dy, const T *scale, const T *mean_in,
+                                 const T *inv_in, S *dx, T *dscale, T *dshift) {
   __shared__ sum2 part[32];
   const int64_t n = p.count;
   for (int64_t c = blockIdx.x; c < p.fwd.C; c += gridDim.x) {
-    const T *xc = x + c * s.cstride[0], *gc = dy + c * s.cstride[2];
-    T *dxc = dx + c * s.cstride[1];
+    const S *xc = x + c * s.cstride[0], *gc = dy + c * s.cstride[2];
+    S *dxc = dx + c * s.cstride[1];
     const double mean = (double)mean_in[c], inv = (double)inv_in[c];
     sum2 acc = {0.0, 0.0};
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       int64_t off[3];
       pix_offsets(s, i, off);
-      const double g = (double)gc[off[2]];
+      const double g = (double)widen(gc[off[2]]);
       acc.a += g;
-      acc.b += g * (((double)xc[off[0]] - mean) * inv);
+      acc.b += g * (((double)widen(xc[off[0]]) - mean) * inv);
     }
     const sum2 tot = block_sum2(acc, part);
     if (threadIdx.x == 0) {
@@ -130,8 +137,8 @@ __global__ void bn_backward_rows(adnn_plugin_batchnorm_backward p, adnn_cuda_bn_
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       int64_t off[3];
       pix_offsets(s, i, off);
-      const double xhat = ((double)xc[off[0]] - mean) * inv;
-      dxc[off[1]] = (T)(k * ((double)n * (double)gc[off[2]] - tot.a - xhat * tot.b));
+      const double xhat = ((double)widen(xc[off[0]]) - mean) * inv;
+      put(&dxc[off[1]], k * ((double)n * (double)widen(gc[off[2]]) - tot.a - xhat * tot.b));
     }
   }
 }
@@ -139,6 +146,17 @@ __global__ void bn_backward_rows(adnn_plugin_batchnorm_backward p, adnn_cuda_bn_
 } // namespace adnn_cuda
 
 using namespace adnn_cuda;
+
+template <typename S, typename T>
+static void bn_training_go(const adnn_cuda_launch_config *l, unsigned grid, int threads,
+                           const adnn_plugin_batchnorm_training *p,
+                           const adnn_cuda_bn_training_layout *s, const void *x, const void *scale,
+                           const void *shift, void *y, void *saved_mean, void *saved_inv,
+                           void *run_mean, void *run_var) {
+  bn_training_rows<S, T><<<grid, threads, 0, l->stream>>>(
+      *p, *s, (const S *)x, (const T *)scale, (const T *)shift, (S *)y, (T *)saved_mean,
+      (T *)saved_inv, (T *)run_mean, (T *)run_var);
+}
 
 ADNN_CUDA_API cudaError_t adnn_cuda_bn_training_launch(const adnn_cuda_launch_config *l,
                                                        adnn_dtype dtype,
@@ -151,15 +169,35 @@ ADNN_CUDA_API cudaError_t adnn_cuda_bn_training_launch(const adnn_cuda_launch_co
   if (p->fwd.C <= 0 || p->count <= 0) return cudaSuccess;
   const int threads = threads_per_row(p->count, 256);
   const unsigned grid = grid_rows(l, p->fwd.C, threads);
-  if (dtype == ADNN_DTYPE_F64)
-    bn_training_rows<double><<<grid, threads, 0, l->stream>>>(
-        *p, *s, (const double *)x, (const double *)scale, (const double *)shift, (double *)y,
-        (double *)saved_mean, (double *)saved_inv, (double *)run_mean, (double *)run_var);
-  else
-    bn_training_rows<float><<<grid, threads, 0, l->stream>>>(
-        *p, *s, (const float *)x, (const float *)scale, (const float *)shift, (float *)y,
-        (float *)saved_mean, (float *)saved_inv, (float *)run_mean, (float *)run_var);
+  switch (dtype) {
+  case ADNN_DTYPE_F64:
+    bn_training_go<double, double>(l, grid, threads, p, s, x, scale, shift, y, saved_mean,
+                                   saved_inv, run_mean, run_var);
+    break;
+  case ADNN_DTYPE_F16:
+    bn_training_go<lowp_f16, float>(l, grid, threads, p, s, x, scale, shift, y, saved_mean,
+                                    saved_inv, run_mean, run_var);
+    break;
+  case ADNN_DTYPE_BF16:
+    bn_training_go<lowp_bf16, float>(l, grid, threads, p, s, x, scale, shift, y, saved_mean,
+                                     saved_inv, run_mean, run_var);
+    break;
+  default:
+    bn_training_go<float, float>(l, grid, threads, p, s, x, scale, shift, y, saved_mean,
+                                 saved_inv, run_mean, run_var);
+  }
   return cudaGetLastError();
+}
+
+template <typename S, typename T>
+static void bn_backward_go(const adnn_cuda_launch_config *l, unsigned grid, int threads,
+                           const adnn_plugin_batchnorm_backward *p,
+                           const adnn_cuda_bn_training_layout *s, const void *x, const void *dy,
+                           const void *scale, const void *mean, const void *inv_std, void *dx,
+                           void *dscale, void *dshift) {
+  bn_backward_rows<S, T><<<grid, threads, 0, l->stream>>>(
+      *p, *s, (const S *)x, (const S *)dy, (const T *)scale, (const T *)mean,
+      (const T *)inv_std, (S *)dx, (T *)dscale, (T *)dshift);
 }
 
 ADNN_CUDA_API cudaError_t adnn_cuda_bn_backward_launch(const adnn_cuda_launch_config *l,
@@ -173,14 +211,22 @@ ADNN_CUDA_API cudaError_t adnn_cuda_bn_backward_launch(const adnn_cuda_launch_co
   if (p->fwd.C <= 0 || p->count <= 0) return cudaSuccess;
   const int threads = threads_per_row(p->count, 256);
   const unsigned grid = grid_rows(l, p->fwd.C, threads);
-  if (dtype == ADNN_DTYPE_F64)
-    bn_backward_rows<double><<<grid, threads, 0, l->stream>>>(
-        *p, *s, (const double *)x, (const double *)dy, (const double *)scale,
-        (const double *)mean, (const double *)inv_std, (double *)dx, (double *)dscale,
-        (double *)dshift);
-  else
-    bn_backward_rows<float><<<grid, threads, 0, l->stream>>>(
-        *p, *s, (const float *)x, (const float *)dy, (const float *)scale, (const float *)mean,
-        (const float *)inv_std, (float *)dx, (float *)dscale, (float *)dshift);
+  switch (dtype) {
+  case ADNN_DTYPE_F64:
+    bn_backward_go<double, double>(l, grid, threads, p, s, x, dy, scale, mean, inv_std, dx,
+                                   dscale, dshift);
+    break;
+  case ADNN_DTYPE_F16:
+    bn_backward_go<lowp_f16, float>(l, grid, threads, p, s, x, dy, scale, mean, inv_std, dx,
+                                    dscale, dshift);
+    break;
+  case ADNN_DTYPE_BF16:
+    bn_backward_go<lowp_bf16, float>(l, grid, threads, p, s, x, dy, scale, mean, inv_std, dx,
+                                     dscale, dshift);
+    break;
+  default:
+    bn_backward_go<float, float>(l, grid, threads, p, s, x, dy, scale, mean, inv_std, dx, dscale,
+                                 dshift);
+  }
   return cudaGetLastError();
 }

@@ -16,8 +16,14 @@
  *
  * Layout: the leading dims (`rows`) and the normalized dims (`cols`) are
  * coalesced separately with strides [0] x, [1] dy, [2] dx.
+ *
+ * Low precision: x, dy and dx have storage type S, the gain and its
+ * gradients type T (S for F32 and F64, F32 for F16/BF16 data:
+ * ADNN_OP_PARAM_DTYPE); 16-bit loads widen exactly, the arithmetic stays
+ * double and each 16-bit dx is rounded once from it (lowp_elem.cuh).
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -38,9 +44,9 @@ __device__ __forceinline__ double nb_block_sum(double v, double *part) {
   return r;
 }
 
-template <typename T>
+template <typename S, typename T>
 __global__ void norm_backward_rows(adnn_plugin_norm_backward pb, adnn_cuda_norm_backward_layout s,
-                                   const T *x, const T *dy, const T *gain, T *dx,
+                                   const S *x, const S *dy, const T *gain, S *dx,
                                    double *stats) {
   __shared__ double part[32];
   __shared__ nb_sum2 part2[32];
@@ -50,26 +56,26 @@ __global__ void norm_backward_rows(adnn_plugin_norm_backward pb, adnn_cuda_norm_
   for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
     int64_t base[3];
     nd_offsets(s.rows, r, base);
-    const T *xr = x + base[0], *gr = dy + base[1];
-    T *dxr = dx + base[2];
+    const S *xr = x + base[0], *gr = dy + base[1];
+    S *dxr = dx + base[2];
     double mean = 0.0;
     if (layer) {
       double acc = 0.0;
-      for (int64_t j = threadIdx.x; j < D; j += blockDim.x) acc += (double)xr[nb_col(s.cols, 0, j)];
+      for (int64_t j = threadIdx.x; j < D; j += blockDim.x) acc += (double)widen(xr[nb_col(s.cols, 0, j)]);
       mean = nb_block_sum(acc, part) / (double)D;
     }
     double acc = 0.0;
     for (int64_t j = threadIdx.x; j < D; j += blockDim.x) {
-      const double d = (double)xr[nb_col(s.cols, 0, j)] - mean;
+      const double d = (double)widen(xr[nb_col(s.cols, 0, j)]) - mean;
       acc += d * d;
     }
     const double inv = 1.0 / sqrt(nb_block_sum(acc, part) / (double)D + p.epsilon);
     nb_sum2 g2 = {0.0, 0.0};
     for (int64_t j = threadIdx.x; j < D; j += blockDim.x) {
-      double g = (double)gr[nb_col(s.cols, 1, j)];
+      double g = (double)widen(gr[nb_col(s.cols, 1, j)]);
       if (gain) g *= (double)gain[j];
       g2.a += g;
-      g2.b += g * (((double)xr[nb_col(s.cols, 0, j)] - mean) * inv);
+      g2.b += g * (((double)widen(xr[nb_col(s.cols, 0, j)]) - mean) * inv);
     }
     const nb_sum2 empty = {0.0, 0.0};
     const nb_sum2 tot = block_reduce(g2, part2, empty, [](nb_sum2 w) {
@@ -80,10 +86,10 @@ __global__ void norm_backward_rows(adnn_plugin_norm_backward pb, adnn_cuda_norm_
     block_reduce_done();
     const double mg = layer ? tot.a / (double)D : 0.0, mgx = tot.b / (double)D;
     for (int64_t j = threadIdx.x; j < D; j += blockDim.x) {
-      double g = (double)gr[nb_col(s.cols, 1, j)];
+      double g = (double)widen(gr[nb_col(s.cols, 1, j)]);
       if (gain) g *= (double)gain[j];
-      const double xhat = ((double)xr[nb_col(s.cols, 0, j)] - mean) * inv;
-      dxr[nb_col(s.cols, 2, j)] = (T)(inv * (g - mg - xhat * mgx));
+      const double xhat = ((double)widen(xr[nb_col(s.cols, 0, j)]) - mean) * inv;
+      put(&dxr[nb_col(s.cols, 2, j)], inv * (g - mg - xhat * mgx));
     }
     if (stats && threadIdx.x == 0) {
       stats[2 * r] = mean;
@@ -92,9 +98,9 @@ __global__ void norm_backward_rows(adnn_plugin_norm_backward pb, adnn_cuda_norm_
   }
 }
 
-template <typename T>
+template <typename S, typename T>
 __global__ void norm_backward_cols(adnn_plugin_norm_backward pb, adnn_cuda_norm_backward_layout s,
-                                   const T *x, const T *dy, const double *stats, T *dgain,
+                                   const S *x, const S *dy, const double *stats, T *dgain,
                                    T *dbias) {
   const adnn_plugin_norm &p = pb.fwd;
   for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < p.D;
@@ -104,8 +110,8 @@ __global__ void norm_backward_cols(adnn_plugin_norm_backward pb, adnn_cuda_norm_
     for (int64_t r = 0; r < p.rows; r++) {
       int64_t base[3];
       nd_offsets(s.rows, r, base);
-      const double g = (double)dy[base[1] + go];
-      sg += g * (((double)x[base[0] + xo] - stats[2 * r]) * stats[2 * r + 1]);
+      const double g = (double)widen(dy[base[1] + go]);
+      sg += g * (((double)widen(x[base[0] + xo]) - stats[2 * r]) * stats[2 * r + 1]);
       sb += g;
     }
     if (dgain) dgain[j] = (T)sg;
@@ -117,29 +123,39 @@ __global__ void norm_backward_cols(adnn_plugin_norm_backward pb, adnn_cuda_norm_
 
 using namespace adnn_cuda;
 
+template <typename S, typename T>
+static cudaError_t norm_backward_go(const adnn_cuda_launch_config *l,
+                                    const adnn_plugin_norm_backward *p,
+                                    const adnn_cuda_norm_backward_layout *s, const void *x,
+                                    const void *dy, const void *gain, void *dx, void *dgain,
+                                    void *dbias, double *stats) {
+  const int threads = threads_per_row(p->fwd.D, 256);
+  const unsigned grid = grid_rows(l, p->fwd.rows, threads);
+  const int cols = dgain != NULL || dbias != NULL;
+  double *st = cols ? stats : NULL;
+  norm_backward_rows<S, T><<<grid, threads, 0, l->stream>>>(
+      *p, *s, (const S *)x, (const S *)dy, (const T *)gain, (S *)dx, st);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || !cols) return e;
+  const unsigned cgrid = grid_for(l, p->fwd.D, 128);
+  norm_backward_cols<S, T><<<cgrid, 128, 0, l->stream>>>(*p, *s, (const S *)x, (const S *)dy, st,
+                                                         (T *)dgain, (T *)dbias);
+  return cudaGetLastError();
+}
+
 ADNN_CUDA_API cudaError_t adnn_cuda_norm_backward_launch(
     const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_plugin_norm_backward *p,
     const adnn_cuda_norm_backward_layout *s, const void *x, const void *dy, const void *gain,
     void *dx, void *dgain, void *dbias, double *stats) {
   if (p->fwd.rows <= 0 || p->fwd.D <= 0) return cudaSuccess;
-  const int threads = threads_per_row(p->fwd.D, 256);
-  const unsigned grid = grid_rows(l, p->fwd.rows, threads);
-  const int cols = dgain != NULL || dbias != NULL;
-  double *st = cols ? stats : NULL;
-  if (dtype == ADNN_DTYPE_F64)
-    norm_backward_rows<double><<<grid, threads, 0, l->stream>>>(
-        *p, *s, (const double *)x, (const double *)dy, (const double *)gain, (double *)dx, st);
-  else
-    norm_backward_rows<float><<<grid, threads, 0, l->stream>>>(
-        *p, *s, (const float *)x, (const float *)dy, (const float *)gain, (float *)dx, st);
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess || !cols) return e;
-  const unsigned cgrid = grid_for(l, p->fwd.D, 128);
-  if (dtype == ADNN_DTYPE_F64)
-    norm_backward_cols<double><<<cgrid, 128, 0, l->stream>>>(
-        *p, *s, (const double *)x, (const double *)dy, st, (double *)dgain, (double *)dbias);
-  else
-    norm_backward_cols<float><<<cgrid, 128, 0, l->stream>>>(
-        *p, *s, (const float *)x, (const float *)dy, st, (float *)dgain, (float *)dbias);
-  return cudaGetLastError();
+  switch (dtype) {
+  case ADNN_DTYPE_F64:
+    return norm_backward_go<double, double>(l, p, s, x, dy, gain, dx, dgain, dbias, stats);
+  case ADNN_DTYPE_F16:
+    return norm_backward_go<lowp_f16, float>(l, p, s, x, dy, gain, dx, dgain, dbias, stats);
+  case ADNN_DTYPE_BF16:
+    return norm_backward_go<lowp_bf16, float>(l, p, s, x, dy, gain, dx, dgain, dbias, stats);
+  default:
+    return norm_backward_go<float, float>(l, p, s, x, dy, gain, dx, dgain, dbias, stats);
+  }
 }

@@ -20,8 +20,14 @@
  * Every thread of a *_rows block takes part in every reduction and barrier:
  * the row loop and the label test depend only on blockIdx and the row, so the
  * branches are uniform across the block.
+ *
+ * Low precision: the logits, loss, dloss and dlogits have storage type S
+ * and the row state is elem<S>::compute (F32 for F16/BF16, as for F32); a
+ * 16-bit logit is widened exactly when it is read, and each 16-bit result
+ * is rounded once from the type it was formed in (lowp_elem.cuh's put).
  */
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/lowp_elem.cuh"
 
 namespace adnn_cuda {
 
@@ -71,25 +77,26 @@ template <typename T> __device__ __forceinline__ xe_state<T> xe_warp(xe_state<T>
   return st;
 }
 
-/* The row's (max, sum) over the whole block. */
-template <typename T>
-__device__ __forceinline__ xe_state<T> xe_row_state(const adnn_cuda_xent_layout &s, const T *x,
+/* The row's (max, sum) over the whole block, in T = elem<S>::compute. */
+template <typename S, typename T = typename elem<S>::compute>
+__device__ __forceinline__ xe_state<T> xe_row_state(const adnn_cuda_xent_layout &s, const S *x,
                                                     int64_t base, xe_state<T> *part) {
   const xe_state<T> empty = {-T(INFINITY), T(0), 0};
   xe_state<T> st = empty;
-  for (int64_t c = threadIdx.x; c < s.C; c += blockDim.x) xe_add(st, x[base + c * s.xs1]);
+  for (int64_t c = threadIdx.x; c < s.C; c += blockDim.x) xe_add(st, widen(x[base + c * s.xs1]));
   return block_reduce(st, part, empty, [](xe_state<T> v) { return xe_warp(v); });
 }
 
-template <typename T>
-__global__ void xent_loss_rows(adnn_cuda_xent_layout s, const T *x, const int32_t *labels, T *loss,
+template <typename S>
+__global__ void xent_loss_rows(adnn_cuda_xent_layout s, const S *x, const int32_t *labels, S *loss,
                                double *partials) {
+  typedef typename elem<S>::compute T;
   __shared__ xe_state<T> part[32];
   double partial = 0.0; /* thread 0's sum of this block's row losses */
   for (int64_t r = blockIdx.x; r < s.N; r += gridDim.x) {
     const int64_t t = labels[r * s.lab_s];
     if (t == s.ignore) {
-      if (threadIdx.x == 0 && !partials) loss[r * s.loss_s] = T(0);
+      if (threadIdx.x == 0 && !partials) put(&loss[r * s.loss_s], T(0));
       continue;
     }
     const int64_t base = r * s.xs0;
@@ -99,9 +106,9 @@ __global__ void xent_loss_rows(adnn_cuda_xent_layout s, const T *x, const int32_
       if (t < 0 || t >= s.C || st.bad || st.m == -T(INFINITY))
         v = NAN;
       else
-        v = ((double)st.m - (double)x[base + t * s.xs1]) + log((double)st.s);
+        v = ((double)st.m - (double)widen(x[base + t * s.xs1])) + log((double)st.s);
       if (partials) partial += v;
-      else loss[r * s.loss_s] = (T)v;
+      else put(&loss[r * s.loss_s], v);
     }
     block_reduce_done(); /* part[0] is read before the next row writes it */
   }
@@ -109,9 +116,9 @@ __global__ void xent_loss_rows(adnn_cuda_xent_layout s, const T *x, const int32_
 }
 
 /* One block: the sum of the `blocks` partials (and the divisor for MEAN). */
-template <typename T>
+template <typename S>
 __global__ void xent_sum_rows(adnn_cuda_xent_layout s, const double *partials, int64_t blocks,
-                              const int32_t *labels, T *loss) {
+                              const int32_t *labels, S *loss) {
   __shared__ double part[32];
   double sum = 0.0, count = 0.0;
   for (int64_t b = threadIdx.x; b < blocks; b += blockDim.x) sum += partials[b];
@@ -120,7 +127,7 @@ __global__ void xent_sum_rows(adnn_cuda_xent_layout s, const double *partials, i
   sum = block_reduce(sum, part, 0.0, [](double v) { return warp_sum(v); });
   block_reduce_done();
   count = block_reduce(count, part, 0.0, [](double v) { return warp_sum(v); });
-  if (threadIdx.x == 0) loss[0] = (T)(s.reduction == ADNN_LOSS_REDUCTION_MEAN ? sum / count : sum);
+  if (threadIdx.x == 0) put(&loss[0], s.reduction == ADNN_LOSS_REDUCTION_MEAN ? sum / count : sum);
 }
 
 /* One block: the number of samples not ignored, into *count. */
@@ -133,53 +140,53 @@ __global__ void xent_count_rows(adnn_cuda_xent_layout s, const int32_t *labels, 
   if (threadIdx.x == 0) *count = k;
 }
 
-template <typename T>
-__global__ void xent_grad_rows(adnn_cuda_xent_layout s, const T *x, const int32_t *labels,
-                               const T *dloss, const double *count, T *dx) {
+template <typename S>
+__global__ void xent_grad_rows(adnn_cuda_xent_layout s, const S *x, const int32_t *labels,
+                               const S *dloss, const double *count, S *dx) {
+  typedef typename elem<S>::compute T;
   __shared__ xe_state<T> part[32];
   for (int64_t r = blockIdx.x; r < s.N; r += gridDim.x) {
     const int64_t t = labels[r * s.lab_s], base = r * s.xs0;
     if (t == s.ignore) {
-      for (int64_t c = threadIdx.x; c < s.C; c += blockDim.x) dx[base + c * s.xs1] = T(0);
+      for (int64_t c = threadIdx.x; c < s.C; c += blockDim.x) put(&dx[base + c * s.xs1], T(0));
       continue;
     }
     double g;
-    if (s.reduction == ADNN_LOSS_REDUCTION_NONE) g = (double)dloss[r * s.loss_s];
-    else if (s.reduction == ADNN_LOSS_REDUCTION_MEAN) g = (double)dloss[0] / *count;
-    else g = (double)dloss[0];
+    if (s.reduction == ADNN_LOSS_REDUCTION_NONE) g = (double)widen(dloss[r * s.loss_s]);
+    else if (s.reduction == ADNN_LOSS_REDUCTION_MEAN) g = (double)widen(dloss[0]) / *count;
+    else g = (double)widen(dloss[0]);
     const xe_state<T> st = xe_row_state(s, x, base, part);
     const int ok = t >= 0 && t < s.C && !st.bad && st.m > -T(INFINITY);
     const double ls = log((double)st.s);
     const T tm = st.m, tls = (T)ls, tg = (T)g;
     for (int64_t c = threadIdx.x; c < s.C; c += blockDim.x) {
       const int64_t o = base + c * s.xs1;
-      T v;
-      if (!ok) v = T(NAN);
-      else if (c == t) v = (T)(g * expm1(((double)x[o] - (double)st.m) - ls));
-      else v = tg * f_exp((x[o] - tm) - tls);
-      dx[o] = v;
+      /* The label's term is formed in double and rounded once to S. */
+      if (!ok) put(&dx[o], T(NAN));
+      else if (c == t) put(&dx[o], g * expm1(((double)widen(x[o]) - (double)st.m) - ls));
+      else put(&dx[o], tg * f_exp((widen(x[o]) - tm) - tls));
     }
     block_reduce_done();
   }
 }
 
-template <typename T>
+template <typename S>
 static cudaError_t launch_loss(const adnn_cuda_launch_config *l, const adnn_cuda_xent_layout *s,
                                const void *x, const void *labels, void *loss, void *workspace) {
   const int threads = threads_per_row(s->C, 512);
   const unsigned grid = grid_rows(l, s->N, threads);
   double *partials = s->reduction == ADNN_LOSS_REDUCTION_NONE ? NULL : (double *)workspace;
-  xent_loss_rows<T><<<grid, threads, 0, l->stream>>>(*s, (const T *)x, (const int32_t *)labels,
-                                                     (T *)loss, partials);
+  xent_loss_rows<S><<<grid, threads, 0, l->stream>>>(*s, (const S *)x, (const int32_t *)labels,
+                                                     (S *)loss, partials);
   if (partials) {
     const int sum_threads = threads_per_row(s->N, 1024);
-    xent_sum_rows<T><<<1, sum_threads, 0, l->stream>>>(*s, partials, (int64_t)grid,
-                                                       (const int32_t *)labels, (T *)loss);
+    xent_sum_rows<S><<<1, sum_threads, 0, l->stream>>>(*s, partials, (int64_t)grid,
+                                                       (const int32_t *)labels, (S *)loss);
   }
   return cudaGetLastError();
 }
 
-template <typename T>
+template <typename S>
 static cudaError_t launch_grad(const adnn_cuda_launch_config *l, const adnn_cuda_xent_layout *s,
                                const void *x, const void *labels, const void *dloss, void *dx,
                                void *workspace) {
@@ -189,8 +196,8 @@ static cudaError_t launch_grad(const adnn_cuda_launch_config *l, const adnn_cuda
     xent_count_rows<<<1, count_threads, 0, l->stream>>>(*s, (const int32_t *)labels, count);
   }
   const int threads = threads_per_row(s->C, 512);
-  xent_grad_rows<T><<<grid_rows(l, s->N, threads), threads, 0, l->stream>>>(
-      *s, (const T *)x, (const int32_t *)labels, (const T *)dloss, count, (T *)dx);
+  xent_grad_rows<S><<<grid_rows(l, s->N, threads), threads, 0, l->stream>>>(
+      *s, (const S *)x, (const int32_t *)labels, (const S *)dloss, count, (S *)dx);
   return cudaGetLastError();
 }
 
@@ -208,15 +215,24 @@ ADNN_CUDA_API cudaError_t adnn_cuda_softmax_cross_entropy_launch(
     const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_cuda_xent_layout *s,
     const void *logits, const void *labels, void *loss, void *workspace) {
   if (s->N <= 0 || s->C <= 0) return cudaSuccess;
-  return dtype == ADNN_DTYPE_F64 ? launch_loss<double>(l, s, logits, labels, loss, workspace)
-                                 : launch_loss<float>(l, s, logits, labels, loss, workspace);
+  switch (dtype) {
+  case ADNN_DTYPE_F64: return launch_loss<double>(l, s, logits, labels, loss, workspace);
+  case ADNN_DTYPE_F16: return launch_loss<lowp_f16>(l, s, logits, labels, loss, workspace);
+  case ADNN_DTYPE_BF16: return launch_loss<lowp_bf16>(l, s, logits, labels, loss, workspace);
+  default: return launch_loss<float>(l, s, logits, labels, loss, workspace);
+  }
 }
 
 ADNN_CUDA_API cudaError_t adnn_cuda_softmax_cross_entropy_backward_launch(
     const adnn_cuda_launch_config *l, adnn_dtype dtype, const adnn_cuda_xent_layout *s,
     const void *logits, const void *labels, const void *dloss, void *dlogits, void *workspace) {
   if (s->N <= 0 || s->C <= 0) return cudaSuccess;
-  return dtype == ADNN_DTYPE_F64
-             ? launch_grad<double>(l, s, logits, labels, dloss, dlogits, workspace)
-             : launch_grad<float>(l, s, logits, labels, dloss, dlogits, workspace);
+  switch (dtype) {
+  case ADNN_DTYPE_F64: return launch_grad<double>(l, s, logits, labels, dloss, dlogits, workspace);
+  case ADNN_DTYPE_F16:
+    return launch_grad<lowp_f16>(l, s, logits, labels, dloss, dlogits, workspace);
+  case ADNN_DTYPE_BF16:
+    return launch_grad<lowp_bf16>(l, s, logits, labels, dloss, dlogits, workspace);
+  default: return launch_grad<float>(l, s, logits, labels, dloss, dlogits, workspace);
+  }
 }

@@ -888,6 +888,26 @@ static TensorObject *tensor_arg(ContextObject *c, PyObject *obj, int writable, c
   return t;
 }
 
+/* A parameter or statistics tensor of x's op (batch norm's scale, shift and
+ * statistics, norm's gain, attention's lse): of ADNN_OP_PARAM_DTYPE of x's
+ * dtype (float32 for float16 / bfloat16 x, x's own otherwise), and a packed
+ * vector of len elements when len >= 0. */
+static TensorObject *param_arg(ContextObject *c, PyObject *obj, int writable, const char *op,
+                               const char *name, const TensorObject *x, int64_t len) {
+  TensorObject *t = tensor_arg(c, obj, writable, op, name, NULL, len);
+  if (t == NULL) return NULL;
+  const adnn_dtype want = ADNN_OP_PARAM_DTYPE(x->desc.dtype);
+  if (t->desc.dtype != want) {
+    adnn_py_fail(AdnnTypeError, "adnn.%s: %s is %s but must be %s for %s x (the parameters and "
+                 "statistics of float16 / bfloat16 data are float32)", op, name,
+                 adnn_dtype_name(t->desc.dtype), adnn_dtype_name(want),
+                 adnn_dtype_name(x->desc.dtype));
+    Py_DECREF(t);
+    return NULL;
+  }
+  return t;
+}
+
 static int double_arg(PyObject *v, double *out) {
   if (v == NULL) return 0;
   double d = PyFloat_AsDouble(v);
@@ -950,13 +970,14 @@ static PyObject *call_batchnorm_training(PyObject *self, PyObject *args, PyObjec
   const char *names[5] = {"x", "scale", "shift", "running_mean", "running_var"};
   PyObject *objs[5] = {pos[0], pos[1], pos[2], rm_obj, rv_obj};
   for (int i = 1; i < 5; i++)
-    if ((t[i] = tensor_arg(c, objs[i], i >= 3, op, names[i], t[0], C)) == NULL) goto done;
+    if ((t[i] = param_arg(c, objs[i], i >= 3, op, names[i], t[0], C)) == NULL) goto done;
   if (adnn_py_ctx_check_open(c) < 0) goto done;
   const int64_t vdim[1] = {C};
   o[0] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, t[0]->desc.rank,
                                                t[0]->desc.dims);
   for (int i = 1; i < 3 && o[i - 1]; i++)
-    o[i] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, 1, vdim);
+    o[i] = (TensorObject *)adnn_py_tensor_empty(c, ADNN_OP_PARAM_DTYPE(t[0]->desc.dtype), 1,
+                                                 vdim);
   if (!o[0] || !o[1] || !o[2]) goto done;
   key.f.x = t[0]->desc;
   key.f.y = o[0]->desc;
@@ -995,7 +1016,7 @@ static PyObject *call_batchnorm_backward(PyObject *self, PyObject *args, PyObjec
   }
   if ((t[1] = tensor_arg(c, pos[1], 0, op, "dy", t[0], -1)) == NULL) goto done;
   for (int i = 2; i < 5; i++)
-    if ((t[i] = tensor_arg(c, pos[i], 0, op, names[i], t[0], C)) == NULL) goto done;
+    if ((t[i] = param_arg(c, pos[i], 0, op, names[i], t[0], C)) == NULL) goto done;
   if (adnn_py_ctx_check_open(c) < 0) goto done;
   /* dx has x's layout: a packed x gives a packed dx; anything else is
    * described by x's own strides, which a new packed tensor does not have. */
@@ -1008,7 +1029,8 @@ static PyObject *call_batchnorm_backward(PyObject *self, PyObject *args, PyObjec
   o[0] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, t[0]->desc.rank,
                                                t[0]->desc.dims);
   for (int i = 1; i < 3 && o[i - 1]; i++)
-    o[i] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, 1, vdim);
+    o[i] = (TensorObject *)adnn_py_tensor_empty(c, ADNN_OP_PARAM_DTYPE(t[0]->desc.dtype), 1,
+                                                 vdim);
   if (!o[0] || !o[1] || !o[2]) goto done;
   key.f.x = t[0]->desc;
   key.f.y = t[1]->desc;
@@ -1064,7 +1086,7 @@ static PyObject *call_norm_backward(PyObject *self, PyObject *args, PyObject *kw
   for (int k = t[0]->desc.rank - key.f.norm_dims; k < t[0]->desc.rank; k++)
     if (k >= 0) D *= t[0]->desc.dims[k];
   key.f.has_gain = pos[2] != NULL && pos[2] != Py_None;
-  if (key.f.has_gain && (t[2] = tensor_arg(c, pos[2], 0, op, "gain", t[0], D)) == NULL) goto done;
+  if (key.f.has_gain && (t[2] = param_arg(c, pos[2], 0, op, "gain", t[0], D)) == NULL) goto done;
   if (adnn_py_ctx_check_open(c) < 0) goto done;
   if (!adnn_tensor_desc_is_packed(&t[0]->desc)) {
     adnn_py_fail(AdnnArgumentError, "adnn.%s: x must be packed (dx is created with x's layout)",
@@ -1076,10 +1098,12 @@ static PyObject *call_norm_backward(PyObject *self, PyObject *args, PyObject *kw
                                                t[0]->desc.dims);
   if (!o[0]) goto done;
   if (key.f.has_gain &&
-      !(o[1] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, 1, vdim)))
+      !(o[1] = (TensorObject *)adnn_py_tensor_empty(c, ADNN_OP_PARAM_DTYPE(t[0]->desc.dtype), 1,
+                                                  vdim)))
     goto done;
   if (key.f.has_bias &&
-      !(o[2] = (TensorObject *)adnn_py_tensor_empty(c, t[0]->desc.dtype, 1, vdim)))
+      !(o[2] = (TensorObject *)adnn_py_tensor_empty(c, ADNN_OP_PARAM_DTYPE(t[0]->desc.dtype), 1,
+                                                  vdim)))
     goto done;
   const void *in[3] = {t[0]->data, t[1]->data, key.f.has_gain ? t[2]->data : NULL};
   void *out[3];
@@ -1730,7 +1754,9 @@ static PyObject *call_attention(PyObject *self, PyObject *args, PyObject *kwargs
   if ((o = (TensorObject *)adnn_py_tensor_empty(c, d.q.dtype, 4, od)) == NULL) goto done;
   d.o = o->desc;
   if (d.has_lse) {
-    if ((lse = (TensorObject *)adnn_py_tensor_empty(c, d.q.dtype, 3, od)) == NULL) goto done;
+    if ((lse = (TensorObject *)adnn_py_tensor_empty(c, ADNN_OP_PARAM_DTYPE(d.q.dtype), 3, od)) ==
+        NULL)
+      goto done;
     d.lse = lse->desc;
   }
   void *out[2] = {o->data, lse ? lse->data : NULL};
@@ -1821,7 +1847,9 @@ static PyObject *call_attention_backward(PyObject *self, PyObject *args, PyObjec
   TensorObject *t[8] = {0}, *g[3] = {0};
   static const char *const names[6] = {"q", "k", "v", "o", "do", "lse"};
   for (int i = 0; i < 6; i++)
-    if ((t[i] = tensor_arg(c, pos[i], 0, op, names[i], i ? t[0] : NULL, -1)) == NULL) goto done;
+    if ((t[i] = i == 5 ? param_arg(c, pos[i], 0, op, names[i], t[0], -1)
+                       : tensor_arg(c, pos[i], 0, op, names[i], i ? t[0] : NULL, -1)) == NULL)
+      goto done;
   for (int i = 0; i < 3; i++)
     if (t[i]->desc.rank != 4 || !adnn_tensor_desc_is_packed(&t[i]->desc)) {
       adnn_py_fail(AdnnArgumentError, "adnn.%s: %s must be a packed tensor of rank 4 (d%s is "
