@@ -732,13 +732,13 @@ int32_t adnn__tune_gemm(adnn_context *ctx, const adnn_plugin_gemm_args *g) {
    * caller's own: that extra memory is held to the context's workspace limit
    * like a plan candidate's workspace, and a larger product keeps the
    * plugin's own choice (remembered, so the check is not repeated). */
-  const double scratch = ((double)g->m * (double)g->k + (double)g->k * (double)g->n +
-                          (double)g->m * (double)g->n) *
-                         (double)adnn_dtype_size(g->dtype);
-  if (scratch > (double)ctx->tune.workspace_limit) {
+  const double scratch_bytes = ((double)g->m * (double)g->k + (double)g->k * (double)g->n +
+                                (double)g->m * (double)g->n) *
+                               (double)adnn_dtype_size(g->dtype);
+  if (scratch_bytes > (double)ctx->tune.workspace_limit) {
     adnn__log(ADNN_LOG_DEBUG, "core", "tuner: gemm m=%lld n=%lld k=%lld: measuring needs %.0f "
               "bytes of scratch, above the workspace limit (%zu); the backend's own choice",
-              (long long)g->m, (long long)g->n, (long long)g->k, scratch,
+              (long long)g->m, (long long)g->n, (long long)g->k, scratch_bytes,
               ctx->tune.workspace_limit);
     gemm_choice_add(ctx, g, 0);
     return 0;

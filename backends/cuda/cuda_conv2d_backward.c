@@ -66,6 +66,17 @@
  *
  * Math: as the forward: FP32 stays FP32 (CUDNN_FMA_MATH) unless the context
  * allows TF32.
+ *
+ * F16 and BF16: the plan runs everything above in F32 on widened copies.
+ * Its 16-bit inputs (dy and w, or x and dy) are widened exactly into F32
+ * buffers of their own strides at the end of the workspace (our reorder
+ * kernel, which converts the logical elements only), and so are its outputs
+ * when beta != 0; the F32 machinery (cuDNN with tensor-op math, which is
+ * exact on products of widened 16-bit values as in the forward, or our
+ * direct kernels) computes the F32 outputs, and each is rounded once into
+ * the caller's 16-bit tensor. The result is the F32 gradient of the rounded
+ * inputs plus one rounding, the bound of doc/numerics.md, as on the CPU
+ * (kernels/cpu/lowp_widen.c).
  */
 #include "config.h"
 
@@ -183,9 +194,28 @@ typedef struct bwd_ranked {
 
 typedef enum bwd_engine { ENGINE_NONE, ENGINE_DIRECT, ENGINE_CUDNN } bwd_engine;
 
+/* One widening (16-bit tensor -> its F32 copy) or narrowing (back) of a
+ * 16-bit plan: the reorder problem of each direction over the tensor's
+ * logical elements, and the F32 copy's offset past the F32 plan's
+ * workspace. */
+typedef struct bwd_lowp_copy {
+  adnn_plugin_reorder widen, narrow;
+  adnn_cuda_elementwise_layout layout;
+  size_t offset;
+} bwd_lowp_copy;
+
 typedef struct bwd_plan {
   bwd_dir dir;
   adnn_plugin_conv2d p; /* the forward problem; its tensors are the gradients' layouts */
+  /* The dtype everything below runs in: the op's, F32 for a 16-bit plan
+   * (lowp), whose p then describes F32 tensors. */
+  adnn_dtype dtype;
+  size_t esize;
+  int lowp;
+  int n_in, n_out;
+  bwd_lowp_copy lowp_in[2], lowp_out[2]; /* the 16-bit inputs and outputs, in order */
+  size_t lowp_bytes;                     /* the F32 copies' bytes */
+  size_t inner_workspace;                /* the F32 plan's bytes, where the copies start */
   double beta;
   adnn_conv2d_algorithm algorithm;
   const bwd_route *route;
@@ -290,7 +320,8 @@ static void plan_moves(bwd_plan *c, size_t element_size) {
  * problem (c->dnn.unusable says why); a failure status only for real failures. */
 static adnn_status describe_cudnn(adnn_plugin_plan *plan, bwd_plan *c) {
   const adnn_plugin_conv2d *p = &c->p;
-  const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_dtype(plan->op->dtype == ADNN_DTYPE_F64);
+  (void)plan;
+  const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_dtype(c->dtype == ADNN_DTYPE_F64);
   const cudnnTensorFormat_t fmt = adnn_cuda__conv2d_cudnn_format(&c->layout);
   int ok = 0;
   adnn_status st = adnn_cuda__conv2d_cudnn_describe(plan, p, &c->layout, "dy", &c->dnn, &ok);
@@ -348,7 +379,7 @@ static adnn_status rank_cudnn(adnn_plugin_plan *plan, bwd_plan *c) {
     c->ranked = 1;
     return ADNN_STATUS_SUCCESS;
   }
-  const int f64 = plan->op->dtype == ADNN_DTYPE_F64;
+  const int f64 = c->dtype == ADNN_DTYPE_F64;
   const uint64_t limit = plan->op->workspace_limit;
   adnn_status st = ADNN_STATUS_SUCCESS;
   int max_count = 0, returned = 0;
@@ -375,10 +406,13 @@ static adnn_status rank_cudnn(adnn_plugin_plan *plan, bwd_plan *c) {
   for (int i = 0; i < returned; i++) {
     if (status[i] != CUDNN_STATUS_SUCCESS) continue;
     if ((unsigned)got[i].algo >= 32) continue; /* beyond the family bit masks */
-    if (!c->dnn.tf32 && !f64 && got[i].math != CUDNN_FMA_MATH && got[i].math != CUDNN_DEFAULT_MATH)
+    /* Tensor-op math: TF32 where the context allows it, and for 16-bit
+     * plans (exact on their widened values; see the top of the file). */
+    const int tensor_ok = c->dnn.tf32 || c->dnn.lowp;
+    if (!tensor_ok && !f64 && got[i].math != CUDNN_FMA_MATH && got[i].math != CUDNN_DEFAULT_MATH)
       continue; /* a tensor-op (TF32) variant the context does not allow */
     if (got[i].math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) continue; /* FP16 down-conversion */
-    if (c->dnn.tf32 && cudnnSetConvolutionMathType(c->dnn.cd, got[i].math) != CUDNN_STATUS_SUCCESS)
+    if (tensor_ok && cudnnSetConvolutionMathType(c->dnn.cd, got[i].math) != CUDNN_STATUS_SUCCESS)
       continue;
     size_t ws = 0;
     if (query_workspace(c, got[i].algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
@@ -424,6 +458,43 @@ static void why_no_cudnn(const adnn_plugin_plan *plan, const bwd_plan *c, unsign
 /* create / candidates / select / execute / destroy                          */
 /* ------------------------------------------------------------------------ */
 
+/* A 16-bit plan (see the top of the file): its inputs' and outputs' F32
+ * copies, each of its tensor's strides and span, and p turned to F32. */
+static void plan_lowp(bwd_plan *c) {
+  adnn_tensor_desc *in[2], *out[2];
+  c->lowp = 1;
+  if (c->dir == DIR_DATA) {
+    in[0] = &c->p.y, in[1] = &c->p.w, out[0] = &c->p.x;
+    c->n_in = 2, c->n_out = 1;
+  } else {
+    in[0] = &c->p.x, in[1] = &c->p.y, out[0] = &c->p.w, out[1] = &c->p.bias;
+    c->n_in = 2, c->n_out = c->p.has_bias ? 2 : 1;
+  }
+  size_t off = 0;
+  for (int k = 0; k < c->n_in + c->n_out; k++) {
+    adnn_tensor_desc *t = k < c->n_in ? in[k] : out[k - c->n_in];
+    bwd_lowp_copy *cp = k < c->n_in ? &c->lowp_in[k] : &c->lowp_out[k - c->n_in];
+    adnn_tensor_desc wide = *t;
+    wide.dtype = ADNN_DTYPE_F32;
+    int64_t span = 1, count = 1;
+    for (int i = 0; i < t->rank; i++) {
+      span += (t->dims[i] - 1) * t->strides[i];
+      count *= t->dims[i];
+    }
+    memset(cp, 0, sizeof *cp);
+    cp->widen.struct_size = cp->narrow.struct_size = sizeof cp->widen;
+    cp->widen.x = *t, cp->widen.y = wide, cp->widen.count = count;
+    cp->narrow.x = wide, cp->narrow.y = *t, cp->narrow.count = count;
+    const int64_t *strides[2] = {t->strides, t->strides};
+    cp->layout.contiguous = adnn_nd_coalesce(&cp->layout.nd, t->rank, t->dims, 2, strides);
+    cp->offset = off;
+    off += adnn_cuda__align256((size_t)span * sizeof(float));
+  }
+  c->lowp_bytes = off;
+  c->p.x.dtype = c->p.w.dtype = c->p.y.dtype = c->p.bias.dtype = ADNN_DTYPE_F32;
+  c->dtype = ADNN_DTYPE_F32;
+}
+
 static adnn_status bwd_create(adnn_plugin_plan *plan, bwd_dir dir) {
   adnn_status st = adnn_cuda__plan_new_impl(plan, sizeof(bwd_plan));
   if (st != ADNN_STATUS_SUCCESS) return st;
@@ -456,8 +527,12 @@ static adnn_status bwd_create(adnn_plugin_plan *plan, bwd_dir dir) {
     return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED, "%s: algorithm %s %s", dir_func(dir),
                                  adnn_plugin_conv2d_algorithm_name(algorithm), why);
   adnn_cuda__memory_order4(dir == DIR_DATA ? &c->p.x : &c->p.w, &c->out_order);
-  const size_t esize = adnn_cuda__plan_element_size(plan);
+  c->dtype = plan->op->dtype;
+  if (c->dtype == ADNN_DTYPE_F16 || c->dtype == ADNN_DTYPE_BF16) plan_lowp(c);
+  const size_t esize = c->esize = c->dtype == ADNN_DTYPE_F64 ? sizeof(double) : sizeof(float);
   adnn_cuda__conv2d_layout_plan(&c->p, esize, &c->layout);
+  /* cuDNN describes the F32 copies of a 16-bit plan, with tensor-op math. */
+  if (c->lowp) c->layout.widened = 1;
   plan_moves(c, esize);
   if (c->family == 0) return ADNN_STATUS_SUCCESS;
   return describe_cudnn(plan, c);
@@ -469,10 +544,19 @@ static adnn_status bwd_weights_create(adnn_plugin_plan *plan) {
   return bwd_create(plan, DIR_WEIGHTS);
 }
 
-/* The workspace beyond the algorithm's: the temporaries this direction uses. */
+/* The workspace beyond the algorithm's: the temporaries this direction uses
+ * (and a 16-bit plan's F32 copies). */
 static size_t extra_bytes(const bwd_plan *c) {
   const adnn_cuda__conv2d_layout *lay = &c->layout;
-  return lay->x_bytes + lay->w_bytes + lay->y_bytes + c->b_bytes;
+  return lay->x_bytes + lay->w_bytes + lay->y_bytes + c->b_bytes + c->lowp_bytes;
+}
+
+/* The plan's workspace: `bytes` for the F32 plan, then a 16-bit plan's
+ * F32 copies. */
+static adnn_status bwd_workspace(adnn_plugin_plan *plan, bwd_plan *c, size_t bytes) {
+  c->inner_workspace = adnn_cuda__align256(bytes);
+  return adnn_cuda__plan_workspace(plan, c->lowp ? c->inner_workspace + c->lowp_bytes : bytes,
+                                   "conv2d backward");
 }
 
 static void add_candidate(adnn_plugin_candidate *out, int32_t max, int32_t *count, int32_t id,
@@ -497,7 +581,7 @@ static adnn_status bwd_candidates(adnn_plugin_plan *plan, adnn_plugin_candidate 
    * fixed order, so their results are the same run to run. */
   if (c->family == 0) {
     add_candidate(out, max, count, route->exact ? BWD_ID_REFERENCE : BWD_ID_DIRECT,
-                  route->exact ? "reference" : "direct", 0, 1);
+                  route->exact ? "reference" : "direct", c->lowp_bytes, 1);
     return ADNN_STATUS_SUCCESS;
   }
   adnn_status st = rank_cudnn(plan, c);
@@ -522,7 +606,7 @@ static adnn_status bwd_candidates(adnn_plugin_plan *plan, adnn_plugin_candidate 
     add_candidate(out, max, count, (int32_t)r->algo + 1, name,
                   adnn_cuda__align256(r->workspace) + extra, r->deterministic);
   }
-  add_candidate(out, max, count, BWD_ID_DIRECT, "direct", 0, 1);
+  add_candidate(out, max, count, BWD_ID_DIRECT, "direct", c->lowp_bytes, 1);
   return ADNN_STATUS_SUCCESS;
 }
 
@@ -537,7 +621,7 @@ static void select_direct(adnn_plugin_plan *plan, bwd_plan *c, int exact) {
  * allocation. */
 static adnn_status select_cudnn(adnn_plugin_plan *plan, bwd_plan *c, const bwd_ranked *r) {
   const adnn_cuda__conv2d_layout *lay = &c->layout;
-  if (c->dnn.tf32) {
+  if (c->dnn.tf32 || c->dnn.lowp) {
     cudnnStatus_t e = cudnnSetConvolutionMathType(c->dnn.cd, r->math);
     if (e != CUDNN_STATUS_SUCCESS) return adnn_cuda__fail_cudnn(e, "cudnnSetConvolutionMathType");
   }
@@ -554,7 +638,7 @@ static adnn_status select_cudnn(adnn_plugin_plan *plan, bwd_plan *c, const bwd_r
   c->b_offset = off;
   off += c->b_bytes;
   snprintf(plan->algorithm, sizeof plan->algorithm, "cudnn:%s", algo_name(c->dir, r->algo));
-  return adnn_cuda__plan_workspace(plan, off, "conv2d backward");
+  return bwd_workspace(plan, c, off);
 }
 
 static adnn_status bwd_select(adnn_plugin_plan *plan, int32_t candidate) {
@@ -566,7 +650,7 @@ static adnn_status bwd_select(adnn_plugin_plan *plan, int32_t candidate) {
   if (candidate == BWD_ID_DIRECT || candidate == BWD_ID_REFERENCE ||
       (candidate == 0 && c->family == 0)) {
     select_direct(plan, c, candidate == 0 ? route->exact : candidate == BWD_ID_REFERENCE);
-    return adnn_cuda__plan_workspace(plan, 0, "conv2d backward");
+    return bwd_workspace(plan, c, 0);
   }
   if (candidate < 0 || candidate > algo_count(c->dir))
     return adnn_cuda__host->fail(ADNN_STATUS_NOT_SUPPORTED,
@@ -612,7 +696,7 @@ static adnn_status bwd_select(adnn_plugin_plan *plan, int32_t candidate) {
   adnn_cuda__log(ADNN_LOG_INFO, "%s: %s; using the direct kernel",
                  c->dir == DIR_DATA ? "conv2d_backward_data" : "conv2d_backward_weights", why);
   select_direct(plan, c, 0);
-  return adnn_cuda__plan_workspace(plan, 0, "conv2d backward");
+  return bwd_workspace(plan, c, 0);
 }
 
 /* out = src (beta 0) or src + beta * out (beta != 0) over nd (strides[0] src,
@@ -621,7 +705,7 @@ static adnn_status bwd_select(adnn_plugin_plan *plan, int32_t candidate) {
 static adnn_status store_out(const adnn_plugin_plan *plan, const bwd_plan *c, const adnn_nd *nd,
                              const void *src, void *out, const char *what) {
   const adnn_cuda_launch_config *l = &plan->launch;
-  const adnn_dtype dtype = plan->op->dtype;
+  const adnn_dtype dtype = c->dtype;
   if (c->beta == 0) {
     const adnn_activation identity = {ADNN_ACTIVATION_IDENTITY, 0.0, 0.0};
     return adnn_cuda__check_launch(
@@ -646,7 +730,7 @@ static adnn_status load_dy(const adnn_plugin_plan *plan, const bwd_plan *c, cons
   const adnn_activation identity = {ADNN_ACTIVATION_IDENTITY, 0.0, 0.0};
   void *tmp = (char *)plan->workspace + c->y_offset;
   adnn_status st = adnn_cuda__check_launch(
-      adnn_cuda_conv2d_epilogue_launch(&plan->launch, plan->op->dtype, &identity, &c->dy_load, 0,
+      adnn_cuda_conv2d_epilogue_launch(&plan->launch, c->dtype, &identity, &c->dy_load, 0,
                                        *dy, NULL, 0, tmp),
       "dy copy");
   *dy = tmp;
@@ -658,7 +742,7 @@ static adnn_status execute_data(adnn_plugin_plan *plan, const bwd_plan *c, const
                                 const void *beta) {
   const adnn_cuda__conv2d_layout *lay = &c->layout;
   const adnn_cuda_launch_config *l = &plan->launch;
-  const adnn_dtype dtype = plan->op->dtype;
+  const adnn_dtype dtype = c->dtype;
   char *ws = (char *)plan->workspace;
   const void *dy = in[0], *w = in[1];
   adnn_status st = load_dy(plan, c, &dy);
@@ -678,7 +762,7 @@ static adnn_status execute_data(adnn_plugin_plan *plan, const bwd_plan *c, const
       c->algo_workspace, lay->pack_x ? zero : beta, c->dnn.xd, out);
   if (e != CUDNN_STATUS_SUCCESS) return adnn_cuda__fail_cudnn(e, "cudnnConvolutionBackwardData");
   if (!lay->pack_x) return ADNN_STATUS_SUCCESS;
-  const size_t esize = adnn_cuda__plan_element_size(plan);
+  const size_t esize = c->esize;
   return store_out(plan, c, &c->x_store, (const char *)out + c->x_store_offset * esize, dx,
                    "dx store");
 }
@@ -689,7 +773,7 @@ static adnn_status execute_weights(adnn_plugin_plan *plan, const bwd_plan *c,
   const adnn_plugin_conv2d *p = &c->p;
   const adnn_cuda__conv2d_layout *lay = &c->layout;
   const adnn_cuda_launch_config *l = &plan->launch;
-  const adnn_dtype dtype = plan->op->dtype;
+  const adnn_dtype dtype = c->dtype;
   char *ws = (char *)plan->workspace;
   const void *x = in[0], *dy = in[1];
   adnn_status st;
@@ -720,12 +804,11 @@ static adnn_status execute_weights(adnn_plugin_plan *plan, const bwd_plan *c,
   return store_out(plan, c, &c->b_store, db, outputs[1], "db store");
 }
 
-static adnn_status bwd_execute(adnn_plugin_plan *plan, const void *const *in,
-                               void *const *outputs) {
-  const bwd_plan *c = plan->impl;
+static adnn_status bwd_run(adnn_plugin_plan *plan, const bwd_plan *c, const void *const *in,
+                           void *const *outputs) {
   const adnn_plugin_conv2d *p = &c->p;
   const adnn_cuda_launch_config *l = &plan->launch;
-  const adnn_dtype dtype = plan->op->dtype;
+  const adnn_dtype dtype = c->dtype;
   if (c->engine == ENGINE_DIRECT) {
     if (c->dir == DIR_DATA)
       return adnn_cuda__check_launch(
@@ -750,12 +833,52 @@ static adnn_status bwd_execute(adnn_plugin_plan *plan, const void *const *in,
   return execute_weights(plan, c, in, outputs, one, zero, beta);
 }
 
+/* A 16-bit plan's run: widen, the F32 run, narrow (see the top of the file). */
+static adnn_status bwd_run_lowp(adnn_plugin_plan *plan, const bwd_plan *c, const void *const *in,
+                                void *const *outputs) {
+  const adnn_cuda_launch_config *l = &plan->launch;
+  char *copies = (char *)plan->workspace + c->inner_workspace;
+  const void *in32[2];
+  void *out32[2];
+  adnn_status st = ADNN_STATUS_SUCCESS;
+  for (int i = 0; i < c->n_in && st == ADNN_STATUS_SUCCESS; i++) {
+    const bwd_lowp_copy *cp = &c->lowp_in[i];
+    in32[i] = copies + cp->offset;
+    st = adnn_cuda__check_launch(
+        adnn_cuda_reorder_launch(l, &cp->widen, &cp->layout, in[i], (void *)in32[i]),
+        "conv2d backward: widening an input");
+  }
+  for (int i = 0; i < c->n_out && st == ADNN_STATUS_SUCCESS; i++) {
+    const bwd_lowp_copy *cp = &c->lowp_out[i];
+    out32[i] = copies + cp->offset;
+    if (c->beta != 0.0) /* the outputs are read: widen them too */
+      st = adnn_cuda__check_launch(
+          adnn_cuda_reorder_launch(l, &cp->widen, &cp->layout, outputs[i], out32[i]),
+          "conv2d backward: widening an output");
+  }
+  if (st == ADNN_STATUS_SUCCESS) st = bwd_run(plan, c, in32, out32);
+  for (int i = 0; i < c->n_out && st == ADNN_STATUS_SUCCESS; i++) {
+    const bwd_lowp_copy *cp = &c->lowp_out[i];
+    st = adnn_cuda__check_launch(
+        adnn_cuda_reorder_launch(l, &cp->narrow, &cp->layout, out32[i], outputs[i]),
+        "conv2d backward: rounding an output");
+  }
+  return st;
+}
+
+static adnn_status bwd_execute(adnn_plugin_plan *plan, const void *const *in,
+                               void *const *outputs) {
+  const bwd_plan *c = plan->impl;
+  return c->lowp ? bwd_run_lowp(plan, c, in, outputs) : bwd_run(plan, c, in, outputs);
+}
+
 static void bwd_destroy(adnn_plugin_plan *plan) {
   destroy_descriptors(plan->impl);
   adnn_cuda__plan_free_impl(plan);
 }
 
 const adnn_cuda__op_impl adnn_cuda__conv2d_backward_data_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = bwd_data_create,
     .candidates = bwd_candidates,
     .select = bwd_select,
@@ -764,6 +887,7 @@ const adnn_cuda__op_impl adnn_cuda__conv2d_backward_data_op = {
 };
 
 const adnn_cuda__op_impl adnn_cuda__conv2d_backward_weights_op = {
+    .dtypes = ADNN_OP_DTYPES_FLOAT_LOWP,
     .create = bwd_weights_create,
     .candidates = bwd_candidates,
     .select = bwd_select,

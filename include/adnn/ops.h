@@ -655,8 +655,9 @@ ADNN_API adnn_status adnn_plan_create_softmax_backward(adnn_context *ctx,
  *  forward: the inference descriptor (x, y, epsilon; its activation must be
  *  identity). Execute inputs: {x, scale, shift}; outputs: {y, saved_mean,
  *  saved_inv_std, running_mean, running_var}, the last two read and
- *  updated. Parameter and statistic vectors are packed, C elements of x's
- *  dtype. y may be x. */
+ *  updated. Parameter and statistic vectors are packed, C elements of
+ *  ADNN_OP_PARAM_DTYPE of x's dtype (x's own for F32 and F64, F32 for F16
+ *  and BF16 x). y may be x. */
 typedef struct adnn_batchnorm_training_desc {
   size_t struct_size;
   const adnn_batchnorm_desc *forward;
@@ -681,7 +682,8 @@ ADNN_API adnn_status adnn_plan_create_batchnorm_training(
  *  scale and the saved statistics of the training forward pass. forward: the
  *  inference descriptor (as for training); dx and dy have forward->x's and
  *  forward->y's layouts. Execute inputs: {x, dy, scale, saved_mean,
- *  saved_inv_std}; outputs: {dx, dscale, dshift} (vectors of C elements). */
+ *  saved_inv_std}; outputs: {dx, dscale, dshift} (vectors of C elements;
+ *  every vector of ADNN_OP_PARAM_DTYPE, as for training). */
 typedef struct adnn_batchnorm_backward_desc {
   size_t struct_size;
   const adnn_batchnorm_desc *forward;
@@ -703,7 +705,8 @@ ADNN_API adnn_status adnn_plan_create_batchnorm_backward(
  *  the normalization; dx and dy have forward->x's and forward->y's layouts.
  *  Execute inputs: {x, dy} or {x, dy, gain} (when has_gain); outputs: {dx},
  *  then dgain when has_gain, then dbias when has_bias (packed vectors of D
- *  elements, summed over the rows). */
+ *  elements, summed over the rows; gain, dgain and dbias of
+ *  ADNN_OP_PARAM_DTYPE: F32 for F16 and BF16 data). */
 typedef struct adnn_norm_backward_desc {
   size_t struct_size;
   const adnn_norm_desc *forward;
@@ -746,7 +749,8 @@ static inline const char *adnn_loss_reduction_name(adnn_loss_reduction r) {
 
 /** Softmax cross-entropy with integer class labels: for sample n with label
  *  t = labels[n], loss_n = logsumexp(logits[n, :]) - logits[n, t], computed
- *  stably in one pass (no softmax is formed). logits: [N, C] (F32 or F64);
+ *  stably in one pass (no softmax is formed). logits: [N, C] (F32, F64, F16
+ *  or BF16, the arithmetic F32 or wider for the 16-bit types);
  *  labels: [N] of ADNN_DTYPE_I32, each in 0..C-1 or ignore_index (whose
  *  samples give loss 0 and no gradient); loss: rank 0 for MEAN and SUM, [N]
  *  for NONE, of the logits' dtype. MEAN divides by the number of samples not
@@ -1066,8 +1070,9 @@ ADNN_API adnn_status adnn_plan_create_matmul(adnn_context *ctx, const adnn_matmu
  *  lse (has_lse, the default) is what the backward pass needs; inference
  *  may leave it out.
  *
- *  dtypes: q, k, v, o and bias share one dtype (F32 or F64); lse has that
- *  dtype too (F32 for the F16/BF16 types once they exist).
+ *  dtypes: q, k, v, o and bias share one dtype (F32, F64, F16 or BF16); lse
+ *  is ADNN_OP_PARAM_DTYPE of it: that dtype for F32 and F64, F32 for F16 and
+ *  BF16 data.
  *  Execute inputs: {q, k, v}, then bias (has_bias), then key_lengths
  *  (has_key_lengths); outputs: {o, lse} or {o} without has_lse. */
 typedef struct adnn_attention_desc {
