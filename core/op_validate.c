@@ -51,7 +51,9 @@ adnn_status adnn__op_output_check(const char *func, const char *name, const adnn
   return ADNN_STATUS_SUCCESS;
 }
 
-void adnn__dtype_mask_names(unsigned mask, char *buf, size_t size) {
+/* The names of the dtypes of an ADNN_OP_DTYPE mask, for messages ("f32, f64,
+ * f16 and bf16"), into buf (truncated to size). */
+static void dtype_mask_names(unsigned mask, char *buf, size_t size) {
   size_t used = 0;
   int n = 0, total = 0;
   buf[0] = '\0';
@@ -73,13 +75,18 @@ static adnn_status check_dtype(const char *func, const char *name, const adnn_te
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: %s has dtype %s but x has %s; all tensors of "
                       "an op share one dtype", func, name, adnn_dtype_name(t->dtype),
                       adnn_dtype_name(want));
-  if (!(io->dtypes & ADNN_OP_DTYPE(want))) {
+  return adnn__op_dtype_supported(func, "dtype", want, io);
+}
+
+adnn_status adnn__op_dtype_supported(const char *func, const char *what, adnn_dtype dt,
+                                     adnn__op_io *io) {
+  if ((unsigned)dt >= 32 || !(io->dtypes & ADNN_OP_DTYPE(dt))) {
     char names[128];
-    adnn__dtype_mask_names(io->dtypes, names, sizeof names);
-    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: dtype %s is not supported (%s are)", func,
-                      adnn_dtype_name(want), names);
+    dtype_mask_names(io->dtypes, names, sizeof names);
+    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: %s %s is not supported (%s are)", func, what,
+                      adnn_dtype_name(dt), names);
   }
-  io->dtype = want;
+  io->dtype = dt;
   return ADNN_STATUS_SUCCESS;
 }
 

@@ -73,9 +73,12 @@ adnn_status adnn__op_io_reserve(const char *func, adnn__op_io *io, size_t n_inpu
 /* Frees what adnn__op_io_reserve allocated. */
 void adnn__op_io_free(adnn__op_io *io);
 
-/* The names of the dtypes of an ADNN_OP_DTYPE mask, for messages
- * ("f32, f64, f16 and bf16"), into buf (truncated to size). */
-void adnn__dtype_mask_names(unsigned mask, char *buf, size_t size);
+/* ADNN_STATUS_SUCCESS with io->dtype = dt when dt is one of io->dtypes (the
+ * op's manifest mask); otherwise ADNN_STATUS_NOT_SUPPORTED with the message
+ * "<func>: <what> <dt> is not supported (<the mask's dtypes> are)", `what`
+ * naming the dtype ("dtype", "q dtype"). */
+adnn_status adnn__op_dtype_supported(const char *func, const char *what, adnn_dtype dt,
+                                     adnn__op_io *io);
 
 /* Checks shared by the validators. adnn__op_tensor_check validates tensor
  * `name` of op function `func` (adnn__tensor_check), its rank in

@@ -106,13 +106,7 @@ adnn_status adnn__attention_validate(const char *func, const adnn_attention_desc
   size_t qb, kb, vb, ob, lb = 0, bb = 0, klb = 0;
   if ((st = adnn__op_tensor_check(func, "q", &d->q, 4, 4, &qb)) != ADNN_STATUS_SUCCESS) return st;
   const adnn_dtype dt = d->q.dtype;
-  if (!(io->dtypes & ADNN_OP_DTYPE(dt))) {
-    char names[128];
-    adnn__dtype_mask_names(io->dtypes, names, sizeof names);
-    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: q dtype %s is not supported (%s are)", func,
-                      adnn_dtype_name(dt), names);
-  }
-  io->dtype = dt;
+  if ((st = adnn__op_dtype_supported(func, "q dtype", dt, io)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = adnn__op_tensor_check(func, "k", &d->k, 4, 4, &kb)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = adnn__op_tensor_check(func, "v", &d->v, 4, 4, &vb)) != ADNN_STATUS_SUCCESS) return st;
   if ((st = adnn__op_tensor_check(func, "o", &d->o, 4, 4, &ob)) != ADNN_STATUS_SUCCESS) return st;

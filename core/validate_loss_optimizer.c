@@ -15,18 +15,6 @@
 #include "core/internal.h"
 #include "core/op_validate.h"
 
-/* The op's dtype must be one the op accepts (NOT_SUPPORTED otherwise). */
-static adnn_status check_op_dtype(const char *func, const char *name, adnn_dtype dt,
-                                  adnn__op_io *io) {
-  if (!(io->dtypes & ADNN_OP_DTYPE(dt))) {
-    char names[128];
-    adnn__dtype_mask_names(io->dtypes, names, sizeof names);
-    return adnn__fail(ADNN_STATUS_NOT_SUPPORTED, "%s: %s dtype %s is not supported (%s are)",
-                      func, name, adnn_dtype_name(dt), names);
-  }
-  io->dtype = dt;
-  return ADNN_STATUS_SUCCESS;
-}
 
 /* ------------------------------------------------------------------------ */
 /* softmax cross-entropy                                                     */
@@ -39,7 +27,7 @@ adnn_status adnn__softmax_cross_entropy_validate(const char *func,
   adnn_status st;
   size_t lb, tb, ob;
   if ((st = adnn__op_tensor_check(func, "logits", &d->logits, 2, 2, &lb)) != ADNN_STATUS_SUCCESS) return st;
-  if ((st = check_op_dtype(func, "logits", d->logits.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_dtype_supported(func, "logits dtype", d->logits.dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   const int64_t N = d->logits.dims[0], C = d->logits.dims[1];
   if ((st = adnn__op_tensor_check(func, "labels", &d->labels, 1, 1, &tb)) != ADNN_STATUS_SUCCESS) return st;
   if (d->labels.dtype != ADNN_DTYPE_I32)
@@ -142,7 +130,7 @@ adnn_status adnn__optimizer_validate(const char *func, const adnn_optimizer_desc
     return adnn__fail(ADNN_STATUS_BAD_PARAM, "%s: dtype %s is not supported; parameters and "
                       "states are f32 or f64", func, adnn_dtype_name(d->dtype));
   }
-  if ((st = check_op_dtype(func, "the", d->dtype, io)) != ADNN_STATUS_SUCCESS) return st;
+  if ((st = adnn__op_dtype_supported(func, "the dtype", d->dtype, io)) != ADNN_STATUS_SUCCESS) return st;
   /* Master weights: F32 parameters and states, F16/BF16 gradients and model
    * copies. 0 is no dtype, so a descriptor of before 0.2.0 (read with the
    * appended field zeroed) asks for none. */

@@ -320,7 +320,6 @@ static void plan_moves(bwd_plan *c, size_t element_size) {
  * problem (c->dnn.unusable says why); a failure status only for real failures. */
 static adnn_status describe_cudnn(adnn_plugin_plan *plan, bwd_plan *c) {
   const adnn_plugin_conv2d *p = &c->p;
-  (void)plan;
   const cudnnDataType_t dt = adnn_cuda__conv2d_cudnn_dtype(c->dtype == ADNN_DTYPE_F64);
   const cudnnTensorFormat_t fmt = adnn_cuda__conv2d_cudnn_format(&c->layout);
   int ok = 0;
